@@ -1,0 +1,103 @@
+package breaker_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+var sinkErr error
+
+func BenchmarkBreaker_AllowAccept(b *testing.B) {
+	br := breaker.MustNew()
+	b.ReportAllocs()
+	for range b.N {
+		p, err := br.Allow()
+		if err == nil {
+			p.Accept()
+		}
+	}
+}
+
+func BenchmarkBreaker_AllowAcceptParallel(b *testing.B) {
+	br := breaker.MustNew()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p, err := br.Allow()
+			if err == nil {
+				p.Accept()
+			}
+		}
+	})
+}
+
+func BenchmarkBreaker_Do(b *testing.B) {
+	br := breaker.MustNew()
+	ok := func() error { return nil }
+	b.ReportAllocs()
+	for range b.N {
+		sinkErr = br.Do(ok)
+	}
+}
+
+func BenchmarkBreaker_DoCtx(b *testing.B) {
+	br := breaker.MustNew()
+	ctx := context.Background()
+	ok := func() error { return nil }
+	b.ReportAllocs()
+	for range b.N {
+		sinkErr = br.DoCtx(ctx, ok)
+	}
+}
+
+func BenchmarkBreaker_DoParallel(b *testing.B) {
+	br := breaker.MustNew()
+	ok := func() error { return nil }
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var err error
+		for pb.Next() {
+			err = br.Do(ok)
+		}
+		_ = err
+	})
+}
+
+// BenchmarkBreaker_Drop measures a call the breaker drops: K 1 and no
+// protection after many failures drop nearly every call.
+func BenchmarkBreaker_Drop(b *testing.B) {
+	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0), breaker.WithProba(proba.New()))
+	for range 100_000 {
+		if p, err := br.Allow(); err == nil {
+			p.Reject("down")
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_, sinkErr = br.Allow()
+	}
+}
+
+func BenchmarkRegistry_Get(b *testing.B) {
+	r := breaker.NewRegistry()
+	r.Get("svc")
+	b.ReportAllocs()
+	for range b.N {
+		_ = r.Get("svc")
+	}
+}
+
+func BenchmarkRegistry_GetParallel(b *testing.B) {
+	r := breaker.NewRegistry()
+	r.Get("svc")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = r.Get("svc")
+		}
+	})
+}

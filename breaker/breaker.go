@@ -1,0 +1,291 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/proba"
+	"github.com/srebreaker/srebreaker/rollingwindow"
+)
+
+// Fallback is called instead of a request that the breaker dropped, with an
+// error that matches [ErrServiceUnavailable]; what it returns is what the
+// Do call returns. It is never called for a call that was admitted.
+type Fallback func(err error) error
+
+// Breaker guards calls to one dependency. Its method set is that of go-zero's
+// core/breaker.
+//
+// Every Do method runs req only if the breaker admits the call, and then
+// returns req's error untouched; the acceptable function (or
+// [srebreaker.DefaultAcceptable]) decides whether that error counts as a
+// success or a failure. A panic in req or in acceptable is recorded as a
+// failure and raised again with the same value. A dropped call returns an
+// error matching [ErrServiceUnavailable], or what fallback returns when one
+// is given, and is recorded as neither.
+//
+// The Ctx methods return ctx.Err() without running anything or recording
+// anything when ctx is already done. When req returns an error matching
+// context.Canceled and ctx has been canceled, the caller gave up: the call
+// is recorded as neither a success nor a failure. context.DeadlineExceeded is
+// left to acceptable, and with the default counts as a failure: the
+// dependency was too slow. A nil ctx is treated as context.Background().
+//
+// A Breaker is safe for concurrent use by multiple goroutines.
+type Breaker interface {
+	// Name returns the breaker's name.
+	Name() string
+
+	// Allow asks to make a call. If the breaker admits it, Allow returns a
+	// promise on which the caller reports the outcome, exactly once. If it
+	// drops it, Allow returns a nil promise and an error matching
+	// [ErrServiceUnavailable].
+	Allow() (srebreaker.Promise, error)
+	// AllowCtx is Allow, returning ctx.Err() when ctx is already done.
+	AllowCtx(ctx context.Context) (srebreaker.Promise, error)
+
+	// Do runs req if the breaker admits it; only a nil error is a success.
+	Do(req func() error) error
+	// DoCtx is Do with the context rules above.
+	DoCtx(ctx context.Context, req func() error) error
+
+	// DoWithAcceptable runs req if the breaker admits it; acceptable decides
+	// whether its error counts as a success.
+	DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error
+	// DoWithAcceptableCtx is DoWithAcceptable with the context rules above.
+	DoWithAcceptableCtx(ctx context.Context, req func() error, acceptable srebreaker.Acceptable) error
+
+	// DoWithFallback runs req if the breaker admits it, and fallback if it
+	// drops it.
+	DoWithFallback(req func() error, fallback Fallback) error
+	// DoWithFallbackCtx is DoWithFallback with the context rules above.
+	DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error
+
+	// DoWithFallbackAcceptable runs req if the breaker admits it, and
+	// fallback if it drops it; acceptable decides whether req's error counts
+	// as a success.
+	DoWithFallbackAcceptable(req func() error, fallback Fallback, acceptable srebreaker.Acceptable) error
+	// DoWithFallbackAcceptableCtx is DoWithFallbackAcceptable with the
+	// context rules above.
+	DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
+		acceptable srebreaker.Acceptable) error
+}
+
+// New returns a breaker configured by opts, or an error wrapping
+// [ErrInvalidOption] that names the first invalid option and its value.
+func New(opts ...Option) (Breaker, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.name == "" {
+		o.name = randomName()
+	}
+	return newGoogleBreaker(o), nil
+}
+
+// MustNew is like [New] but panics, with the message New would return, when
+// an option is invalid. It is meant for options written in code.
+func MustNew(opts ...Option) Breaker {
+	b, err := New(opts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return b
+}
+
+func randomName() string {
+	return fmt.Sprintf("breaker-%016x", rand.Uint64())
+}
+
+// googleBreaker is the SRE adaptive throttling breaker.
+type googleBreaker struct {
+	name       string
+	k          float64 // multiplier on accepts
+	protection float64 // failures tolerated beyond k·accepts
+	clock      Clock
+	proba      *proba.Proba
+	// window holds 1 per success and 0 per failure: its sum is accepts,
+	// its count total.
+	window  *rollingwindow.RollingWindow[int64]
+	reasons reasonLog
+}
+
+func newGoogleBreaker(o options) *googleBreaker {
+	w, err := rollingwindow.New[int64](o.buckets, o.window/time.Duration(o.buckets), rollingwindow.WithClock(o.clock))
+	if err != nil { // options were validated: this is a bug
+		panic("breaker: " + err.Error())
+	}
+	return &googleBreaker{
+		name:       o.name,
+		k:          o.k,
+		protection: float64(o.protection),
+		clock:      o.clock,
+		proba:      o.proba,
+		window:     w,
+	}
+}
+
+// dropRatio is the probability of dropping a call, equation 21-1 of the SRE
+// book: max(0, (total − protection − k·accepts) / (total + 1)).
+func dropRatio(total, accepts int64, k, protection float64) float64 {
+	return max(0, (float64(total)-protection-k*float64(accepts))/float64(total+1))
+}
+
+func (b *googleBreaker) Name() string { return b.name }
+
+// admit decides whether to admit a call: nil if admitted, the drop error if
+// not.
+func (b *googleBreaker) admit() error {
+	accepts, total := b.window.Totals()
+	if b.proba.TrueOnProba(dropRatio(total, accepts, b.k, b.protection)) {
+		return b.reasons.err(b.name)
+	}
+	return nil
+}
+
+func (b *googleBreaker) markSuccess() { b.window.Add(1) }
+
+func (b *googleBreaker) markFailure(reason string) {
+	b.window.Add(0)
+	b.reasons.add(b.clock.Now(), reason)
+}
+
+// promise is pointer-shaped, so returning it as a srebreaker.Promise does
+// not allocate.
+type promise struct{ b *googleBreaker }
+
+func (p promise) Accept()              { p.b.markSuccess() }
+func (p promise) Reject(reason string) { p.b.markFailure(reason) }
+
+func (b *googleBreaker) Allow() (srebreaker.Promise, error) {
+	if err := b.admit(); err != nil {
+		return nil, err
+	}
+	return promise{b}, nil
+}
+
+func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return b.Allow()
+}
+
+func (b *googleBreaker) Do(req func() error) error {
+	return b.do(nil, req, nil, nil)
+}
+
+func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
+	return b.do(ctx, req, nil, nil)
+}
+
+func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
+	return b.do(nil, req, nil, acceptable)
+}
+
+func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
+	acceptable srebreaker.Acceptable) error {
+	return b.do(ctx, req, nil, acceptable)
+}
+
+func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
+	return b.do(nil, req, fallback, nil)
+}
+
+func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
+	return b.do(ctx, req, fallback, nil)
+}
+
+func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) error {
+	return b.do(nil, req, fallback, acceptable)
+}
+
+func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) error {
+	return b.do(ctx, req, fallback, acceptable)
+}
+
+// outcome is what a finished call is recorded as.
+type outcome int
+
+const (
+	success outcome = iota
+	failure
+	neither // the caller gave up: the dependency is not to blame
+)
+
+// do runs req through the breaker. ctx is nil for the methods without one,
+// and may be nil from a caller of the Ctx methods: both act as Background.
+func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := b.admit(); err != nil {
+		if fallback != nil {
+			return fallback(err)
+		}
+		return err
+	}
+	if acceptable == nil {
+		acceptable = srebreaker.DefaultAcceptable
+	}
+
+	recorded := false
+	defer func() {
+		if recorded {
+			return
+		}
+		// req or acceptable panicked, or req called runtime.Goexit.
+		v := recover()
+		if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
+			b.markFailure("call exited without returning (runtime.Goexit)")
+			return
+		}
+		b.markFailure(fmt.Sprint("panic: ", v))
+		panic(v)
+	}()
+
+	err := req()
+	result, reason := classify(ctx, err, acceptable)
+	recorded = true
+	switch result {
+	case success:
+		b.markSuccess()
+	case failure:
+		b.markFailure(reason)
+	}
+	return err
+}
+
+// classify decides how a finished call is recorded, and the failure reason.
+// It runs user code (acceptable, err.Error) that may panic.
+func classify(ctx context.Context, err error, acceptable srebreaker.Acceptable) (outcome, string) {
+	if ctx != nil && err != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
+		return neither, ""
+	}
+	if acceptable(err) {
+		return success, ""
+	}
+	if err == nil {
+		return failure, "nil error not acceptable"
+	}
+	return failure, err.Error()
+}
+
+// ctxErr is ctx.Err(), or nil for a nil ctx.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}

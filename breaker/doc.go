@@ -1,0 +1,25 @@
+// Package breaker is a client-side circuit breaker that sheds load on its own
+// when a dependency is failing: the adaptive throttling of the Google SRE
+// book, chapter "Handling Overload"
+// (https://sre.google/sre-book/handling-overload/), equation 21-1.
+//
+// A [Breaker] keeps, over a rolling window (10 s by default), how many calls
+// it admitted (total) and how many of them succeeded (accepts). Before each
+// call it drops the call with probability
+//
+//	max(0, (total − protection − K·accepts) / (total + 1))
+//
+// so a healthy dependency is never throttled, a failing one is shed in
+// proportion to how badly it fails, and traffic flows back as it heals, with
+// no open or half-open thresholds to tune. K (default 1.5) is how many calls
+// the breaker lets through per success; protection (default 5) is how many
+// failures in a quiet window it tolerates before dropping anything. A dropped
+// call is not counted in the window.
+//
+// The method set of [Breaker] is that of go-zero's core/breaker, and so are
+// the package-level functions over a default [Registry], so that code written
+// against go-zero moves over with a change of import path.
+//
+// Breakers, promises and registries are safe for concurrent use by multiple
+// goroutines.
+package breaker

@@ -1,0 +1,111 @@
+package breaker_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+// A mock clock and a seeded random source make the examples reproducible;
+// real code leaves both at their defaults.
+func exampleClock() *clock.Mock {
+	m := clock.NewMock()
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	return m
+}
+
+func Example() {
+	mock := exampleClock()
+	b := breaker.MustNew(breaker.WithName("payments"),
+		breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+
+	up := false // whether the dependency works
+	run := func(calls int) (failed, dropped int) {
+		for range calls {
+			err := b.Do(func() error {
+				if !up {
+					return errors.New("connection refused")
+				}
+				return nil
+			})
+			switch {
+			case errors.Is(err, breaker.ErrServiceUnavailable):
+				dropped++ // never reached the dependency
+			case err != nil:
+				failed++
+			}
+		}
+		return failed, dropped
+	}
+
+	failed, dropped := run(200)
+	fmt.Println("outage:", failed, "failed,", dropped, "dropped")
+
+	up = true
+	mock.Add(breaker.DefaultWindow) // the failures leave the window
+	failed, dropped = run(200)
+	fmt.Println("healed:", failed, "failed,", dropped, "dropped")
+	// Output:
+	// outage: 44 failed, 156 dropped
+	// healed: 0 failed, 0 dropped
+}
+
+func ExampleBreaker_DoWithFallbackAcceptable() {
+	errNotFound := errors.New("not found")
+	b := breaker.MustNew(breaker.WithClock(exampleClock()), breaker.WithProba(proba.NewSeeded(1)))
+
+	lookup := func(user string) (string, error) {
+		var name string
+		err := b.DoWithFallbackAcceptable(
+			func() error { // the call to the dependency
+				if user == "7" {
+					return errNotFound
+				}
+				name = "user " + user
+				return nil
+			},
+			func(err error) error { // runs instead when the breaker drops the call
+				name = "guest"
+				return nil
+			},
+			func(err error) bool { // "not found" means the dependency is healthy
+				return err == nil || errors.Is(err, errNotFound)
+			},
+		)
+		return name, err
+	}
+
+	fmt.Println(lookup("42"))
+	fmt.Println(lookup("7"))
+	// Output:
+	// user 42 <nil>
+	//  not found
+}
+
+func ExampleRegistry() {
+	// One breaker per dependency, all with the same options.
+	r := breaker.NewRegistry(breaker.WithK(2), breaker.WithClock(exampleClock()))
+
+	err := r.Get("inventory").Do(func() error { return nil })
+	fmt.Println(r.Get("inventory").Name(), err)
+
+	r.NoBreakerFor("audit-log") // never throttled
+	fmt.Println(r.Get("audit-log").Name())
+	// Output:
+	// inventory <nil>
+	// audit-log
+}
+
+func ExampleDo() {
+	// The package-level functions use a default registry, as go-zero's do.
+	err := breaker.Do("example-dependency", func() error {
+		return nil // call the dependency here
+	})
+	fmt.Println(err)
+	// Output: <nil>
+}

@@ -1,0 +1,136 @@
+package breaker
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+// Defaults of the options, cited by the docs, the README and the tests.
+const (
+	// DefaultK is the default multiplier on accepts; see [WithK].
+	DefaultK = 1.5
+	// DefaultProtection is the default number of tolerated failures; see
+	// [WithProtection].
+	DefaultProtection = 5
+	// DefaultWindow is the default span of the rolling window; see
+	// [WithWindow].
+	DefaultWindow = 10 * time.Second
+	// DefaultBuckets is the default number of buckets in the window (250 ms
+	// each at the default window); see [WithBuckets].
+	DefaultBuckets = 40
+	// MinBucket is the shortest bucket the window may be split into.
+	MinBucket = time.Millisecond
+	// MaxBuckets is the most buckets a window may have: each costs 16 bytes
+	// per breaker, allocated up front.
+	MaxBuckets = 1 << 16
+)
+
+// Clock is the one method a breaker reads time through.
+// github.com/benbjohnson/clock's Clock and *Mock satisfy it.
+type Clock interface {
+	Now() time.Time
+}
+
+// realClock reads the system clock; its values carry a monotonic reading, so
+// the window is immune to wall-clock steps.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Option configures a breaker made by [New], [MustNew] or [NewRegistry].
+type Option func(*options)
+
+type options struct {
+	name       string
+	k          float64
+	protection int
+	window     time.Duration
+	buckets    int
+	clock      Clock
+	proba      *proba.Proba
+}
+
+func defaultOptions() options {
+	return options{
+		k:          DefaultK,
+		protection: DefaultProtection,
+		window:     DefaultWindow,
+		buckets:    DefaultBuckets,
+		clock:      realClock{},
+		proba:      proba.New(),
+	}
+}
+
+// WithName names the breaker; [Breaker.Name] returns it, and the error of a
+// dropped call quotes it. Without it, or with an empty name, the breaker gets
+// a random name.
+func WithName(name string) Option {
+	return func(o *options) { o.name = name }
+}
+
+// WithK sets K, the multiplier on accepts: the breaker admits up to K calls
+// per success seen in the window before it starts dropping. Larger is more
+// tolerant and sheds later; 1 sheds as soon as any call fails beyond the
+// protection. Default [DefaultK] (1.5); it must be finite and at least 1.
+func WithK(k float64) Option {
+	return func(o *options) { o.k = k }
+}
+
+// WithProtection sets how many failures a window may hold beyond K·accepts
+// before any call is dropped, so that a few failures on light traffic do not
+// trigger shedding. Default [DefaultProtection] (5); it must be at least 0.
+func WithProtection(protection int) Option {
+	return func(o *options) { o.protection = protection }
+}
+
+// WithWindow sets the span of time over which outcomes are remembered.
+// Longer is steadier and slower to react. Default [DefaultWindow] (10 s); it
+// must be positive, and window/buckets at least [MinBucket].
+func WithWindow(window time.Duration) Option {
+	return func(o *options) { o.window = window }
+}
+
+// WithBuckets sets how many buckets the window is split into: outcomes leave
+// the window one bucket at a time. Default [DefaultBuckets] (40); it must be
+// between 1 and [MaxBuckets], and window/buckets at least [MinBucket].
+func WithBuckets(buckets int) Option {
+	return func(o *options) { o.buckets = buckets }
+}
+
+// WithClock sets the clock the breaker reads time from, for tests and
+// simulations. Default: the system clock. It must not be nil.
+func WithClock(c Clock) Option {
+	return func(o *options) { o.clock = c }
+}
+
+// WithProba sets the random source that decides which calls to drop, for
+// tests and simulations ([proba.NewSeeded]). Default: [proba.New]. It must
+// not be nil.
+func WithProba(p *proba.Proba) Option {
+	return func(o *options) { o.proba = p }
+}
+
+// validate reports the first invalid option, naming it and its value.
+func (o *options) validate() error {
+	switch {
+	case math.IsNaN(o.k) || math.IsInf(o.k, 0) || o.k < 1:
+		return fmt.Errorf("%w: WithK(%v): K must be a finite number of at least 1", ErrInvalidOption, o.k)
+	case o.protection < 0:
+		return fmt.Errorf("%w: WithProtection(%d): protection must be at least 0", ErrInvalidOption, o.protection)
+	case o.window <= 0:
+		return fmt.Errorf("%w: WithWindow(%v): window must be positive", ErrInvalidOption, o.window)
+	case o.buckets < 1 || o.buckets > MaxBuckets:
+		return fmt.Errorf("%w: WithBuckets(%d): buckets must be between 1 and %d", ErrInvalidOption, o.buckets, MaxBuckets)
+	case o.window/time.Duration(o.buckets) < MinBucket:
+		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
+			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), MinBucket)
+	case o.clock == nil:
+		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
+	case o.proba == nil:
+		return fmt.Errorf("%w: WithProba(nil): proba must not be nil", ErrInvalidOption)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+func TestRegistry_Get_oneBreakerPerName(t *testing.T) {
+	r := breaker.NewRegistry()
+	a := r.Get("a")
+	assert.Same(t, a, r.Get("a"))
+	assert.NotSame(t, a, r.Get("b"))
+	assert.Equal(t, "a", a.Name())
+	assert.Equal(t, "", r.Get("").Name(), "the empty name is a name like any other")
+}
+
+func TestRegistry_Get_concurrentFirstUse(t *testing.T) {
+	r := breaker.NewRegistry()
+	const goroutines = 16
+	got := make([][]breaker.Breaker, goroutines)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range 50 {
+				got[g] = append(got[g], r.Get(fmt.Sprintf("dep-%d", i)))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range 50 {
+		for g := 1; g < goroutines; g++ {
+			require.Same(t, got[0][i], got[g][i], "dep-%d: every goroutine sees the same breaker", i)
+		}
+	}
+}
+
+func TestRegistry_optionsApplyToEveryBreaker(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithK(1), breaker.WithProtection(0),
+		breaker.WithProba(proba.NewSeeded(3)), breaker.WithName("ignored"))
+	b := r.Get("db")
+	assert.Equal(t, "db", b.Name(), "Get's name wins over WithName")
+	fail(t, b, 1000, "down")
+	assert.Greater(t, dropShare(b, 1000), 0.9, "K 1 and protection 0 shed at once")
+	assert.Equal(t, 0.0, dropShare(r.Get("cache"), 1000), "another name has its own window")
+}
+
+func TestRegistry_NoBreakerFor(t *testing.T) {
+	r := breaker.NewRegistry(breaker.WithK(1), breaker.WithProtection(0))
+	guarded := r.Get("legacy")
+	r.NoBreakerFor("legacy")
+	b := r.Get("legacy")
+	assert.True(t, guarded != b, "the name now has an unguarded breaker")
+	assert.Equal(t, "legacy", b.Name())
+	fail(t, b, 1000, "down")
+	assert.Equal(t, 0.0, dropShare(b, 1000), "an unguarded name never drops")
+
+	r.NoBreakerFor("fresh")
+	assert.Equal(t, 0.0, dropShare(r.Get("fresh"), 10))
+}
+
+func TestPackageLevelFunctions(t *testing.T) {
+	name := "package-level-" + t.Name()
+	b := breaker.Get(name)
+	assert.Same(t, b, breaker.Get(name))
+	ctx := context.Background()
+	errBad := errors.New("bad")
+	fine := func(err error) bool { return err == nil || errors.Is(err, errBad) }
+	fallback := func(err error) error { t.Error("fallback on an admitted call"); return err }
+	ok := func() error { return nil }
+	bad := func() error { return errBad }
+
+	assert.NoError(t, breaker.Do(name, ok))
+	assert.NoError(t, breaker.DoCtx(ctx, name, ok))
+	assert.ErrorIs(t, breaker.DoWithAcceptable(name, bad, fine), errBad)
+	assert.ErrorIs(t, breaker.DoWithAcceptableCtx(ctx, name, bad, fine), errBad)
+	assert.NoError(t, breaker.DoWithFallback(name, ok, fallback))
+	assert.NoError(t, breaker.DoWithFallbackCtx(ctx, name, ok, fallback))
+	assert.ErrorIs(t, breaker.DoWithFallbackAcceptable(name, bad, fallback, fine), errBad)
+	assert.ErrorIs(t, breaker.DoWithFallbackAcceptableCtx(ctx, name, bad, fallback, fine), errBad)
+	accepts, total := breaker.Totals(b)
+	assert.Equal(t, int64(8), total)
+	assert.Equal(t, int64(8), accepts)
+
+	breaker.NoBreakerFor(name)
+	unguarded := breaker.Get(name)
+	assert.True(t, unguarded != b, "the name now has an unguarded breaker")
+	assert.Equal(t, name, unguarded.Name())
+}
+
+func TestRegistry_Get_existingNameDoesNotAllocate(t *testing.T) {
+	r := breaker.NewRegistry()
+	r.Get("svc")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { r.Get("svc") }))
+}

@@ -1,0 +1,38 @@
+package rollingwindow_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/srebreaker/srebreaker/rollingwindow"
+)
+
+func ExampleRollingWindow_Add() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+
+	// Three buckets of one second: the window covers the last three seconds.
+	w, err := rollingwindow.New[int64](3, time.Second, rollingwindow.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	w.Add(1)
+	w.Add(0)
+	mock.Add(time.Second)
+	w.Add(1)
+
+	sum, count := w.Totals()
+	fmt.Println("sum", sum, "count", count)
+
+	mock.Add(2 * time.Second) // the first bucket expires
+	w.Reduce(func(b rollingwindow.Bucket[int64]) {
+		fmt.Printf("%+v\n", b)
+	})
+	// Output:
+	// sum 2 count 3
+	// {Sum:1 Count:1}
+	// {Sum:0 Count:0}
+	// {Sum:0 Count:0}
+}

@@ -1,0 +1,161 @@
+package rollingwindow_test
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/rollingwindow"
+)
+
+// stepClock is a clock the fuzzer moves by hand; unlike clock.Mock it does
+// not pause on every step.
+type stepClock struct{ now time.Time }
+
+func (c *stepClock) Now() time.Time { return c.now }
+
+// entry is one value of the reference model, with the absolute bucket it was
+// written to.
+type entry struct {
+	bucket int64
+	value  int64
+}
+
+// model is the naive reference: every value ever added, re-summed on each
+// read. Its current bucket follows the clock forwards and never backwards.
+type model struct {
+	start    time.Time
+	interval time.Duration
+	size     int64
+	current  int64
+	entries  []entry
+}
+
+func (m *model) move(now time.Time) {
+	if d := now.Sub(m.start); d >= 0 && int64(d/m.interval) > m.current {
+		m.current = int64(d / m.interval)
+	}
+	// The current bucket never moves back, so expired entries never return.
+	kept := m.entries[:0]
+	for _, e := range m.entries {
+		if e.bucket > m.current-m.size {
+			kept = append(kept, e)
+		}
+	}
+	m.entries = kept
+}
+
+func (m *model) totals(ignoreCurrent bool) (sum int64, fsum float64, count int64) {
+	for _, e := range m.entries {
+		if e.bucket <= m.current-m.size || (ignoreCurrent && e.bucket == m.current) {
+			continue
+		}
+		sum += e.value
+		fsum += asFloat(e.value)
+		count++
+	}
+	return sum, fsum, count
+}
+
+func asFloat(v int64) float64 { return float64(v) / 1024 }
+
+// FuzzWindow applies a fuzzer-chosen sequence of steps (add a value, move the
+// clock forwards a little or a lot, step it backwards) to an int64 window, a
+// float64 window and the model, and compares their totals after every step.
+func FuzzWindow(f *testing.F) {
+	op := func(kind byte, arg uint64) []byte {
+		b := []byte{kind}
+		return binary.LittleEndian.AppendUint64(b, arg)
+	}
+	cat := func(parts ...[]byte) []byte {
+		var out []byte
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	const add, forward, jump, back = 0, 1, 2, 3
+	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 0), op(add, 2)))                          // zero advance
+	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 4), op(add, 2), op(forward, 4)))          // exactly one bucket (4 quarter-intervals)
+	f.Add(uint8(3), true, cat(op(add, 5), op(jump, 1), op(add, 6), op(jump, 1<<40), op(add, 7))) // jumps longer than the window
+	f.Add(uint8(2), false, cat(op(add, math.MaxInt64), op(add, math.MaxInt64), op(forward, 4)))  // large values wrap as int64 does
+	f.Add(uint8(5), true, cat(op(add, 3), op(back, 9), op(add, 4), op(forward, 40), op(add, 1))) // clock steps back
+	f.Fuzz(func(t *testing.T, size uint8, ignoreCurrent bool, steps []byte) {
+		n := int64(size%16) + 1
+		const interval = time.Second
+		clk := &stepClock{now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+		opts := []rollingwindow.Option{rollingwindow.WithClock(clk)}
+		if ignoreCurrent {
+			opts = append(opts, rollingwindow.IgnoreCurrentBucket())
+		}
+		wi, err := rollingwindow.New[int64](int(n), interval, opts...)
+		require.NoError(t, err)
+		wf, err := rollingwindow.New[float64](int(n), interval, opts...)
+		require.NoError(t, err)
+		ref := &model{start: clk.now, interval: interval, size: n}
+		var absSum float64
+
+		check := func() {
+			wantSum, wantFSum, wantCount := ref.totals(ignoreCurrent)
+			sum, count := wi.Totals()
+			require.Equal(t, wantSum, sum, "int64 sum")
+			require.Equal(t, wantCount, count, "int64 count")
+			require.GreaterOrEqual(t, count, int64(0))
+			fsum, fcount := wf.Totals()
+			require.Equal(t, wantCount, fcount, "float64 count")
+			require.InDelta(t, wantFSum, fsum, 1e-9*(1+absSum), "float64 sum")
+			var reduced rollingwindow.Bucket[int64]
+			buckets := 0
+			wi.Reduce(func(b rollingwindow.Bucket[int64]) {
+				require.GreaterOrEqual(t, b.Count, int64(0))
+				reduced.Sum += b.Sum
+				reduced.Count += b.Count
+				buckets++
+			})
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: wantSum, Count: wantCount}, reduced, "Reduce")
+			wantBuckets := int(n)
+			if ignoreCurrent {
+				wantBuckets--
+			}
+			require.Equal(t, wantBuckets, buckets)
+		}
+
+		if len(steps) > 9*256 { // the model re-sums on every read: keep runs short
+			steps = steps[:9*256]
+		}
+		for len(steps) >= 9 {
+			kind, arg := steps[0]%4, binary.LittleEndian.Uint64(steps[1:9])
+			steps = steps[9:]
+			switch kind {
+			case add:
+				v := int64(arg)
+				wi.Add(v)
+				wf.Add(asFloat(v))
+				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
+				absSum += math.Abs(asFloat(v))
+			case forward: // up to 64 quarter-intervals
+				clk.now = clk.now.Add(time.Duration(arg%65) * interval / 4)
+			case jump: // whole windows, up to about half a year, while under a century has passed
+				if clk.now.Sub(ref.start) < 100*365*24*time.Hour {
+					clk.now = clk.now.Add(time.Duration(arg%(1<<20)) * interval * time.Duration(n))
+				}
+			case back:
+				clk.now = clk.now.Add(-time.Duration(arg%65) * interval / 4)
+			}
+			ref.move(clk.now)
+			check()
+		}
+
+		// Everything expires a full window after the current bucket, even if
+		// the clock last stepped back from it.
+		clk.now = ref.start.Add(time.Duration(ref.current+n) * interval)
+		ref.move(clk.now)
+		check()
+		sum, count := wi.Totals()
+		require.Equal(t, int64(0), sum)
+		require.Equal(t, int64(0), count)
+	})
+}
