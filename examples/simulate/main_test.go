@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runToString(t *testing.T, cfg config) string {
+	t.Helper()
+	var out bytes.Buffer
+	require.NoError(t, run(cfg, &out))
+	return out.String()
+}
+
+func TestRun_sameSeedSameOutput(t *testing.T) {
+	cfg := defaultConfig()
+	a, b := runToString(t, cfg), runToString(t, cfg)
+	assert.Equal(t, a, b)
+	cfg.seed = 2
+	assert.NotEqual(t, a, runToString(t, cfg), "another seed draws other outcomes")
+}
+
+func TestSimulate_defaultScenario(t *testing.T) {
+	res, err := simulate(defaultConfig())
+	require.NoError(t, err)
+	assert.Len(t, res.seconds, 35)
+
+	h := res.phases[healthy]
+	assert.Equal(t, 10_000, h.offered)
+	assert.Equal(t, 0, h.dropped, "no false drops while healthy")
+
+	o := res.phases[outage]
+	assert.Less(t, pct(o.allowed, o.offered), 80.0, "the outage is partly shed")
+	_, shed := res.firstSlot(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
+	assert.True(t, shed, "90% is shed before the outage ends")
+
+	_, recovered := res.firstSlot(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
+	assert.True(t, recovered, "traffic recovers before the healed phase ends")
+	last := res.seconds[24] // the last healed second
+	assert.Equal(t, 0, last.dropped)
+
+	ov := res.phases[overload]
+	assert.Equal(t, 20_000, ov.offered)
+	assert.LessOrEqual(t, ov.succeeded, 10_000, "the dependency serves at most half")
+	assert.Greater(t, ov.succeeded, 9_000)
+}
+
+func TestRun_quietPrintsOnlyTheSummary(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.quiet = true
+	out := runToString(t, cfg)
+	assert.NotContains(t, out, "second  phase")
+	assert.Contains(t, out, "outage:   share that reached the dependency")
+}
+
+func TestRun_skippedPhases(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.phases[outage].length = 0
+	cfg.phases[overload].length = 0
+	out := runToString(t, cfg)
+	assert.NotContains(t, out, "outage")
+	assert.NotContains(t, out, "overload")
+	assert.Len(t, regexp.MustCompile(`(?m)^ +\d+  `).FindAllString(out, -1), 15, "one line per simulated second")
+}
+
+func TestRun_invalidConfig(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*config)
+		want   string
+	}{
+		{func(c *config) { c.rate = 0 }, "-rate 0: must be between 1 and 1000000"},
+		{func(c *config) { c.errorRate = 1.5 }, "-errors 1.5: must be between 0 and 1"},
+		{func(c *config) { c.capacity = -0.1 }, "-capacity -0.1: must be between 0 and 1"},
+		{func(c *config) { c.phases[outage].length = -time.Second }, "-outage -1s: must not be negative"},
+		{func(c *config) { c.phases[healed].length = 25 * time.Hour }, "phases add up to 25h0m25s: at most 24h can be simulated"},
+		{func(c *config) { c.k = 0.5 }, "breaker: invalid option: WithK(0.5): K must be a finite number of at least 1"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			cfg := defaultConfig()
+			tc.change(&cfg)
+			var out bytes.Buffer
+			assert.EqualError(t, run(cfg, &out), tc.want)
+			assert.Empty(t, out.String())
+		})
+	}
+}
