@@ -180,7 +180,7 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 }
 
 func (b *googleBreaker) Do(req func() error) error {
-	return b.do(nil, req, nil, nil)
+	return b.do(context.Background(), req, nil, nil)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
@@ -188,7 +188,7 @@ func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
-	return b.do(nil, req, nil, acceptable)
+	return b.do(context.Background(), req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
@@ -197,7 +197,7 @@ func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() erro
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
-	return b.do(nil, req, fallback, nil)
+	return b.do(context.Background(), req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
@@ -206,7 +206,7 @@ func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(nil, req, fallback, acceptable)
+	return b.do(context.Background(), req, fallback, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
@@ -223,8 +223,8 @@ const (
 	neither // the caller gave up: the dependency is not to blame
 )
 
-// do runs req through the breaker. ctx is nil for the methods without one,
-// and may be nil from a caller of the Ctx methods: both act as Background.
+// do runs req through the breaker. The methods without a context pass
+// context.Background(); a nil ctx from a caller acts the same.
 func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
 	if err := ctxErr(ctx); err != nil {

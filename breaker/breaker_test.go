@@ -412,7 +412,7 @@ func TestBreaker_Do_panicNil(t *testing.T) {
 		_, total := breaker.Totals(b)
 		assert.Equal(t, int64(1), total)
 	}()
-	_ = b.Do(func() error { panic(nil) }) //nolint:govet // panic(nil) on purpose
+	_ = b.Do(func() error { panic(nil) })
 }
 
 func TestBreaker_Do_panicInAcceptable(t *testing.T) {
@@ -500,9 +500,9 @@ func TestBreaker_DoCtx_deadlineIsAFailure(t *testing.T) {
 
 func TestBreaker_DoCtx_nilContext(t *testing.T) {
 	b, _ := newBreaker(t)
-	//nolint:staticcheck // SA1012: a nil context on purpose
+	//lint:ignore SA1012 a nil context on purpose
 	assert.NoError(t, b.DoCtx(nil, func() error { return nil }))
-	//nolint:staticcheck // SA1012: a nil context on purpose
+	//lint:ignore SA1012 a nil context on purpose
 	p, err := b.AllowCtx(nil)
 	require.NoError(t, err)
 	p.Accept()
@@ -582,7 +582,7 @@ func TestBreaker_hotPathDoesNotAllocate(t *testing.T) {
 	}), "Allow + Reject")
 
 	d := dead(t)
-	d.Allow() //nolint:errcheck // builds the drop error once
+	_, _ = d.Allow() // builds the drop error once
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _, _ = d.Allow() }), "a dropped call")
 }
 

@@ -8,10 +8,7 @@ import (
 	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
-var (
-	sinkInt   int64
-	sinkFloat float64
-)
+var sinkInt int64
 
 func BenchmarkWindow_Add(b *testing.B) {
 	b.Run("int64", func(b *testing.B) {

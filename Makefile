@@ -1,0 +1,34 @@
+# Tool versions, pinned in one place. Tools run through `go run pkg@version`,
+# so a fresh machine needs nothing but Go.
+STATICCHECK_VERSION := v0.8.2
+
+.DEFAULT_GOAL := help
+.PHONY: help test race bench lint cover fuzz simulate
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+test: ## vet and race tests: what CI runs
+	go vet ./...
+	go test -race -count=1 ./...
+
+race: test ## same as test
+
+bench: ## benchmarks with allocation counts, written to bench.txt
+	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
+
+lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	go mod tidy -diff
+
+cover: ## coverage summary
+	go test -coverprofile=cover.out ./...
+	go tool cover -func=cover.out
+
+fuzz: ## fuzz the rolling window for 30s
+	go test -run '^$$' -fuzz '^FuzzWindow$$' -fuzztime 30s ./rollingwindow
+
+simulate: ## run the outage simulation
+	go run ./examples/simulate
