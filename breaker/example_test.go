@@ -109,3 +109,22 @@ func ExampleDo() {
 	fmt.Println(err)
 	// Output: <nil>
 }
+
+func ExampleBreaker_Allow() {
+	b := breaker.MustNew(breaker.WithName("inventory"), breaker.WithClock(exampleClock()))
+	callInventory := func() error { return errors.New("503 from inventory") }
+
+	// Allow asks first; the caller runs the call and reports how it went.
+	promise, err := b.Allow()
+	if err != nil {
+		fmt.Println("dropped:", errors.Is(err, breaker.ErrServiceUnavailable))
+		return
+	}
+	if err := callInventory(); err != nil {
+		promise.Reject(err.Error()) // kept, and quoted when calls are dropped
+		fmt.Println("rejected:", err)
+		return
+	}
+	promise.Accept()
+	// Output: rejected: 503 from inventory
+}

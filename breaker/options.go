@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/proba"
+	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // Defaults of the options, cited by the docs, the README and the tests.
@@ -28,11 +29,10 @@ const (
 	MaxBuckets = 1 << 16
 )
 
-// Clock is the one method a breaker reads time through.
-// github.com/benbjohnson/clock's Clock and *Mock satisfy it.
-type Clock interface {
-	Now() time.Time
-}
+// Clock is the one method a breaker reads time through: the same interface
+// as [rollingwindow.Clock]. github.com/benbjohnson/clock's Clock and *Mock
+// satisfy it.
+type Clock = rollingwindow.Clock
 
 // realClock reads the system clock; its values carry a monotonic reading, so
 // the window is immune to wall-clock steps.

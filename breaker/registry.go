@@ -10,7 +10,7 @@ import (
 
 // Registry keeps one breaker per name, created on first use, for callers
 // that guard many dependencies (one per host, per service, per database).
-// The zero value is not usable; create one with [NewRegistry].
+// The zero value is a registry whose breakers have the default options.
 //
 // A Registry is safe for concurrent use by multiple goroutines.
 type Registry struct {

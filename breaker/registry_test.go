@@ -107,3 +107,11 @@ func TestRegistry_Get_existingNameDoesNotAllocate(t *testing.T) {
 	r.Get("svc")
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { r.Get("svc") }))
 }
+
+func TestRegistry_zeroValueHasDefaultOptions(t *testing.T) {
+	var r breaker.Registry
+	b := r.Get("svc")
+	assert.Equal(t, "svc", b.Name())
+	assert.Same(t, b, r.Get("svc"))
+	assert.NoError(t, b.Do(func() error { return nil }))
+}

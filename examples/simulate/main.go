@@ -5,7 +5,9 @@
 // outage (every call fails), healed, and overloaded (it can serve only part of
 // the offered rate; the excess fails). Requests arrive at a steady rate.
 // The run prints, per simulated second, the calls offered, allowed,
-// succeeded and dropped and the share dropped, then a summary per phase.
+// succeeded and dropped and the drop ratio (dropped/offered over that
+// second: the breaker's drop probability as the calls saw it), then a
+// summary per phase.
 //
 // Time is virtual, so a minute of traffic simulates in well under a second,
 // and the same flags and seed print the same output.
@@ -60,10 +62,10 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "breaker: K=%v protection=%d window=%v buckets=%d; %d requests/s offered; seed %d\n\n",
 		cfg.k, cfg.protection, cfg.window, cfg.buckets, cfg.rate, cfg.seed)
 	if !cfg.quiet {
-		fmt.Fprintf(out, "%6s  %-9s %8s %8s %9s %8s %8s\n", "second", "phase", "offered", "allowed", "succeeded", "dropped", "dropped%")
+		fmt.Fprintf(out, "%6s  %-9s %8s %8s %9s %8s %10s\n", "second", "phase", "offered", "allowed", "succeeded", "dropped", "drop ratio")
 		for i, s := range res.seconds {
-			fmt.Fprintf(out, "%6d  %-9s %8d %8d %9d %8d %7.1f%%\n",
-				i+1, s.phase, s.offered, s.allowed, s.succeeded, s.dropped, pct(s.dropped, s.offered))
+			fmt.Fprintf(out, "%6d  %-9s %8d %8d %9d %8d %10.3f\n",
+				i+1, s.phase, s.offered, s.allowed, s.succeeded, s.dropped, pct(s.dropped, s.offered)/100)
 		}
 		fmt.Fprintln(out)
 	}
