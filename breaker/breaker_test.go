@@ -266,6 +266,12 @@ func TestBreaker_Allow_dropErrorFollowsNewReasons(t *testing.T) {
 		_, err = b.Allow()
 	}
 	assert.Contains(t, err.Error(), `"first"`)
+	var again error
+	for again == nil {
+		_, again = b.Allow()
+	}
+	assert.True(t, err == again, "while the reasons stay the same, drops share one error value")
+
 	fail(t, b, 50, "line one\nline two")
 	for err = nil; err == nil; _, err = b.Allow() {
 	}
@@ -577,8 +583,9 @@ func TestBreaker_hotPathDoesNotAllocate(t *testing.T) {
 	ctx := context.Background()
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _ = b.DoCtx(ctx, ok) }), "DoCtx")
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
-		p, _ := b.Allow()
-		p.Reject("failed")
+		if p, err := b.Allow(); err == nil {
+			p.Reject("failed")
+		}
 	}), "Allow + Reject")
 
 	d := dead(t)
