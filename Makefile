@@ -1,18 +1,24 @@
 # Tool versions, pinned in one place. Tools run through `go run pkg@version`,
 # so a fresh machine needs nothing but Go.
 STATICCHECK_VERSION := v0.8.2
+# The oldest Go the module supports (go.mod's go line), fetched as a toolchain
+# module through the module proxy.
+MIN_GO              := go1.22.12
 
 .DEFAULT_GOAL := help
-.PHONY: help test race bench lint cover fuzz simulate
+.PHONY: help test race test-min-go bench lint cover fuzz simulate
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 test: ## vet and race tests: what CI runs
 	go vet ./...
 	go test -race -count=1 ./...
 
 race: test ## same as test
+
+test-min-go: ## the tests on the oldest supported Go
+	GOTOOLCHAIN=$(MIN_GO) go test -count=1 ./...
 
 bench: ## benchmarks with allocation counts, written to bench.txt
 	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
