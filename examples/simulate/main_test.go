@@ -78,6 +78,8 @@ func TestRun_invalidConfig(t *testing.T) {
 		{func(c *config) { c.capacity = -0.1 }, "-capacity -0.1: must be between 0 and 1"},
 		{func(c *config) { c.phases[outage].length = -time.Second }, "-outage -1s: must not be negative"},
 		{func(c *config) { c.phases[healed].length = 25 * time.Hour }, "phases add up to 25h0m25s: at most 24h can be simulated"},
+		{func(c *config) { c.rate = 1_000_000; c.phases[healthy].length = 3 * time.Hour },
+			"-rate 1000000 over 3h0m30s makes 10830000000 requests: at most 100000000 can be simulated"},
 		{func(c *config) { c.k = 0.5 }, "breaker: invalid option: WithK(0.5): K must be a finite number of at least 1"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {

@@ -24,6 +24,10 @@ const (
 // slot is the resolution of the shed and recovery timings.
 const slot = 100 * time.Millisecond
 
+// maxRequests bounds a run to well under a minute of wall time (about 7
+// million requests a second here).
+const maxRequests = 100_000_000
+
 type phase struct {
 	name   string
 	length time.Duration
@@ -79,6 +83,9 @@ func (c config) validate() error {
 	}
 	if total > 24*time.Hour {
 		return fmt.Errorf("phases add up to %v: at most 24h can be simulated", total)
+	}
+	if requests := total.Seconds() * float64(c.rate); requests > maxRequests {
+		return fmt.Errorf("-rate %d over %v makes %.0f requests: at most %d can be simulated", c.rate, total, requests, maxRequests)
 	}
 	return nil
 }
@@ -171,7 +178,7 @@ func simulate(cfg config) (*result, error) {
 }
 
 // firstSlot returns the time from the start of phase p to the end of the
-// first slot whose share of drops satisfies ok, and whether there was one.
+// first slot that satisfies ok, and whether there was one.
 func (r *result) firstSlot(p int, ok func(c counts) bool) (time.Duration, bool) {
 	for i, c := range r.slots[p] {
 		if c.offered > 0 && ok(c) {
