@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,8 +74,11 @@ func TestRegistry_NoBreakerFor(t *testing.T) {
 	assert.Equal(t, 0.0, dropShare(r.Get("fresh"), 10))
 }
 
+var packageLevelRuns atomic.Int64
+
 func TestPackageLevelFunctions(t *testing.T) {
-	name := "package-level-" + t.Name()
+	// The default registry outlives the test: a fresh name per run keeps -count=N honest.
+	name := fmt.Sprintf("package-level-%d", packageLevelRuns.Add(1))
 	b := breaker.Get(name)
 	assert.Same(t, b, breaker.Get(name))
 	ctx := context.Background()
