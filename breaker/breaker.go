@@ -78,10 +78,7 @@ type Breaker interface {
 // New returns a breaker configured by opts, or an error wrapping
 // [ErrInvalidOption] that names the first invalid option and its value.
 func New(opts ...Option) (Breaker, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -184,7 +181,7 @@ func (b *googleBreaker) Do(req func() error) error {
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
-	return b.do(ctx, req, nil, nil)
+	return b.doCtx(ctx, req, nil, nil)
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
@@ -193,7 +190,7 @@ func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(ctx, req, nil, acceptable)
+	return b.doCtx(ctx, req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
@@ -201,7 +198,7 @@ func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) erro
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
-	return b.do(ctx, req, fallback, nil)
+	return b.doCtx(ctx, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
@@ -211,7 +208,7 @@ func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fall
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(ctx, req, fallback, acceptable)
+	return b.doCtx(ctx, req, fallback, acceptable)
 }
 
 // outcome is what a finished call is recorded as.
@@ -223,13 +220,21 @@ const (
 	neither // the caller gave up: the dependency is not to blame
 )
 
-// do runs req through the breaker. The methods without a context pass
-// context.Background(); a nil ctx from a caller acts the same.
-func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
+// doCtx is do for the Ctx methods: a ctx already done returns its error
+// before anything is admitted or recorded.
+func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
+	return b.do(ctx, req, fallback, acceptable)
+}
+
+// do runs req through the breaker. The methods without a context pass
+// context.Background(), whose Err is read only if req fails; a nil ctx from
+// a caller acts the same.
+func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) error {
 	if err := b.admit(); err != nil {
 		if fallback != nil {
 			return fallback(err)

@@ -53,8 +53,9 @@ type options struct {
 	proba      *proba.Proba
 }
 
-func defaultOptions() options {
-	return options{
+// newOptions applies opts over the defaults. It does not validate them.
+func newOptions(opts []Option) options {
+	o := options{
 		k:          DefaultK,
 		protection: DefaultProtection,
 		window:     DefaultWindow,
@@ -62,6 +63,10 @@ func defaultOptions() options {
 		clock:      realClock{},
 		proba:      proba.New(),
 	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // WithName names the breaker; [Breaker.Name] returns it, and the error of a

@@ -25,10 +25,7 @@ type Registry struct {
 // [New] would return, when one is invalid. To check options that come from
 // configuration without a panic, pass them to New first.
 func NewRegistry(opts ...Option) *Registry {
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	if err := o.validate(); err != nil {
 		panic(err.Error())
 	}
@@ -47,10 +44,7 @@ func (r *Registry) Get(name string) Breaker {
 	if b, ok := r.breakers.Load(name); ok {
 		return b.(Breaker)
 	}
-	o := defaultOptions()
-	for _, opt := range r.opts {
-		opt(&o)
-	}
+	o := newOptions(r.opts)
 	o.name = name
 	b := Breaker(newGoogleBreaker(o))
 	r.breakers.Store(name, b)
