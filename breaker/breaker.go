@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/coarseclock"
 	"github.com/srebreaker/srebreaker/proba"
-	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // Fallback is called instead of a request that the breaker dropped, with an
@@ -106,28 +106,53 @@ func randomName() string {
 type googleBreaker struct {
 	name       string
 	k          float64 // multiplier on accepts
+	kMinus1    float64 // k − 1, for the bound in admit
 	protection float64 // failures tolerated beyond k·accepts
-	clock      Clock
 	proba      *proba.Proba
-	// window holds 1 per success and 0 per failure: its sum is accepts,
-	// its count total.
-	window  *rollingwindow.RollingWindow[int64]
-	reasons reasonLog
+	window     *window
+	reasons    reasonLog
+
+	// clock is nil for the system clock, read through the process's coarse
+	// clock; otherwise the clock given by WithClock, read on every call,
+	// with times measured from start.
+	clock Clock
+	start time.Time
 }
 
 func newGoogleBreaker(o options) *googleBreaker {
-	w, err := rollingwindow.New[int64](o.buckets, o.window/time.Duration(o.buckets), rollingwindow.WithClock(o.clock))
-	if err != nil { // options were validated: this is a bug
-		panic("breaker: " + err.Error())
-	}
-	return &googleBreaker{
+	b := &googleBreaker{
 		name:       o.name,
 		k:          o.k,
+		kMinus1:    o.k - 1,
 		protection: float64(o.protection),
-		clock:      o.clock,
 		proba:      o.proba,
-		window:     w,
 	}
+	span := o.window / time.Duration(o.buckets)
+	if _, system := o.clock.(realClock); system {
+		// The coarse clock's lag stays under a tenth of a bucket.
+		coarseclock.Require(span / 10)
+	} else {
+		b.clock = o.clock
+		b.start = o.clock.Now()
+	}
+	b.window = newWindow(o.buckets, span, b.now())
+	return b
+}
+
+// now returns the time the window runs on.
+func (b *googleBreaker) now() time.Duration {
+	if b.clock == nil {
+		return coarseclock.Now()
+	}
+	return b.clock.Now().Sub(b.start)
+}
+
+// wallNow returns the time a failure reason is stamped with.
+func (b *googleBreaker) wallNow() time.Time {
+	if b.clock == nil {
+		return time.Now()
+	}
+	return b.clock.Now()
 }
 
 // dropRatio is the probability of dropping a call, equation 21-1 of the SRE
@@ -141,18 +166,30 @@ func (b *googleBreaker) Name() string { return b.name }
 // admit decides whether to admit a call: nil if admitted, the drop error if
 // not.
 func (b *googleBreaker) admit() error {
-	accepts, total := b.window.Totals()
-	if b.proba.TrueOnProba(dropRatio(total, accepts, b.k, b.protection)) {
+	w := b.window
+	w.at(b.now())
+	succ, fail := unpack(w.completed.Load())
+	fail += w.failures.Load()
+	// The formula's numerator is failures − protection − (k−1)·successes. While
+	// it stays at or below 0 with the finished buckets' successes alone, it
+	// does with the live bucket's too, and no call is dropped: the live
+	// successes, which may be spread over processors, are summed only when
+	// this bound fails.
+	if float64(fail) <= b.protection+b.kMinus1*float64(succ) {
+		return nil
+	}
+	succ += w.successes.Load()
+	if b.proba.TrueOnProba(dropRatio(int64(succ+fail), int64(succ), b.k, b.protection)) {
 		return b.reasons.err(b.name)
 	}
 	return nil
 }
 
-func (b *googleBreaker) markSuccess() { b.window.Add(1) }
+func (b *googleBreaker) markSuccess() { b.window.successes.Add(1) }
 
 func (b *googleBreaker) markFailure(reason string) {
-	b.window.Add(0)
-	b.reasons.add(b.clock.Now(), reason)
+	b.window.failures.Add(1)
+	b.reasons.add(b.wallNow(), reason)
 }
 
 // promise is pointer-shaped, so returning it as a srebreaker.Promise does

@@ -3,7 +3,9 @@ package breaker
 // Totals returns the accepts and the total a breaker made by New holds in
 // its window, for tests of what was recorded.
 func Totals(b Breaker) (accepts, total int64) {
-	return b.(*googleBreaker).window.Totals()
+	g := b.(*googleBreaker)
+	succ, fail := g.window.totals(g.now())
+	return int64(succ), int64(succ + fail)
 }
 
 // DropRatio exposes the formula for table tests.

@@ -1,0 +1,110 @@
+package breaker
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/srebreaker/srebreaker/internal/adder"
+)
+
+// window counts a breaker's successes and failures over a rolling span of
+// time split into buckets. It is built for the call path: reading the counts
+// is three atomic loads, a success or a failure one add to a counter that
+// spreads over processors when calls run in parallel, and buckets expire in
+// one pass when the clock enters a new bucket, never on a read.
+//
+// The live bucket's counts sit in the two adders. When the clock enters a
+// later bucket, advance moves them into the ring of finished buckets and
+// drops the buckets that left the window. An outcome counts in whichever
+// bucket is live when it is recorded: the one of the newest time any call
+// has read, so an outcome recorded long after its call was admitted, with no
+// call in between, lands in the bucket of its admission.
+type window struct {
+	span time.Duration // length of one bucket
+	size int64         // number of buckets, the live one included
+
+	// next is when the live bucket ends, in ns: the live bucket is number
+	// next/span − 1, counting from time 0. Comparing with it spares the call
+	// path a division.
+	next      atomic.Int64
+	completed atomic.Uint64 // finished buckets still in the window, packed by pack
+
+	successes adder.Adder // the live bucket's successes
+	failures  adder.Adder // the live bucket's failures
+
+	mu      sync.Mutex // serializes advance
+	ring    []uint64   // guarded by mu; finished bucket e at e % size, packed
+	sumSucc uint64     // guarded by mu; successes over ring
+	sumFail uint64     // guarded by mu; failures over ring
+}
+
+// maxCount is the most a packed count holds; a bucket or a window with more
+// saturates there.
+const maxCount = math.MaxUint32
+
+// pack puts successes in the high half of a word and failures in the low
+// half, each saturated at maxCount.
+func pack(successes, failures uint64) uint64 {
+	return min(successes, maxCount)<<32 | min(failures, maxCount)
+}
+
+func unpack(v uint64) (successes, failures uint64) { return v >> 32, v & maxCount }
+
+// newWindow returns a window of size buckets of span each, whose live bucket
+// is the one holding now.
+func newWindow(size int, span, now time.Duration) *window {
+	w := &window{span: span, size: int64(size), ring: make([]uint64, size)}
+	w.next.Store(int64(now/span+1) * int64(span))
+	return w
+}
+
+// at brings the window to time now: if now lies in a later bucket than the
+// live one, the buckets in between finish and the old ones expire. A now
+// earlier than the live bucket (a clock stepped back) changes nothing.
+func (w *window) at(now time.Duration) {
+	if int64(now) >= w.next.Load() {
+		w.advance(int64(now / w.span))
+	}
+}
+
+// advance makes bucket e live. While one goroutine advances, others carry
+// on with the buckets as they were rather than wait.
+func (w *window) advance(e int64) {
+	if !w.mu.TryLock() {
+		return
+	}
+	defer w.mu.Unlock()
+	live := w.next.Load()/int64(w.span) - 1
+	if e <= live {
+		return
+	}
+	// Outcomes added from here on count in the new live bucket.
+	succ, fail := unpack(pack(w.successes.Take(), w.failures.Take()))
+	if e-live >= w.size { // everything, the bucket just finished too, expired
+		clear(w.ring)
+		w.sumSucc, w.sumFail = 0, 0
+	} else {
+		w.ring[live%w.size] = pack(succ, fail)
+		w.sumSucc += succ
+		w.sumFail += fail
+		for i := live + 1; i <= e; i++ { // the slots reused by buckets live+1 … e held expired ones
+			s, f := unpack(w.ring[i%w.size])
+			w.sumSucc -= s
+			w.sumFail -= f
+			w.ring[i%w.size] = 0
+		}
+	}
+	w.completed.Store(pack(w.sumSucc, w.sumFail))
+	w.next.Store((e + 1) * int64(w.span))
+}
+
+// totals returns the successes and failures in the window at time now,
+// exactly, for tests and snapshots.
+func (w *window) totals(now time.Duration) (successes, failures uint64) {
+	w.at(now)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sumSucc + w.successes.Load(), w.sumFail + w.failures.Load()
+}
