@@ -4,9 +4,11 @@ STATICCHECK_VERSION := v0.8.2
 # The oldest Go the module supports (go.mod's go line), fetched as a toolchain
 # module through the module proxy.
 MIN_GO              := go1.22.12
+# benchstat, for make bench-peers.
+BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench lint cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint cover fuzz simulate
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -22,6 +24,13 @@ test-min-go: ## the tests on the oldest supported Go
 
 bench: ## benchmarks with allocation counts, written to bench.txt
 	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
+
+# Rounds of the peer comparison, and -benchtime of each benchmark in it.
+BENCH_COUNT ?= 5
+BENCH_TIME  ?= 1s
+
+bench-peers: ## compare with other Go breakers (bench/, its own module); BENCH_COUNT=5 BENCH_TIME=1s
+	BENCH_COUNT=$(BENCH_COUNT) BENCH_TIME=$(BENCH_TIME) BENCHSTAT_VERSION=$(BENCHSTAT_VERSION) ./bench/run.sh
 
 lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check
 	go vet ./...
