@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/srebreaker/srebreaker"
 )
@@ -14,10 +15,20 @@ import (
 //
 // A Registry is safe for concurrent use by multiple goroutines.
 type Registry struct {
-	opts     []Option
-	mu       sync.Mutex // serializes creation and replacement
-	breakers sync.Map   // name → Breaker; read without mu
+	opts []Option
+
+	// Lookups read an immutable map without a lock. Names added since it was
+	// made wait in added, behind mu, until the lookups that had to lock
+	// (misses) have cost as much as copying both into a new map.
+	read   atomic.Pointer[map[string]*entry]
+	mu     sync.Mutex
+	added  map[string]*entry // guarded by mu; names not in read
+	misses int               // guarded by mu; locked lookups since read was made
 }
+
+// entry holds a registry's breaker. The maps hold a pointer to a concrete
+// type, so a lookup does not convert to the Breaker interface.
+type entry struct{ b Breaker }
 
 // NewRegistry returns a registry whose breakers are made with opts (a
 // WithName among them is replaced by the name given to [Registry.Get]).
@@ -34,21 +45,28 @@ func NewRegistry(opts ...Option) *Registry {
 
 // Get returns the breaker for name, creating it on first use. Every call
 // with the same name returns the same breaker, even from many goroutines at
-// once. Looking up an existing name takes no lock and does not allocate.
+// once. Looking up a name that has been looked up before takes no lock and
+// does not allocate.
 func (r *Registry) Get(name string) Breaker {
-	if b, ok := r.breakers.Load(name); ok {
-		return b.(Breaker)
+	if m := r.read.Load(); m != nil {
+		if e, ok := (*m)[name]; ok {
+			return e.b
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if b, ok := r.breakers.Load(name); ok {
-		return b.(Breaker)
+	e := r.lookupLocked(name)
+	if e == nil {
+		o := newOptions(r.opts)
+		o.name = name
+		e = &entry{newGoogleBreaker(o)}
+		r.storeLocked(name, e)
 	}
-	o := newOptions(r.opts)
-	o.name = name
-	b := Breaker(newGoogleBreaker(o))
-	r.breakers.Store(name, b)
-	return b
+	r.misses++
+	if r.misses >= len(r.added)+r.readLen() {
+		r.publishLocked()
+	}
+	return e.b
 }
 
 // NoBreakerFor makes name unguarded: from now on Get(name) returns a breaker
@@ -56,8 +74,53 @@ func (r *Registry) Get(name string) Breaker {
 // breaker already handed out for name keeps working on its own.
 func (r *Registry) NoBreakerFor(name string) {
 	r.mu.Lock()
-	r.breakers.Store(name, Breaker(nopBreaker{name: name}))
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.storeLocked(name, &entry{nopBreaker{name: name}})
+	r.publishLocked() // read may hold the old breaker: replace it at once
+}
+
+// lookupLocked finds name in either map. Callers hold r.mu.
+func (r *Registry) lookupLocked(name string) *entry {
+	if m := r.read.Load(); m != nil {
+		if e, ok := (*m)[name]; ok {
+			return e
+		}
+	}
+	return r.added[name]
+}
+
+// storeLocked sets the entry for name, to be published. Callers hold r.mu.
+func (r *Registry) storeLocked(name string, e *entry) {
+	if r.added == nil {
+		r.added = make(map[string]*entry)
+	}
+	r.added[name] = e
+}
+
+// publishLocked makes a new read map of read and added. Callers hold r.mu.
+func (r *Registry) publishLocked() {
+	if len(r.added) == 0 {
+		r.misses = 0
+		return
+	}
+	m := make(map[string]*entry, r.readLen()+len(r.added))
+	if old := r.read.Load(); old != nil {
+		for name, e := range *old {
+			m[name] = e
+		}
+	}
+	for name, e := range r.added {
+		m[name] = e
+	}
+	r.read.Store(&m)
+	r.added, r.misses = nil, 0
+}
+
+func (r *Registry) readLen() int {
+	if m := r.read.Load(); m != nil {
+		return len(*m)
+	}
+	return 0
 }
 
 // defaultRegistry backs the package-level functions.
