@@ -40,11 +40,13 @@ const (
 )
 
 // The series, with their colours and the names the SVG gives them.
-var chartSeries = []struct{ id, label, colour, dash string }{
-	{"offered", "offered", "#7f7f7f", ""},
-	{"admitted", "admitted", "#1f77b4", ""},
-	{"succeeded", "succeeded", "#2ca02c", ""},
-	{"drop-probability", "drop probability (right axis)", "#d62728", "6 3"},
+// Offered is drawn wide and light, so that it shows behind admitted where
+// the two coincide.
+var chartSeries = []struct{ id, label, colour, width, dash string }{
+	{"offered", "offered", "#b0b0b0", "4", ""},
+	{"admitted", "admitted", "#1f77b4", "1.5", ""},
+	{"succeeded", "succeeded", "#2ca02c", "1.5", ""},
+	{"drop-probability", "drop probability (right axis)", "#d62728", "1.5", "6 3"},
 }
 
 // bins returns the counts the chart plots and the time each covers: 100 ms
@@ -85,7 +87,7 @@ func writeSVG(w io.Writer, c chart) {
 	for _, b := range bins {
 		top = max(top, perSecond(b.offered))
 	}
-	top, divisions := niceCeil(top)
+	top, divisions := niceCeil(1.1 * top) // headroom above the highest line
 	x := func(d time.Duration) float64 {
 		return plotLeft + (plotRight-plotLeft)*float64(d)/float64(length)
 	}
@@ -175,7 +177,7 @@ func writeSVG(w io.Writer, c chart) {
 		if s.dash != "" {
 			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
 		}
-		p.printf(`<path id="%s" class="series" fill="none" stroke="%s" stroke-width="1.5"%s d="%s"/>`+"\n", s.id, s.colour, dash, d.String())
+		p.printf(`<path id="%s" class="series" fill="none" stroke="%s" stroke-width="%s"%s d="%s"/>`+"\n", s.id, s.colour, s.width, dash, d.String())
 	}
 
 	// Legend, under the axis label.
@@ -185,8 +187,8 @@ func writeSVG(w io.Writer, c chart) {
 		if s.dash != "" {
 			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
 		}
-		p.printf(`<g class="legend"><line x1="%d" y1="470" x2="%d" y2="470" stroke="%s" stroke-width="2"%s/><text x="%d" y="474">%s</text></g>`+"\n",
-			lx, lx+24, s.colour, dash, lx+30, esc(s.label))
+		p.printf(`<g class="legend"><line x1="%d" y1="470" x2="%d" y2="470" stroke="%s" stroke-width="%s"%s/><text x="%d" y="474">%s</text></g>`+"\n",
+			lx, lx+24, s.colour, s.width, dash, lx+30, esc(s.label))
 		lx += 40 + 7*len(s.label)
 	}
 	p.printf("</svg>\n")
