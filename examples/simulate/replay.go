@@ -28,8 +28,8 @@ type traceReader struct {
 	r       *csv.Reader
 	rfc3339 bool      // the first row's timestamp was RFC 3339, so all must be
 	start   time.Time // the trace's start: epoch, or the first row's time
-	rows    int  // data rows read so far
-	started bool // a first record was read: only it may be a header
+	rows    int       // data rows read so far
+	started bool      // a first record was read: only it may be a header
 	last    time.Duration
 }
 

@@ -99,8 +99,10 @@ type outcomeAt struct {
 
 type fakePromise struct{ b *fakeBreaker }
 
-func (p fakePromise) Accept()       { p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, true}) }
-func (p fakePromise) Reject(string) { p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, false}) }
+func (p fakePromise) Accept() { p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, true}) }
+func (p fakePromise) Reject(string) {
+	p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, false})
+}
 
 func (b *fakeBreaker) Allow() (srebreaker.Promise, error) { return fakePromise{b}, nil }
 
