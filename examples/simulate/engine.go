@@ -76,7 +76,8 @@ func (d *driver) finish(p srebreaker.Promise, at time.Time, latency time.Duratio
 		return
 	}
 	d.seq++
-	d.inFlight.push(call{done: at.Add(latency), seq: d.seq, p: p, ok: ok})
+	done := at.Add(latency)
+	d.inFlight.push(call{done: done, key: done.UnixNano(), seq: d.seq, p: p, ok: ok})
 }
 
 // settle reports, in order, the outcomes of the calls in flight that finish
@@ -109,14 +110,15 @@ func report(p srebreaker.Promise, ok bool) {
 // call is an admitted call whose outcome the breaker has not seen yet.
 type call struct {
 	done time.Time
+	key  int64 // done in Unix nanoseconds, which compare faster
 	seq  uint64
 	p    srebreaker.Promise
 	ok   bool
 }
 
-func (c call) before(o call) bool {
-	if !c.done.Equal(o.done) {
-		return c.done.Before(o.done)
+func (c *call) before(o *call) bool {
+	if c.key != o.key {
+		return c.key < o.key
 	}
 	return c.seq < o.seq
 }
@@ -130,7 +132,7 @@ func (h *callHeap) push(c call) {
 	s := *h
 	for i := len(s) - 1; i > 0; {
 		parent := (i - 1) / 2
-		if !s[i].before(s[parent]) {
+		if !s[i].before(&s[parent]) {
 			break
 		}
 		s[i], s[parent] = s[parent], s[i]
@@ -147,10 +149,10 @@ func (h *callHeap) pop() call {
 	s = s[:last]
 	for i := 0; ; {
 		least, l, r := i, 2*i+1, 2*i+2
-		if l < len(s) && s[l].before(s[least]) {
+		if l < len(s) && s[l].before(&s[least]) {
 			least = l
 		}
-		if r < len(s) && s[r].before(s[least]) {
+		if r < len(s) && s[r].before(&s[least]) {
 			least = r
 		}
 		if least == i {

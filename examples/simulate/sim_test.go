@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -130,12 +132,13 @@ func TestCallHeap_popsInOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var h callHeap
 	for i := range 500 {
-		h.push(call{done: epoch.Add(time.Duration(r.IntN(50)) * time.Millisecond), seq: uint64(i)})
+		done := epoch.Add(time.Duration(r.IntN(50)) * time.Millisecond)
+		h.push(call{done: done, key: done.UnixNano(), seq: uint64(i)})
 	}
 	prev := h.pop()
 	for len(h) > 0 {
 		c := h.pop()
-		require.True(t, prev.before(c), "%v/%d then %v/%d", prev.done, prev.seq, c.done, c.seq)
+		require.True(t, prev.before(&c), "%v/%d then %v/%d", prev.done, prev.seq, c.done, c.seq)
 		prev = c
 	}
 }
@@ -168,14 +171,37 @@ func TestCapacity_carriesFractions(t *testing.T) {
 	}
 }
 
-func TestSimulate_sameSeedSameResult(t *testing.T) {
+// smallScenario writes a short scenario with latency and a capacity limit,
+// cheap enough to run a few times under the race detector.
+func smallScenario(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "small.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"phases": [
+		{"name": "up", "role": "healthy", "duration": "4s", "rate": 300, "errors": 0.02, "latency": "50ms"},
+		{"name": "down", "role": "outage", "duration": "6s", "rate": 300, "errors": 1, "latency": "400ms"},
+		{"name": "back", "role": "healed", "duration": "5s", "rate": 300, "errors": 0.02},
+		{"name": "busy", "role": "overload", "duration": "5s", "rate": 450.5, "errors": 0.02, "capacity": 150, "latency": "20ms"}
+	]}`), 0o644))
+	return path
+}
+
+func TestRun_sameFlagsSameOutput(t *testing.T) {
+	dir := t.TempDir()
 	cfg := defaultConfig()
-	cfg.scenarioFile = "testdata/slow-brownout.json"
-	cfg.quiet = true
-	a, b := runToString(t, cfg), runToString(t, cfg)
+	cfg.scenarioFile = smallScenario(t)
+	cfg.svgFile = filepath.Join(dir, "a.svg")
+	a := runToString(t, cfg)
+	cfg.svgFile = filepath.Join(dir, "b.svg")
+	b := runToString(t, cfg)
 	assert.Equal(t, a, b)
+	svgA, err := os.ReadFile(filepath.Join(dir, "a.svg"))
+	require.NoError(t, err)
+	svgB, err := os.ReadFile(filepath.Join(dir, "b.svg"))
+	require.NoError(t, err)
+	assert.Equal(t, svgA, svgB, "the same flags write the same chart, byte for byte")
+
 	cfg.seed = 2
-	assert.NotEqual(t, a, runToString(t, cfg))
+	assert.NotEqual(t, a, runToString(t, cfg), "another seed draws other outcomes")
 }
 
 func TestAppendSeconds(t *testing.T) {
