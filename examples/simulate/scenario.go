@@ -52,10 +52,13 @@ type phase struct {
 	latency  time.Duration // from a call's admission to its outcome reaching the breaker
 }
 
-// requests returns how many calls the phase offers.
+// requests returns how many calls the phase offers: floor(length·rate).
+// For whole rates it is exact, and split so that a day at the highest rate
+// does not overflow.
 func (p phase) requests() int64 {
 	if r := int64(p.rate); float64(r) == p.rate {
-		return int64(p.length) * r / int64(time.Second)
+		whole, frac := int64(p.length/time.Second), int64(p.length%time.Second)
+		return whole*r + frac*r/int64(time.Second)
 	}
 	return int64(math.Floor(p.length.Seconds() * p.rate))
 }

@@ -80,6 +80,8 @@ func TestParseScenario_invalid(t *testing.T) {
 		{"too long", `{"phases": [{"duration": "20h", "rate": 1}, {"duration": "5h", "rate": 1}]}`,
 			"phases add up to 25h0m0s: at most 24h can be simulated"},
 		{"too many requests", phase(`"duration": "2m", "rate": 1000000`), "phases make 120000000 requests: at most 100000000 can be simulated"},
+		{"a day at the highest rate", phase(`"duration": "24h", "rate": 1000000`),
+			"phases make 86400000000 requests: at most 100000000 can be simulated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseScenario(strings.NewReader(tc.file))

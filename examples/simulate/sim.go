@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
@@ -321,63 +319,4 @@ func (r *result) figures() figures {
 		}
 	}
 	return f
-}
-
-// traceWriter writes offered calls in the trace format [readTrace] reads.
-type traceWriter struct {
-	w       *bufio.Writer
-	latency bool // write the third column
-	buf     []byte
-}
-
-func newTraceWriter(w io.Writer, latency bool) *traceWriter {
-	tw := &traceWriter{w: bufio.NewWriter(w), latency: latency}
-	if latency {
-		tw.w.WriteString("timestamp,outcome,latency\n")
-	} else {
-		tw.w.WriteString("timestamp,outcome\n")
-	}
-	return tw
-}
-
-// write writes a call offered at d since the start: d in seconds
-// with up to 9 exact decimals, its outcome, and its latency if the trace
-// has that column.
-func (tw *traceWriter) write(d time.Duration, ok bool, latency time.Duration) {
-	b := appendSeconds(tw.buf[:0], d)
-	if ok {
-		b = append(b, ",success"...)
-	} else {
-		b = append(b, ",failure"...)
-	}
-	if tw.latency {
-		b = append(b, ',')
-		b = append(b, latency.String()...)
-	}
-	b = append(b, '\n')
-	tw.buf = b
-	tw.w.Write(b) // an error sticks in the bufio.Writer, and flush reports it
-}
-
-func (tw *traceWriter) flush() error { return tw.w.Flush() }
-
-// appendSeconds appends d ≥ 0 as exact decimal seconds, without trailing
-// zeros: 1.5, 0.0005, 12.
-func appendSeconds(b []byte, d time.Duration) []byte {
-	b = strconv.AppendInt(b, int64(d/time.Second), 10)
-	frac := int64(d % time.Second)
-	if frac == 0 {
-		return b
-	}
-	digits := 9
-	for frac%10 == 0 {
-		frac /= 10
-		digits--
-	}
-	b = append(b, '.')
-	s := strconv.FormatInt(frac, 10)
-	for range digits - len(s) {
-		b = append(b, '0')
-	}
-	return append(b, s...)
 }

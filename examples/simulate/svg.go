@@ -42,11 +42,12 @@ const (
 // The series, with their colours and the names the SVG gives them.
 // Offered is drawn wide and light, so that it shows behind admitted where
 // the two coincide.
-var chartSeries = []struct{ id, label, colour, width, dash string }{
-	{"offered", "offered", "#b0b0b0", "4", ""},
-	{"admitted", "admitted", "#1f77b4", "1.5", ""},
-	{"succeeded", "succeeded", "#2ca02c", "1.5", ""},
-	{"drop-probability", "drop probability (right axis)", "#d62728", "1.5", "6 3"},
+// style holds the attributes a series' path and its legend line share.
+var chartSeries = []struct{ id, label, style string }{
+	{"offered", "offered", `stroke="#b0b0b0" stroke-width="4"`},
+	{"admitted", "admitted", `stroke="#1f77b4" stroke-width="1.5"`},
+	{"succeeded", "succeeded", `stroke="#2ca02c" stroke-width="1.5"`},
+	{"drop-probability", "drop probability (right axis)", `stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 3"`},
 }
 
 // bins returns the counts the chart plots and the time each covers: 100 ms
@@ -173,29 +174,21 @@ func writeSVG(w io.Writer, c chart) {
 			d.WriteString(cmd + num(mid(i)) + " " + num(y))
 			pen = true
 		}
-		dash := ""
-		if s.dash != "" {
-			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
-		}
-		p.printf(`<path id="%s" class="series" fill="none" stroke="%s" stroke-width="%s"%s d="%s"/>`+"\n", s.id, s.colour, s.width, dash, d.String())
+		p.printf(`<path id="%s" class="series" fill="none" %s d="%s"/>`+"\n", s.id, s.style, d.String())
 	}
 
 	// Legend, under the axis label.
 	lx := plotLeft
 	for _, s := range chartSeries {
-		dash := ""
-		if s.dash != "" {
-			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
-		}
-		p.printf(`<g class="legend"><line x1="%d" y1="470" x2="%d" y2="470" stroke="%s" stroke-width="%s"%s/><text x="%d" y="474">%s</text></g>`+"\n",
-			lx, lx+24, s.colour, s.width, dash, lx+30, esc(s.label))
+		p.printf(`<g class="legend"><line x1="%d" y1="470" x2="%d" y2="470" %s/><text x="%d" y="474">%s</text></g>`+"\n",
+			lx, lx+24, s.style, lx+30, esc(s.label))
 		lx += 40 + 7*len(s.label)
 	}
 	p.printf("</svg>\n")
 }
 
-// svgWriter remembers nothing but writes; writeSVG's output goes to a
-// buffer, so write errors cannot happen.
+// svgWriter is fmt.Fprintf bound to one writer. writeSVG's callers give it
+// a buffer, so it has no write errors to report.
 type svgWriter struct{ w io.Writer }
 
 func (p *svgWriter) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
