@@ -1,34 +1,39 @@
-// Command simulate drives a breaker against a simulated dependency on a
-// virtual clock, and prints what the breaker let through and what it shed.
-//
-// The dependency goes through four phases: healthy with a few errors, a hard
-// outage (every call fails), healed, and overloaded (it can serve only part of
-// the offered rate; the excess fails). Requests arrive at a steady rate.
-// The run prints, per simulated second, the calls offered, allowed,
-// succeeded and dropped and the drop ratio (dropped/offered over that
-// second: the breaker's drop probability as the calls saw it), then a
-// summary per phase.
-//
-// Time is virtual, so a minute of traffic simulates in well under a second,
-// and the same flags and seed print the same output.
-//
-//	go run ./examples/simulate
-//	go run ./examples/simulate -k 2 -window 5s -outage 30s -seed 7
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
 func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		os.Exit(2) // parseFlags printed the error and the usage
+	}
+	if err := run(cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "simulate:", err)
+		os.Exit(2)
+	}
+}
+
+// scenarioFlags describe the built-in scenario; a scenario file or a trace
+// replaces them.
+var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload"}
+
+// parseFlags parses the command line; it prints errors and the usage to
+// stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
 	cfg := defaultConfig()
-	fs := flag.NewFlagSet("simulate", flag.ExitOnError)
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.Float64Var(&cfg.k, "k", breaker.DefaultK, "K, the multiplier on accepts (>= 1)")
 	fs.IntVar(&cfg.protection, "protection", breaker.DefaultProtection, "failures tolerated before dropping (>= 0)")
 	fs.DurationVar(&cfg.window, "window", breaker.DefaultWindow, "span of the rolling window")
@@ -40,49 +45,102 @@ func main() {
 	fs.DurationVar(&cfg.phases[outage].length, "outage", cfg.phases[outage].length, "length of the hard outage")
 	fs.DurationVar(&cfg.phases[healed].length, "healed", cfg.phases[healed].length, "length of the healed phase")
 	fs.DurationVar(&cfg.phases[overload].length, "overload", cfg.phases[overload].length, "length of the overloaded phase")
+	fs.StringVar(&cfg.scenarioFile, "scenario", "", "simulate the phases of this JSON `file` instead of the built-in four")
+	fs.StringVar(&cfg.replayFile, "replay", "", "replay this CSV `trace` of timestamp,outcome rows instead of simulating")
+	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay")
+	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "print only the summary")
-	_ = fs.Parse(os.Args[1:]) // ExitOnError: Parse exits on a bad flag
-
-	if err := run(cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "simulate:", err)
-		os.Exit(2)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
 	}
+	fail := func(err error) (config, error) {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Errorf("unexpected argument %q: every setting is a flag", fs.Arg(0)))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	replaces := ""
+	switch {
+	case set["scenario"] && set["replay"]:
+		return fail(errors.New("-scenario and -replay: give one; a trace brings its own traffic"))
+	case set["record"] && set["replay"]:
+		return fail(errors.New("-record and -replay: give one; -record writes the trace of a simulation"))
+	case set["scenario"]:
+		replaces = "-scenario"
+	case set["replay"]:
+		replaces = "-replay"
+	}
+	if replaces != "" {
+		for _, name := range scenarioFlags {
+			if set[name] {
+				return fail(fmt.Errorf("-%s: describes the built-in scenario, which %s replaces", name, replaces))
+			}
+		}
+	}
+	return cfg, nil
 }
 
-// run simulates cfg and prints the report to out.
+// run simulates cfg, or replays its trace, and prints the report to out.
+// It also writes the chart and the trace cfg asks for.
 func run(cfg config, out io.Writer) error {
-	if err := cfg.validate(); err != nil {
-		return err
+	if cfg.replayFile != "" {
+		return runReplay(cfg, out)
 	}
-	res, err := simulate(cfg)
+	sc, err := cfg.scenario()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "breaker: K=%v protection=%d window=%v buckets=%d; %d requests/s offered; seed %d\n\n",
-		cfg.k, cfg.protection, cfg.window, cfg.buckets, cfg.rate, cfg.seed)
-	if !cfg.quiet {
-		fmt.Fprintf(out, "%6s  %-9s %8s %8s %9s %8s %10s\n", "second", "phase", "offered", "allowed", "succeeded", "dropped", "drop ratio")
-		for i, s := range res.seconds {
-			fmt.Fprintf(out, "%6d  %-9s %8d %8d %9d %8d %10.3f\n",
-				i+1, s.phase, s.offered, s.allowed, s.succeeded, s.dropped, pct(s.dropped, s.offered)/100)
-		}
-		fmt.Fprintln(out)
+	var res *result
+	if cfg.recordFile != "" {
+		res, err = simulateRecording(cfg.breakerConfig, sc, cfg.recordFile)
+	} else {
+		res, err = simulateScenario(cfg.breakerConfig, sc, nil)
 	}
-	res.printSummary(out, cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.svgFile != "" {
+		if err := writeSVGFile(cfg.svgFile, simulationChart(cfg, res)); err != nil {
+			return err
+		}
+	}
+	printSimulation(out, cfg, res)
 	return nil
 }
 
-func pct(part, whole int) float64 {
-	if whole == 0 {
-		return 0
+// simulateRecording simulates sc and writes its trace to path, which it
+// removes again if the run fails.
+func simulateRecording(bc breakerConfig, sc scenario, path string) (*result, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
 	}
-	return 100 * float64(part) / float64(whole)
+	res, err := simulateScenario(bc, sc, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return res, nil
 }
 
-// virtualClock is a clock the simulation moves by hand. Unlike clock.Mock it
-// does not pause on every step, so minutes of traffic simulate in moments.
-// It is used from one goroutine only.
-type virtualClock struct{ now time.Time }
-
-func (c *virtualClock) Now() time.Time { return c.now }
+func runReplay(cfg config, out io.Writer) error {
+	res, err := replayFile(cfg.breakerConfig, cfg.replayFile)
+	if err != nil {
+		return err
+	}
+	if cfg.svgFile != "" {
+		if err := writeSVGFile(cfg.svgFile, replayChart(cfg, res)); err != nil {
+			return err
+		}
+	}
+	printReplay(out, cfg, res)
+	return nil
+}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -90,4 +94,69 @@ func TestRun_invalidConfig(t *testing.T) {
 			assert.Empty(t, out.String())
 		})
 	}
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"-k", "2", "-scenario", "s.json", "-svg", "c.svg", "-record", "r.csv", "-quiet"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, cfg.k)
+	assert.Equal(t, "s.json", cfg.scenarioFile)
+	assert.Equal(t, "c.svg", cfg.svgFile)
+	assert.Equal(t, "r.csv", cfg.recordFile)
+	assert.True(t, cfg.quiet)
+
+	cfg, err = parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, defaultConfig(), cfg)
+
+	_, err = parseFlags([]string{"-h"}, io.Discard)
+	assert.ErrorIs(t, err, flag.ErrHelp)
+}
+
+func TestParseFlags_conflicts(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-scenario", "s.json", "-rate", "10"}, "-rate: describes the built-in scenario, which -scenario replaces"},
+		{[]string{"-replay", "t.csv", "-outage", "1s"}, "-outage: describes the built-in scenario, which -replay replaces"},
+		{[]string{"-scenario", "s.json", "-replay", "t.csv"}, "-scenario and -replay: give one; a trace brings its own traffic"},
+		{[]string{"-record", "r.csv", "-replay", "t.csv"}, "-record and -replay: give one; -record writes the trace of a simulation"},
+		{[]string{"extra"}, `unexpected argument "extra": every setting is a flag`},
+	} {
+		var stderr bytes.Buffer
+		_, err := parseFlags(tc.args, &stderr)
+		assert.EqualError(t, err, tc.want)
+		assert.Contains(t, stderr.String(), tc.want)
+		assert.Contains(t, stderr.String(), "Usage of simulate", "the usage follows the error")
+	}
+}
+
+func TestRun_scenarioFile(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.scenarioFile = "testdata/slow-brownout.json"
+	out := runToString(t, cfg)
+	assert.Contains(t, out, "scenario testdata/slow-brownout.json: 6 phases over 2m0s; seed 1")
+	assert.Contains(t, out, "brownout        10s       2000   60.0%  unlimited     500ms  -\n")
+	assert.Contains(t, out, "peak            40s       3000    1.0%       1000     300ms  overload\n")
+	assert.Len(t, regexp.MustCompile(`(?m)^ +\d+  `).FindAllString(out, -1), 120, "one line per simulated second")
+
+	cfg.scenarioFile = filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(cfg.scenarioFile, []byte(`{"phases": [{"duration": "1s"}]}`), 0o644))
+	var buf bytes.Buffer
+	assert.EqualError(t, run(cfg, &buf), cfg.scenarioFile+`: phase 1 ("phase 1"): rate: missing (requests offered per second)`)
+	assert.Empty(t, buf.String())
+}
+
+func TestRun_comparisonRow(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.quiet = true
+	out := runToString(t, cfg)
+	assert.Contains(t, out, "| 0 (0.00 %) | 66.3 % | 9.4 s | 7.9 s | 99.0 % | 1.93 |\n")
+
+	cfg.phases[healthy].length = 0
+	cfg.capacity = 0
+	out = runToString(t, cfg)
+	assert.Contains(t, out, "| – | 2.5 % | 0.3 s | 1.0 s | – | no success |\n",
+		"no healthy phase; nothing to serve while overloaded")
 }

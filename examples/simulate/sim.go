@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,10 +8,9 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
-	"github.com/srebreaker/srebreaker/proba"
 )
 
-// The phases, in the order they run.
+// The phases of the scenario the flags describe, in the order they run.
 const (
 	healthy = iota
 	outage
@@ -21,54 +19,53 @@ const (
 	phaseCount
 )
 
-// slot is the resolution of the shed and recovery timings.
+// slot is the resolution of the shed and recovery timings, and of the
+// dependency's capacity limit.
 const slot = 100 * time.Millisecond
 
-// maxRequests bounds a run to well under a minute of wall time (about 7
-// million requests a second here).
-const maxRequests = 100_000_000
-
-type phase struct {
-	name   string
-	length time.Duration
-}
-
 type config struct {
-	k          float64
-	protection int
-	window     time.Duration
-	buckets    int
-	rate       int     // requests offered per second
-	errorRate  float64 // share of calls failing outside the outage
-	capacity   float64 // share of the offered rate served while overloaded
-	phases     [phaseCount]phase
-	seed       uint64
-	quiet      bool
+	breakerConfig
+
+	// The scenario the flags describe: phases[p] gives only a name and a
+	// length, the rest comes from rate, errorRate and capacity.
+	rate      int     // requests offered per second
+	errorRate float64 // share of calls failing outside the outage
+	capacity  float64 // share of the offered rate served while overloaded
+	phases    [phaseCount]phase
+
+	scenarioFile string // replaces the flags' scenario when set
+	replayFile   string // replay this trace instead of simulating
+	svgFile      string // write a chart here
+	recordFile   string // write the simulated calls here as a trace
+	quiet        bool
 }
 
 func defaultConfig() config {
 	return config{
-		k:          breaker.DefaultK,
-		protection: breaker.DefaultProtection,
-		window:     breaker.DefaultWindow,
-		buckets:    breaker.DefaultBuckets,
-		rate:       2000,
-		errorRate:  0.01,
-		capacity:   0.5,
+		breakerConfig: breakerConfig{
+			k:          breaker.DefaultK,
+			protection: breaker.DefaultProtection,
+			window:     breaker.DefaultWindow,
+			buckets:    breaker.DefaultBuckets,
+			seed:       1,
+		},
+		rate:      2000,
+		errorRate: 0.01,
+		capacity:  0.5,
 		phases: [phaseCount]phase{
 			healthy:  {name: "healthy", length: 5 * time.Second},
 			outage:   {name: "outage", length: 10 * time.Second},
 			healed:   {name: "healed", length: 10 * time.Second},
 			overload: {name: "overload", length: 10 * time.Second},
 		},
-		seed: 1,
 	}
 }
 
+// validate checks the flags that describe the built-in scenario.
 func (c config) validate() error {
 	switch {
-	case c.rate < 1 || c.rate > 1_000_000:
-		return fmt.Errorf("-rate %d: must be between 1 and 1000000", c.rate)
+	case c.rate < 1 || c.rate > maxRate:
+		return fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxRate)
 	case !(c.errorRate >= 0 && c.errorRate <= 1):
 		return fmt.Errorf("-errors %v: must be between 0 and 1", c.errorRate)
 	case !(c.capacity >= 0 && c.capacity <= 1):
@@ -81,7 +78,7 @@ func (c config) validate() error {
 		}
 		total += p.length
 	}
-	if total > 24*time.Hour {
+	if total > maxDuration {
 		return fmt.Errorf("phases add up to %v: at most 24h can be simulated", total)
 	}
 	if requests := total.Seconds() * float64(c.rate); requests > maxRequests {
@@ -90,95 +87,175 @@ func (c config) validate() error {
 	return nil
 }
 
-// counts are the calls of one stretch of time.
-type counts struct {
-	phase                                string
-	offered, allowed, succeeded, dropped int
-}
-
-func (c *counts) add(o counts) {
-	c.offered += o.offered
-	c.allowed += o.allowed
-	c.succeeded += o.succeeded
-	c.dropped += o.dropped
+// scenario returns the scenario to simulate: the file's if one is given,
+// otherwise the four phases of the flags, each playing the role it is named
+// after.
+func (c config) scenario() (scenario, error) {
+	if c.scenarioFile != "" {
+		return loadScenario(c.scenarioFile)
+	}
+	if err := c.validate(); err != nil {
+		return scenario{}, err
+	}
+	var s scenario
+	for i, p := range c.phases {
+		p.role = role(i + 1)
+		p.rate = float64(c.rate)
+		p.errors = c.errorRate
+		p.capacity = math.Inf(1)
+		switch i {
+		case outage:
+			p.errors = 1
+		case overload:
+			p.capacity = c.capacity * float64(c.rate)
+		}
+		s.phases = append(s.phases, p)
+	}
+	return s, s.validate()
 }
 
 type result struct {
-	seconds []counts
-	phases  [phaseCount]counts
-	slots   [phaseCount][]counts // per 100 ms, for the timings
+	scenario scenario
+	timeline
+	phases []counts   // per phase of the scenario
+	slots  [][]counts // per phase, per 100 ms since it began, for the timings
 }
 
-var errDependency = errors.New("dependency failed")
-
-// simulate runs the phases one after another. Requests arrive evenly spaced;
-// each is run through the breaker at its arrival time.
+// simulate runs the scenario cfg gives through a breaker built from cfg.
 func simulate(cfg config) (*result, error) {
-	clk := &virtualClock{now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
-	b, err := breaker.New(breaker.WithName("simulated"), breaker.WithK(cfg.k),
-		breaker.WithProtection(cfg.protection), breaker.WithWindow(cfg.window), breaker.WithBuckets(cfg.buckets),
-		breaker.WithClock(clk), breaker.WithProba(proba.NewSeeded(cfg.seed)))
+	sc, err := cfg.scenario()
 	if err != nil {
 		return nil, err
 	}
-	dependencyRand := rand.New(rand.NewPCG(cfg.seed, cfg.seed+1))
-	res := &result{}
-	start := clk.now
-	var elapsed time.Duration // since start, at the beginning of the phase
-	var sec *counts
-	for p, ph := range cfg.phases {
+	return simulateScenario(cfg.breakerConfig, sc, nil)
+}
+
+// simulateScenario runs sc through a breaker built from bc. Requests arrive
+// evenly spaced within each phase; each is offered to the breaker at its
+// arrival time on a virtual clock and, if admitted, served or failed by the
+// dependency then, with its outcome reported to the breaker after the
+// phase's latency. If trace is not nil, every offered call is written to it
+// as a row of a trace (see [traceWriter.write]), dropped calls with the
+// outcome they would have had.
+func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, error) {
+	d, err := newDriver(bc, epoch)
+	if err != nil {
+		return nil, err
+	}
+	var tw *traceWriter
+	if trace != nil {
+		tw = newTraceWriter(trace, sc.hasLatency())
+	}
+	// The dependency's own draws, apart from the breaker's: which served
+	// calls fail. whatIf decides, for a trace, how dropped calls would
+	// have fared, without disturbing the draws of the calls that ran.
+	dependencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+1))
+	whatIf := rand.New(rand.NewPCG(bc.seed, bc.seed+2))
+
+	res := &result{scenario: sc, phases: make([]counts, len(sc.phases)), slots: make([][]counts, len(sc.phases))}
+	length := sc.length()
+	for s := time.Duration(0); s < length; s += time.Second {
+		res.seconds = append(res.seconds, counts{phase: sc.phases[sc.phaseAt(s)].name})
+	}
+	var elapsed time.Duration // since the start, at the beginning of the phase
+	for p, ph := range sc.phases {
 		res.phases[p].phase = ph.name
-		n := int(int64(ph.length) * int64(cfg.rate) / int64(time.Second))
-		// While overloaded, the dependency serves at most capacity·rate calls per slot.
-		perSlot := int(math.Round(cfg.capacity * float64(cfg.rate) * slot.Seconds()))
-		served, servedSlot := 0, -1
+		res.slots[p] = make([]counts, (ph.length+slot-1)/slot)
+		capacity := newCapacity(ph.capacity)
+		n := ph.requests()
 		for i := range n {
-			at := elapsed + time.Duration(int64(i)*int64(time.Second)/int64(cfg.rate))
-			clk.now = start.Add(at)
-			if s := int(at / time.Second); s >= len(res.seconds) {
-				res.seconds = append(res.seconds, counts{phase: ph.name})
-				sec = &res.seconds[s]
-			}
-			slotIndex := int((at - elapsed) / slot)
-			for len(res.slots[p]) <= slotIndex {
-				res.slots[p] = append(res.slots[p], counts{})
-			}
-			var c counts
-			c.offered = 1
-			err := b.Do(func() error {
+			since := ph.arrival(i) // since the phase began
+			at := elapsed + since
+			slotIndex := int(since / slot)
+			c := counts{phase: ph.name, offered: 1}
+			if promise := d.allow(epoch.Add(at)); promise != nil {
 				c.allowed = 1
-				switch {
-				case p == outage:
-					return errDependency
-				case p == overload:
-					if slotIndex != servedSlot {
-						served, servedSlot = 0, slotIndex
-					}
-					if served >= perSlot {
-						return errDependency
-					}
-					served++
+				ok := capacity.take(slotIndex) && !fails(dependencyRand, ph.errors)
+				if ok {
+					c.succeeded = 1
 				}
-				if dependencyRand.Float64() < cfg.errorRate {
-					return errDependency
+				d.finish(promise, epoch.Add(at), ph.latency, ok)
+				if tw != nil {
+					tw.write(at, ok, ph.latency)
 				}
-				c.succeeded = 1
-				return nil
-			})
-			if errors.Is(err, breaker.ErrServiceUnavailable) {
+			} else {
 				c.dropped = 1
+				if tw != nil {
+					tw.write(at, capacity.room(slotIndex) && !fails(whatIf, ph.errors), ph.latency)
+				}
 			}
-			sec.add(c)
+			res.timeline.add(at, c)
 			res.phases[p].add(c)
 			res.slots[p][slotIndex].add(c)
 		}
 		elapsed += ph.length
 	}
+	d.drain()
+	if tw != nil {
+		if err := tw.flush(); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
+// fails draws whether a served call fails. It draws only for a rate
+// strictly between 0 and 1.
+func fails(r *rand.Rand, rate float64) bool {
+	switch {
+	case rate >= 1:
+		return true
+	case rate <= 0:
+		return false
+	}
+	return r.Float64() < rate
+}
+
+// capacity serves at most perSecond calls a second, counted per 100 ms slot
+// since the phase began: slot i serves the calls that bring the total up to
+// round(perSecond·(i+1)/10), so a fraction carries over rather than being
+// rounded away each slot. Calls beyond that fail.
+type capacity struct {
+	perSlot float64 // +Inf for no limit
+	slot    int     // the slot served counts
+	served  int
+}
+
+func newCapacity(perSecond float64) *capacity {
+	return &capacity{perSlot: perSecond * slot.Seconds(), slot: -1}
+}
+
+// budget returns how many calls slot i may serve.
+func (c *capacity) budget(i int) int {
+	return int(math.Round(c.perSlot*float64(i+1)) - math.Round(c.perSlot*float64(i)))
+}
+
+// room reports whether one more call in slot i would be served.
+func (c *capacity) room(i int) bool {
+	if math.IsInf(c.perSlot, 1) {
+		return true
+	}
+	if i != c.slot {
+		return c.budget(i) > 0
+	}
+	return c.served < c.budget(i)
+}
+
+// take serves a call in slot i if there is room.
+func (c *capacity) take(i int) bool {
+	if !c.room(i) {
+		return false
+	}
+	if i != c.slot {
+		c.slot, c.served = i, 0
+	}
+	c.served++
+	return true
+}
+
 // firstSlot returns the time from the start of phase p to the end of the
-// first slot that satisfies ok, and whether there was one.
+// first slot that satisfies ok, and whether there was one. Slots that
+// offered nothing are skipped.
 func (r *result) firstSlot(p int, ok func(c counts) bool) (time.Duration, bool) {
 	for i, c := range r.slots[p] {
 		if c.offered > 0 && ok(c) {
@@ -188,42 +265,58 @@ func (r *result) firstSlot(p int, ok func(c counts) bool) (time.Duration, bool) 
 	return 0, false
 }
 
-func (r *result) printSummary(out io.Writer, cfg config) {
-	fmt.Fprintf(out, "%-9s %9s %9s %9s %9s %9s\n", "phase", "length", "offered", "allowed%", "succeeded", "dropped%")
-	for p, c := range r.phases {
-		if cfg.phases[p].length == 0 {
-			continue
+// figures are the six figures of the comparison row; see the package
+// comment for their definitions. A figure is NaN when the scenario has no
+// phase with its role, or that phase offered nothing.
+type figures struct {
+	falseDrops         float64 // calls dropped during the healthy phase
+	outageReached      float64 // % of the outage's calls admitted
+	shedAfter          float64 // seconds until 90 % was shed; +Inf if never during the outage
+	admittedAfter      float64 // seconds after healing until 95 % was admitted; +Inf if never
+	goodput            float64 // % of the overload phase's capacity that succeeded
+	attemptsPerSuccess float64 // admitted per succeeded call while overloaded; +Inf if none succeeded
+}
+
+// phaseOf returns the index of the phase with role r that offered calls, or
+// -1.
+func (r *result) phaseOf(ro role) int {
+	for i, p := range r.scenario.phases {
+		if p.role == ro && r.phases[i].offered > 0 {
+			return i
 		}
-		fmt.Fprintf(out, "%-9s %9v %9d %8.1f%% %9d %8.1f%%\n",
-			c.phase, cfg.phases[p].length, c.offered, pct(c.allowed, c.offered), c.succeeded, pct(c.dropped, c.offered))
 	}
-	fmt.Fprintln(out)
-	timing := func(d time.Duration, ok bool, within time.Duration) string {
-		if !ok {
-			return fmt.Sprintf("not within %v", within)
+	return -1
+}
+
+func (r *result) figures() figures {
+	nan := math.NaN()
+	f := figures{nan, nan, nan, nan, nan, nan}
+	timing := func(p int, ok func(c counts) bool) float64 {
+		if d, found := r.firstSlot(p, ok); found {
+			return d.Seconds()
 		}
-		return fmt.Sprintf("%.1f s", d.Seconds())
+		return math.Inf(1)
 	}
-	if c := r.phases[healthy]; c.offered > 0 {
-		fmt.Fprintf(out, "healthy:  false drops                        %d (%.2f%%)\n", c.dropped, pct(c.dropped, c.offered))
+	if p := r.phaseOf(roleHealthy); p >= 0 {
+		f.falseDrops = float64(r.phases[p].dropped)
 	}
-	if c := r.phases[outage]; c.offered > 0 {
-		d, ok := r.firstSlot(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
-		fmt.Fprintf(out, "outage:   share that reached the dependency  %.1f%%\n", pct(c.allowed, c.offered))
-		fmt.Fprintf(out, "outage:   time until 90%% was shed            %s\n", timing(d, ok, cfg.phases[outage].length))
+	if p := r.phaseOf(roleOutage); p >= 0 {
+		c := r.phases[p]
+		f.outageReached = pct(c.allowed, c.offered)
+		f.shedAfter = timing(p, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
 	}
-	if c := r.phases[healed]; c.offered > 0 {
-		d, ok := r.firstSlot(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
-		fmt.Fprintf(out, "healed:   time until 95%% was admitted        %s\n", timing(d, ok, cfg.phases[healed].length))
-		fmt.Fprintf(out, "healed:   dropped                            %.1f%%\n", pct(c.dropped, c.offered))
+	if p := r.phaseOf(roleHealed); p >= 0 {
+		f.admittedAfter = timing(p, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
 	}
-	if c := r.phases[overload]; c.offered > 0 && cfg.capacity > 0 {
-		capacity := cfg.capacity * float64(c.offered)
-		attempts := "-"
+	if p := r.phaseOf(roleOverload); p >= 0 {
+		c, ph := r.phases[p], r.scenario.phases[p]
+		if servable := min(float64(c.offered), ph.capacity*ph.length.Seconds()); servable > 0 {
+			f.goodput = 100 * float64(c.succeeded) / servable
+		}
+		f.attemptsPerSuccess = math.Inf(1)
 		if c.succeeded > 0 {
-			attempts = fmt.Sprintf("%.2f", float64(c.allowed)/float64(c.succeeded))
+			f.attemptsPerSuccess = float64(c.allowed) / float64(c.succeeded)
 		}
-		fmt.Fprintf(out, "overload: goodput, share of capacity         %.1f%%\n", 100*float64(c.succeeded)/capacity)
-		fmt.Fprintf(out, "overload: attempts per success               %s\n", attempts)
 	}
+	return f
 }

@@ -1,0 +1,141 @@
+// Command simulate drives a breaker against a simulated dependency on a
+// virtual clock, and prints what the breaker let through and what it shed.
+// It can also replay a recorded trace of calls through a breaker, to tune K
+// and the window on real traffic before deploying.
+//
+//	go run ./examples/simulate
+//	go run ./examples/simulate -k 2 -window 5s -outage 30s -seed 7
+//	go run ./examples/simulate -scenario examples/simulate/testdata/slow-brownout.json -svg chart.svg
+//	go run ./examples/simulate -replay examples/simulate/testdata/trace.csv -window 5s -quiet
+//
+// Time is virtual, so ten minutes of traffic at 2,000 requests/s simulate
+// in well under a second, and the same flags and seed print the same output
+// and write the same files, byte for byte.
+//
+// # Flags
+//
+// The breaker: -k, -protection, -window and -buckets, with the breaker's
+// defaults and ranges; -seed seeds its random source and the dependency's.
+//
+// The built-in scenario: the dependency is healthy with a few errors, then
+// down (every call fails), then healed, then overloaded (it serves only part
+// of the offered rate; the excess fails). -rate sets the requests offered per
+// second (1 to 1,000,000), -errors the share of calls that fail outside the
+// outage, -capacity the share of the offered rate served while overloaded,
+// and -healthy, -outage, -healed and -overload the length of each phase (0
+// leaves it out). testdata/standard.json is the same scenario as a file.
+//
+// The rest:
+//
+//   - -scenario file: simulate the phases of a scenario file instead.
+//   - -replay trace: replay a trace instead of simulating.
+//   - -record file: write the simulated calls to file as a trace. A
+//     dropped call is written with the outcome it would have had (served if
+//     its slot had capacity left, failing at the phase's error rate, drawn
+//     apart from the calls that ran). Replaying the trace with the same
+//     breaker flags and seed drops exactly the same calls; with other
+//     flags, it shows what they would have done.
+//   - -svg file: write a chart of the run: offered, admitted and succeeded
+//     calls per second and the drop ratio (dropped/offered) on a second axis
+//     from 0 to 1, over time, with the phases shaded. Runs up to a minute are
+//     charted per 100 ms, longer ones per second or, beyond 10 minutes,
+//     per a few seconds.
+//   - -quiet: leave out the per-second table.
+//
+// -scenario and -replay replace the built-in scenario, so they cannot be
+// combined with its flags, nor with each other; -record needs a simulation.
+//
+// # Scenario files
+//
+// A scenario file is JSON: an object with a list of phases, run one after
+// another, and an optional description that is ignored.
+//
+//	{
+//	  "description": "A dependency that fails for 10 s.",
+//	  "phases": [
+//	    {"name": "healthy", "role": "healthy", "duration": "5s", "rate": 2000, "errors": 0.01},
+//	    {"name": "outage", "role": "outage", "duration": "10s", "rate": 2000, "errors": 1, "latency": "1s"},
+//	    {"name": "slow", "duration": "30s", "rate": 2000, "capacity": 1000, "latency": "200ms"}
+//	  ]
+//	}
+//
+// The fields of a phase:
+//
+//   - duration (required): a Go duration such as "10s" or "1m30s"; positive.
+//   - rate (required): requests offered per second, 0 to 1,000,000, not
+//     necessarily whole. They arrive evenly spaced, the first at the start of
+//     the phase: call i at i/rate seconds, floor(duration·rate) calls in all.
+//   - errors: the share of the calls the dependency serves that fail, 0 to
+//     1; default 0.
+//   - capacity: the calls per second the dependency can serve, ≥ 0; calls
+//     beyond it fail. It is enforced per 100 ms slot from the start of the
+//     phase: slot i serves the calls that bring the phase's total up to
+//     round(capacity·(i+1)/10), so fractions carry over. Leave it out for no
+//     limit; 0 serves nothing.
+//   - latency: a Go duration, from a call's admission until its outcome
+//     reaches the breaker; default 0, at most 1h. Meanwhile the call is in
+//     flight, and later calls are decided without knowing its outcome.
+//   - name: up to 32 characters; default "phase N".
+//   - role: which figures of the comparison row the phase gives: healthy,
+//     outage, healed or overload, each at most once; default none.
+//
+// Unknown fields are errors. A run may last at most 24 hours and make at most
+// 100 million calls. Errors name the line (for JSON syntax) or the phase and
+// field that was wrong.
+//
+// # Traces
+//
+// A trace is CSV, one offered call per row: timestamp,outcome or
+// timestamp,outcome,latency.
+//
+//   - timestamp: seconds since the start as a decimal number with up to nine
+//     decimals (12.5), or RFC 3339 with optional fractional seconds
+//     (2024-01-01T00:00:00.5Z), counted from the first row. All rows use
+//     the same kind, in non-decreasing order (sort the file by its first
+//     column), spanning at most 7 days.
+//   - outcome: what the call returns if admitted: success, ok, 1 or true;
+//     failure, error, 0 or false (any case).
+//   - latency: optional, a Go duration as in a scenario.
+//
+// A first row whose timestamp starts with a letter is a header and is
+// skipped; lines starting with # are comments. The trace streams through, so
+// its length is bounded only by the 7 days. Errors name the line.
+//
+// A replay offers each row to the breaker at its time and reports an
+// admitted row's outcome after its latency. It prints, per second with
+// calls (unless -quiet), the calls offered, allowed, succeeded and dropped,
+// the dropped calls that would have failed (failures shed: load the
+// dependency was spared) and those that would have succeeded (false drops),
+// then the totals.
+//
+// # What a simulation prints
+//
+// Calls are counted by the time they were offered. Per second (unless
+// -quiet): the phase, the calls offered, allowed, succeeded and dropped, and
+// the drop ratio, dropped/offered over that second: the breaker's drop
+// probability as the calls saw it. Then per phase: its length, the calls
+// offered, the share allowed, the calls that succeeded and the share
+// dropped. Then the figures below, each from the phase with the role it
+// names, both as lines and as a Markdown table row, in which a figure whose
+// role no phase has (or whose phase offered nothing) reads "–":
+//
+//   - false drops while healthy: the calls dropped during the healthy phase,
+//     and their share of its calls.
+//   - share of the outage that reached the dependency: the outage phase's
+//     calls that were admitted, as a share of those offered.
+//   - time until 90 % was shed: from the start of the outage phase to the end
+//     of its first 100 ms slot (counted from the phase's start) in which at
+//     least 90 % of the calls offered were dropped; slots without calls are
+//     skipped. "not within" the phase's length if no slot gets there.
+//   - time until 95 % was admitted: the same for the healed phase, with at
+//     least 95 % of the calls admitted; 0.1 s if the first slot already was.
+//   - goodput, share of capacity: the calls that succeeded during the
+//     overload phase, as a share of the most the dependency could serve,
+//     the lesser of the calls offered and capacity × the phase's length.
+//     Left out when that is 0.
+//   - attempts per success: the overload phase's admitted calls per call that
+//     succeeded.
+//
+// The built-in scenario gives each phase the role it is named after; the
+// healed phase also prints the share of its calls that were dropped.
+package main

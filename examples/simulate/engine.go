@@ -1,0 +1,211 @@
+package main
+
+import (
+	"time"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+// epoch is where the virtual clock starts, unless a trace gives its own
+// times.
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// virtualClock is a clock the simulation moves by hand. Unlike clock.Mock it
+// does not pause on every step, so minutes of traffic simulate in moments.
+// It is used from one goroutine only.
+type virtualClock struct{ now time.Time }
+
+func (c *virtualClock) Now() time.Time { return c.now }
+
+// breakerConfig is what the breaker under test is built from.
+type breakerConfig struct {
+	k          float64
+	protection int
+	window     time.Duration
+	buckets    int
+	seed       uint64
+}
+
+// failureReason is the reason every failed call is rejected with; a constant
+// keeps the breaker's hot path free of allocations.
+const failureReason = "dependency failed"
+
+// driver runs calls through a breaker on a virtual clock. Calls with a
+// latency stay in flight, and their outcomes reach the breaker at admission
+// + latency, in that order, before any later call is decided.
+type driver struct {
+	clk      *virtualClock
+	b        breaker.Breaker
+	inFlight callHeap
+	seq      uint64 // orders calls finishing at the same instant by admission
+}
+
+// newDriver builds the breaker with the clock at start: the window's bucket
+// boundaries count from there.
+func newDriver(bc breakerConfig, start time.Time) (*driver, error) {
+	clk := &virtualClock{now: start}
+	b, err := breaker.New(breaker.WithName("simulated"), breaker.WithK(bc.k),
+		breaker.WithProtection(bc.protection), breaker.WithWindow(bc.window), breaker.WithBuckets(bc.buckets),
+		breaker.WithClock(clk), breaker.WithProba(proba.NewSeeded(bc.seed)))
+	if err != nil {
+		return nil, err
+	}
+	return &driver{clk: clk, b: b}, nil
+}
+
+// allow moves the clock to at, after reporting the calls that finished by
+// then, and asks the breaker about a call arriving at at. The promise is nil
+// if the call is dropped.
+func (d *driver) allow(at time.Time) srebreaker.Promise {
+	d.settle(at)
+	d.clk.now = at
+	p, err := d.b.Allow()
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// finish reports the outcome of an admitted call that arrived at at: now if
+// latency is 0, otherwise once the clock reaches at + latency.
+func (d *driver) finish(p srebreaker.Promise, at time.Time, latency time.Duration, ok bool) {
+	if latency <= 0 {
+		report(p, ok)
+		return
+	}
+	d.seq++
+	done := at.Add(latency)
+	d.inFlight.push(call{done: done, key: done.UnixNano(), seq: d.seq, p: p, ok: ok})
+}
+
+// settle reports, in order, the outcomes of the calls in flight that finish
+// at or before t, each with the clock at its finishing time.
+func (d *driver) settle(t time.Time) {
+	for len(d.inFlight) > 0 && !d.inFlight[0].done.After(t) {
+		c := d.inFlight.pop()
+		d.clk.now = c.done
+		report(c.p, c.ok)
+	}
+}
+
+// drain reports every call still in flight.
+func (d *driver) drain() {
+	for len(d.inFlight) > 0 {
+		c := d.inFlight.pop()
+		d.clk.now = c.done
+		report(c.p, c.ok)
+	}
+}
+
+func report(p srebreaker.Promise, ok bool) {
+	if ok {
+		p.Accept()
+	} else {
+		p.Reject(failureReason)
+	}
+}
+
+// call is an admitted call whose outcome the breaker has not seen yet.
+type call struct {
+	done time.Time
+	key  int64 // done in Unix nanoseconds, which compare faster
+	seq  uint64
+	p    srebreaker.Promise
+	ok   bool
+}
+
+func (c *call) before(o *call) bool {
+	if c.key != o.key {
+		return c.key < o.key
+	}
+	return c.seq < o.seq
+}
+
+// callHeap is a binary min-heap of calls by (done, seq). It is typed rather
+// than built on container/heap, whose interface boxes every call.
+type callHeap []call
+
+func (h *callHeap) push(c call) {
+	*h = append(*h, c)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s[i].before(&s[parent]) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+func (h *callHeap) pop() call {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = call{}
+	s = s[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s[l].before(&s[least]) {
+			least = l
+		}
+		if r < len(s) && s[r].before(&s[least]) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	*h = s
+	return top
+}
+
+// counts are the calls of one stretch of time, by the time they arrived.
+type counts struct {
+	phase                                string
+	offered, allowed, succeeded, dropped int
+	falseDrops                           int // dropped calls a trace says would have succeeded
+}
+
+func (c *counts) add(o counts) {
+	c.offered += o.offered
+	c.allowed += o.allowed
+	c.succeeded += o.succeeded
+	c.dropped += o.dropped
+	c.falseDrops += o.falseDrops
+}
+
+// chartTenths is how many 100 ms slots a timeline keeps: runs up to a
+// minute are charted at that resolution, longer ones per second or coarser.
+const chartTenths = 600
+
+// timeline counts calls per second since the start, and per 100 ms over the
+// first minute.
+type timeline struct {
+	seconds []counts
+	tenths  []counts
+}
+
+// add counts c for a call that arrived at d since the start. A second is
+// labelled with the phase of its first call.
+func (tl *timeline) add(d time.Duration, c counts) {
+	s := int(d / time.Second)
+	for len(tl.seconds) <= s {
+		tl.seconds = append(tl.seconds, counts{phase: c.phase})
+	}
+	if tl.seconds[s].offered == 0 && c.phase != "" {
+		tl.seconds[s].phase = c.phase
+	}
+	tl.seconds[s].add(c)
+	if t := int(d / slot); t < chartTenths {
+		for len(tl.tenths) <= t {
+			tl.tenths = append(tl.tenths, counts{})
+		}
+		tl.tenths[t].add(c)
+	}
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README and docs/algorithm.md quote these figures of the default run:
+// they change together.
+func TestSimulate_standardFigures(t *testing.T) {
+	res, err := simulate(defaultConfig())
+	require.NoError(t, err)
+	f := res.figures()
+	assert.Equal(t, 0.0, f.falseDrops)
+	assert.InDelta(t, 66.3, f.outageReached, 0.05)
+	assert.InDelta(t, 9.4, f.shedAfter, 1e-9)
+	assert.InDelta(t, 7.9, f.admittedAfter, 1e-9)
+	assert.InDelta(t, 99.0, f.goodput, 0.05)
+	assert.InDelta(t, 1.93, f.attemptsPerSuccess, 0.005)
+
+	cfg := defaultConfig()
+	cfg.scenarioFile = "testdata/standard.json"
+	fromFile, err := simulate(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, f, fromFile.figures(), "testdata/standard.json is the built-in scenario")
+}
+
+func TestResult_figures_absentRoles(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.phases[healthy].length = 0
+	cfg.phases[healed].length = 0
+	res, err := simulate(cfg)
+	require.NoError(t, err)
+	f := res.figures()
+	assert.True(t, math.IsNaN(f.falseDrops), "no healthy phase")
+	assert.True(t, math.IsNaN(f.admittedAfter), "no healed phase")
+	assert.False(t, math.IsNaN(f.outageReached))
+	assert.False(t, math.IsNaN(f.goodput))
+}
+
+func TestResult_figures_neverShed(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.phases[outage].length = time.Second // too short to shed 90 %
+	res, err := simulate(cfg)
+	require.NoError(t, err)
+	assert.True(t, math.IsInf(res.figures().shedAfter, 1))
+	assert.Contains(t, runToString(t, cfg), "outage:   time until 90% was shed            not within 1s")
+}
+
+// admittedBefore counts the calls of the first phase admitted before d.
+func admittedBefore(res *result, d time.Duration) (admitted, offered int) {
+	for _, c := range res.slots[0][:d/slot] {
+		admitted += c.allowed
+		offered += c.offered
+	}
+	return admitted, offered
+}
+
+func TestSimulate_latencyDelaysOutcomes(t *testing.T) {
+	down := func(latency time.Duration) *result {
+		sc := scenario{phases: []phase{{name: "down", role: roleOutage, length: 3 * time.Second, rate: 1000, errors: 1,
+			capacity: math.Inf(1), latency: latency}}}
+		res, err := simulateScenario(defaultConfig().breakerConfig, sc, nil)
+		require.NoError(t, err)
+		return res
+	}
+	// Without latency the first failures are seen at once, and the breaker
+	// sheds from the first 100 ms on.
+	admitted, offered := admittedBefore(down(0), slot)
+	assert.Less(t, admitted, offered)
+
+	// With 500 ms latency, no outcome has reached the breaker before 500 ms:
+	// everything is admitted until then, and shedding starts after.
+	res := down(500 * time.Millisecond)
+	admitted, offered = admittedBefore(res, 500*time.Millisecond)
+	assert.Equal(t, offered, admitted)
+	assert.Greater(t, res.slots[0][6].dropped, 0, "shed once the outcomes arrive")
+}
+
+// fakeBreaker admits everything and records when each outcome arrives.
+type fakeBreaker struct {
+	breaker.Breaker // the methods the driver does not call
+	clk             *virtualClock
+	outcomes        []outcomeAt
+}
+
+type outcomeAt struct {
+	at time.Time
+	ok bool
+}
+
+type fakePromise struct{ b *fakeBreaker }
+
+func (p fakePromise) Accept() { p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, true}) }
+func (p fakePromise) Reject(string) {
+	p.b.outcomes = append(p.b.outcomes, outcomeAt{p.b.clk.now, false})
+}
+
+func (b *fakeBreaker) Allow() (srebreaker.Promise, error) { return fakePromise{b}, nil }
+
+func TestDriver_reportsAtAdmissionPlusLatency(t *testing.T) {
+	clk := &virtualClock{now: epoch}
+	fb := &fakeBreaker{clk: clk}
+	d := &driver{clk: clk, b: fb}
+	at := func(ms int) time.Time { return epoch.Add(time.Duration(ms) * time.Millisecond) }
+
+	d.finish(d.allow(at(0)), at(0), 300*time.Millisecond, false)
+	d.finish(d.allow(at(100)), at(100), 0, true) // reported at once
+	d.finish(d.allow(at(100)), at(100), 100*time.Millisecond, true)
+	d.finish(d.allow(at(150)), at(150), 50*time.Millisecond, false) // finishes with the previous: after it
+	require.Equal(t, []outcomeAt{{at(100), true}}, fb.outcomes)
+
+	d.allow(at(250)) // settles what finished by 250 ms
+	assert.Equal(t, []outcomeAt{{at(100), true}, {at(200), true}, {at(200), false}}, fb.outcomes)
+	assert.Equal(t, at(250), clk.now)
+
+	d.drain()
+	assert.Equal(t, outcomeAt{at(300), false}, fb.outcomes[3])
+}
+
+func TestCallHeap_popsInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h callHeap
+	for i := range 500 {
+		done := epoch.Add(time.Duration(r.IntN(50)) * time.Millisecond)
+		h.push(call{done: done, key: done.UnixNano(), seq: uint64(i)})
+	}
+	prev := h.pop()
+	for len(h) > 0 {
+		c := h.pop()
+		require.True(t, prev.before(&c), "%v/%d then %v/%d", prev.done, prev.seq, c.done, c.seq)
+		prev = c
+	}
+}
+
+func TestCapacity_carriesFractions(t *testing.T) {
+	c := newCapacity(166.5) // 16.65 calls per slot
+	total := 0
+	for i := range 10 {
+		b := c.budget(i)
+		assert.Contains(t, []int{16, 17}, b)
+		total += b
+	}
+	assert.Equal(t, 167, total, "round(166.5) over the first second")
+
+	served := 0
+	for range 20 {
+		if c.take(0) {
+			served++
+		}
+	}
+	assert.Equal(t, 17, served, "slot 0: round(16.65)")
+	assert.False(t, c.room(0))
+	assert.True(t, c.room(1), "a new slot starts afresh")
+
+	none := newCapacity(0)
+	assert.False(t, none.take(0))
+	unlimited := newCapacity(math.Inf(1))
+	for range 1000 {
+		require.True(t, unlimited.take(0))
+	}
+}
+
+// smallScenario writes a short scenario with latency and a capacity limit,
+// cheap enough to run a few times under the race detector.
+func smallScenario(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "small.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"phases": [
+		{"name": "up", "role": "healthy", "duration": "4s", "rate": 300, "errors": 0.02, "latency": "50ms"},
+		{"name": "down", "role": "outage", "duration": "6s", "rate": 300, "errors": 1, "latency": "400ms"},
+		{"name": "back", "role": "healed", "duration": "5s", "rate": 300, "errors": 0.02},
+		{"name": "busy", "role": "overload", "duration": "5s", "rate": 450.5, "errors": 0.02, "capacity": 150, "latency": "20ms"}
+	]}`), 0o644))
+	return path
+}
+
+func TestRun_sameFlagsSameOutput(t *testing.T) {
+	dir := t.TempDir()
+	cfg := defaultConfig()
+	cfg.scenarioFile = smallScenario(t)
+	cfg.svgFile = filepath.Join(dir, "a.svg")
+	a := runToString(t, cfg)
+	cfg.svgFile = filepath.Join(dir, "b.svg")
+	b := runToString(t, cfg)
+	assert.Equal(t, a, b)
+	svgA, err := os.ReadFile(filepath.Join(dir, "a.svg"))
+	require.NoError(t, err)
+	svgB, err := os.ReadFile(filepath.Join(dir, "b.svg"))
+	require.NoError(t, err)
+	assert.Equal(t, svgA, svgB, "the same flags write the same chart, byte for byte")
+
+	cfg.seed = 2
+	assert.NotEqual(t, a, runToString(t, cfg), "another seed draws other outcomes")
+}
+
+func TestAppendSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                   "0",
+		12 * time.Second:                    "12",
+		1500 * time.Millisecond:             "1.5",
+		500 * time.Microsecond:              "0.0005",
+		time.Hour + time.Nanosecond:         "3600.000000001",
+		86399*time.Second + 999_999_999:     "86399.999999999",
+		2*time.Second + 20*time.Millisecond: "2.02",
+	} {
+		got := string(appendSeconds(nil, d))
+		assert.Equal(t, want, got)
+		back, err := parseSeconds(got)
+		require.NoError(t, err)
+		assert.Equal(t, d, back, "round trip of %s", got)
+	}
+}
+
+func TestSimulate_recordWritesEveryCall(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.rate = 100
+	sc, err := cfg.scenario()
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	res, err := simulateScenario(cfg.breakerConfig, sc, &trace)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSpace(trace.Bytes()), []byte("\n"))
+	assert.Equal(t, "timestamp,outcome", string(lines[0]))
+	assert.Len(t, lines, 1+3500)
+	assert.Equal(t, "0.01,success", string(lines[2]))
+	assert.Equal(t, "5,failure", string(lines[1+500]), "the outage's first call")
+	assert.Equal(t, 3500, res.phases[0].offered+res.phases[1].offered+res.phases[2].offered+res.phases[3].offered)
+}
