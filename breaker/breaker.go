@@ -169,17 +169,21 @@ func (b *googleBreaker) admit() error {
 	w := b.window
 	w.at(b.now())
 	succ, fail := unpack(w.completed.Load())
-	fail += w.failures.Load()
+	// Counts fit an int64 by far; converting from int64 is one instruction,
+	// from uint64 a branch.
+	failures := int64(fail + w.failures.Load())
 	// The formula's numerator is failures − protection − (k−1)·successes. While
 	// it stays at or below 0 with the finished buckets' successes alone, it
 	// does with the live bucket's too, and no call is dropped: the live
 	// successes, which may be spread over processors, are summed only when
 	// this bound fails.
-	if float64(fail) <= b.protection+b.kMinus1*float64(succ) {
+	if float64(failures) <= b.protection+b.kMinus1*float64(int64(succ)) {
 		return nil
 	}
-	succ += w.successes.Load()
-	if b.proba.TrueOnProba(dropRatio(int64(succ+fail), int64(succ), b.k, b.protection)) {
+	successes := float64(int64(succ + w.successes.Load()))
+	// dropRatio's fraction, without its division: the draw multiplies.
+	total := successes + float64(failures)
+	if b.proba.TrueOnRatio(total-b.protection-b.k*successes, total+1) {
 		return b.reasons.err(b.name)
 	}
 	return nil
@@ -278,35 +282,45 @@ func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallb
 		}
 		return err
 	}
-	if acceptable == nil {
-		acceptable = srebreaker.DefaultAcceptable
-	}
-
 	recorded := false
-	defer func() {
-		if recorded {
-			return
-		}
-		// req or acceptable panicked, or req called runtime.Goexit.
-		v := recover()
-		if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
-			b.markFailure("call exited without returning (runtime.Goexit)")
-			return
-		}
-		b.markFailure(fmt.Sprint("panic: ", v))
-		panic(v)
-	}()
+	defer b.recordPanic(&recorded)
 
 	err := req()
+	if err == nil && acceptable == nil { // the common case, without a call to acceptable
+		recorded = true
+		b.markSuccess()
+		return nil
+	}
 	result, reason := classify(ctx, err, acceptable)
 	recorded = true
+	b.record(result, reason)
+	return err
+}
+
+// record records a finished call as classify classified it.
+func (b *googleBreaker) record(result outcome, reason string) {
 	switch result {
 	case success:
 		b.markSuccess()
 	case failure:
 		b.markFailure(reason)
 	}
-	return err
+}
+
+// recordPanic, deferred by do, records a call that neither returned nor was
+// recorded: req or acceptable panicked, or req called runtime.Goexit. A
+// panic goes on with the same value.
+func (b *googleBreaker) recordPanic(recorded *bool) {
+	if *recorded {
+		return
+	}
+	v := recover()
+	if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
+		b.markFailure("call exited without returning (runtime.Goexit)")
+		return
+	}
+	b.markFailure(fmt.Sprint("panic: ", v))
+	panic(v)
 }
 
 // classify decides how a finished call is recorded, and the failure reason.
@@ -314,6 +328,9 @@ func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallb
 func classify(ctx context.Context, err error, acceptable srebreaker.Acceptable) (outcome, string) {
 	if ctx != nil && err != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
 		return neither, ""
+	}
+	if acceptable == nil {
+		acceptable = srebreaker.DefaultAcceptable
 	}
 	if acceptable(err) {
 		return success, ""

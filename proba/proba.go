@@ -3,6 +3,7 @@ package proba
 import (
 	"math/rand/v2"
 	"sync"
+	_ "unsafe" // for go:linkname
 )
 
 // Proba returns true with a given probability. Create one with [New] or
@@ -40,13 +41,36 @@ func (p *Proba) TrueOnProba(proba float64) bool {
 	return p.float64() < proba
 }
 
+// TrueOnRatio reports true with probability num/den, as TrueOnProba does,
+// but multiplies where TrueOnProba's caller would divide: a breaker asks it
+// on every call it may drop. It is never true for num <= 0, den <= 0 or a
+// NaN, always true for num >= den > 0, and draws a random number only in
+// between.
+func (p *Proba) TrueOnRatio(num, den float64) bool {
+	if !(num > 0) || !(den > 0) { // also catches NaN
+		return false
+	}
+	if num >= den {
+		return true
+	}
+	return p.float64()*den < num
+}
+
 // float64 draws a number in [0, 1).
 func (p *Proba) float64() float64 {
 	if p == nil || p.src == nil {
-		return rand.Float64()
+		return float64(runtime_cheaprand64()>>10) / (1 << 53) // 63 random bits: keep the top 53
 	}
 	p.mu.Lock()
 	f := p.src.Float64()
 	p.mu.Unlock()
 	return f
 }
+
+// runtime_cheaprand64 is the runtime's per-thread wyrand generator: a few
+// times cheaper than math/rand/v2's global ChaCha8 source, and plenty for
+// choosing which calls to drop. The runtime keeps it linkable for packages
+// outside the standard library.
+//
+//go:linkname runtime_cheaprand64 runtime.cheaprand64
+func runtime_cheaprand64() int64

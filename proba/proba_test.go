@@ -92,3 +92,35 @@ func BenchmarkProba_TrueOnProba(b *testing.B) {
 		})
 	}
 }
+
+func TestProba_TrueOnRatio_edges(t *testing.T) {
+	for name, p := range map[string]*proba.Proba{"global": proba.New(), "seeded": proba.NewSeeded(1), "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			for range 1000 {
+				assert.False(t, p.TrueOnRatio(0, 10))
+				assert.False(t, p.TrueOnRatio(-1, 10))
+				assert.False(t, p.TrueOnRatio(5, 0))
+				assert.False(t, p.TrueOnRatio(5, -3))
+				assert.False(t, p.TrueOnRatio(math.NaN(), 10))
+				assert.False(t, p.TrueOnRatio(5, math.NaN()))
+				assert.True(t, p.TrueOnRatio(10, 10))
+				assert.True(t, p.TrueOnRatio(11, 10))
+				assert.True(t, p.TrueOnRatio(math.Inf(1), 10))
+			}
+		})
+	}
+}
+
+func TestProba_TrueOnRatio_matchesTrueOnProba(t *testing.T) {
+	a, b := proba.NewSeeded(9), proba.NewSeeded(9)
+	hits := 0
+	for i := range 100_000 {
+		num, den := float64(i%97), 97.0
+		got := a.TrueOnRatio(num, den)
+		assert.Equal(t, b.TrueOnProba(num/den), got, "draw %d: %v/%v", i, num, den)
+		if got {
+			hits++
+		}
+	}
+	assert.InDelta(t, 0.495, float64(hits)/100_000, 0.01, "the mean of i/97 over 0…96 is 0.495")
+}

@@ -33,3 +33,21 @@ func BenchmarkAtomic_AddParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAtomic_Add is one uncontended atomic add, the floor for Add.
+func BenchmarkAtomic_Add(b *testing.B) {
+	var n atomic.Uint64
+	b.ReportAllocs()
+	for range b.N {
+		n.Add(1)
+	}
+}
+
+func BenchmarkAdder_AddSpread(b *testing.B) {
+	var a Adder
+	a.spread()
+	b.ReportAllocs()
+	for range b.N {
+		a.Add(1)
+	}
+}
