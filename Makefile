@@ -4,6 +4,9 @@ STATICCHECK_VERSION := v0.8.2
 # The oldest Go the module supports (go.mod's go line), fetched as a toolchain
 # module through the module proxy.
 MIN_GO              := go1.22.12
+# Modules nested in this repository, each with a go.mod of its own (so that
+# their dependencies stay out of the core's): test and lint run in each.
+NESTED_MODULES      := grpcbreaker examples/grpc
 
 .DEFAULT_GOAL := help
 .PHONY: help test race test-min-go bench lint cover fuzz simulate
@@ -11,9 +14,13 @@ MIN_GO              := go1.22.12
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-test: ## vet and race tests: what CI runs
+test: ## vet and race tests, nested modules too: what CI runs
 	go vet ./...
 	go test -race -count=1 ./...
+	@set -e; for m in $(NESTED_MODULES); do \
+		echo "cd $$m && go vet ./... && go test -race -count=1 ./..."; \
+		(cd $$m && go vet ./... && go test -race -count=1 ./...); \
+	done
 
 race: test ## same as test
 
@@ -23,11 +30,16 @@ test-min-go: ## the tests on the oldest supported Go
 bench: ## benchmarks with allocation counts, written to bench.txt
 	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
 
-lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check
+lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check, nested modules too
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	go mod tidy -diff
+	@set -e; for m in $(NESTED_MODULES); do \
+		echo "cd $$m && go vet ./... && staticcheck ./... && go mod tidy -diff"; \
+		(cd $$m && go vet ./... && \
+			go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && go mod tidy -diff); \
+	done
 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...
