@@ -98,3 +98,42 @@ func ExampleUnaryServerInterceptor() {
 	fmt.Println(byCode)
 	// Output: map[Internal:31 Unavailable:69]
 }
+
+func ExampleStreamClientInterceptor() {
+	_, addr, stop := exampleServer()
+	defer stop()
+
+	reg := exampleRegistry()
+	stream, err := grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(reg))
+	if err != nil {
+		panic(err)
+	}
+	cc, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStreamInterceptor(stream))
+	if err != nil {
+		panic(err)
+	}
+	defer cc.Close()
+
+	// A server stream of three messages: the breaker records the call once,
+	// when RecvMsg reports the end.
+	s, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/test.Echo/List")
+	if err != nil {
+		panic(err)
+	}
+	_ = s.SendMsg(wrapperspb.String("n:3"))
+	_ = s.CloseSend()
+	for {
+		msg := new(wrapperspb.StringValue)
+		if err := s.RecvMsg(msg); err != nil {
+			fmt.Println("end:", err)
+			break
+		}
+		fmt.Println("message", msg.GetValue())
+	}
+	// Output:
+	// message 0
+	// message 1
+	// message 2
+	// end: EOF
+}

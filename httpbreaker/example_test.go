@@ -129,3 +129,38 @@ func ExampleNewHandler() {
 	fmt.Println(statuses)
 	// Output: map[500 Retry-After="":31 503 Retry-After="1":69]
 }
+
+func ExampleWithClassifier() {
+	url, stop := exampleServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NotFound(w, r)
+	}))
+	defer stop()
+
+	// For this dependency a 404 means it lost data: count it as a failure,
+	// and defer to the default for everything else.
+	classify := func(req *http.Request, resp *http.Response, err error) httpbreaker.Outcome {
+		if err == nil && resp.StatusCode == http.StatusNotFound {
+			return httpbreaker.Failure
+		}
+		return httpbreaker.ClientClassifier(req, resp, err)
+	}
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil,
+		httpbreaker.WithRegistry(exampleRegistry()), httpbreaker.WithClassifier(classify))}
+	defer client.CloseIdleConnections()
+
+	notFound, dropped := 0, 0
+	for range 100 {
+		resp, err := client.Get(url + "/documents/7")
+		if errors.Is(err, breaker.ErrServiceUnavailable) {
+			dropped++
+			continue
+		}
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		notFound++
+	}
+	fmt.Println("404:", notFound, "dropped:", dropped)
+	// Output: 404: 31 dropped: 69
+}
