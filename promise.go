@@ -3,7 +3,9 @@ package srebreaker
 // Promise is what a breaker hands back when it admits a call through
 // Allow. The caller runs the call and then reports its outcome by calling
 // exactly one of the two methods, exactly once: each call records one
-// outcome, so a second call records a second one.
+// outcome, so a second call records a second one. A call that says nothing
+// about the dependency's health, such as one the caller canceled, is
+// reported with [Ignore] instead.
 //
 // The breaker's promises are safe for concurrent use by multiple goroutines.
 type Promise interface {

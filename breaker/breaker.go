@@ -203,6 +203,13 @@ type promise struct{ b *googleBreaker }
 func (p promise) Accept()              { p.b.markSuccess() }
 func (p promise) Reject(reason string) { p.b.markFailure(reason) }
 
+// Ignore records nothing: the call says nothing about the dependency's
+// health (see [srebreaker.Ignorer]), so it leaves the window as if the call
+// had never been admitted.
+func (p promise) Ignore() {}
+
+var _ srebreaker.Ignorer = promise{}
+
 func (b *googleBreaker) Allow() (srebreaker.Promise, error) {
 	if err := b.admit(); err != nil {
 		return nil, err

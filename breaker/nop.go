@@ -21,6 +21,9 @@ type nopPromise struct{}
 
 func (nopPromise) Accept()       {}
 func (nopPromise) Reject(string) {}
+func (nopPromise) Ignore()       {}
+
+var _ srebreaker.Ignorer = nopPromise{}
 
 func (n nopBreaker) Name() string { return n.name }
 

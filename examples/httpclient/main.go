@@ -1,6 +1,8 @@
-// Command httpclient calls a real HTTP server on loopback through a breaker,
-// while the server fails for a while, and prints per second what the breaker
-// sent, what it dropped and what came back.
+// Command httpclient calls a real HTTP server on loopback through an
+// http.Client whose Transport is httpbreaker's, while the server fails for a
+// while, and prints per second what the client sent, what the breaker
+// dropped and what came back. The Transport keeps a breaker per host, counts
+// 5xx answers as failures and never sends a dropped request.
 //
 // The server runs in this process on 127.0.0.1 with a port the system picks.
 // By default the breaker reads a virtual clock that each request moves
@@ -24,6 +26,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -65,11 +68,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 	_, _ = io.WriteString(w, "ok")
 }
-
-// errStatus is a response whose status counts as a failure of the server.
-type errStatus struct{ code int }
-
-func (e errStatus) Error() string { return fmt.Sprintf("server answered %d", e.code) }
 
 // virtualClock is moved by hand, one request at a time.
 type virtualClock struct{ now atomic.Int64 }
@@ -113,33 +111,34 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	defer httpServer.Close()
 	url := "http://" + ln.Addr().String() + "/"
 
-	opts := []breaker.Option{breaker.WithName("loopback"), breaker.WithProba(proba.NewSeeded(cfg.seed))}
+	opts := []breaker.Option{breaker.WithProba(proba.NewSeeded(cfg.seed))}
 	vclock := &virtualClock{}
 	vclock.now.Store(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	if !cfg.realtime {
 		opts = append(opts, breaker.WithClock(vclock))
 	}
-	b, err := breaker.New(opts...)
+	// One breaker per host, made with opts; 5xx and 429 answers count as
+	// failures, and a dropped request is never sent.
+	transport, err := httpbreaker.NewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry(opts...)))
 	if err != nil {
 		return nil, err
 	}
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
 
-	get := func() error {
+	// get returns the status, or the error of a request that got none.
+	get := func() (int, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode >= 500 {
-			return errStatus{resp.StatusCode}
-		}
-		return nil
+		return resp.StatusCode, nil
 	}
 
 	total := cfg.healthy + cfg.down + cfg.after
@@ -160,12 +159,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 		if cfg.realtime {
 			time.Sleep(time.Until(begin.Add(at)))
 		}
-		err := b.DoCtx(ctx, get)
+		code, err := get()
 		switch {
-		case errors.Is(err, breaker.ErrServiceUnavailable):
+		case errors.Is(err, breaker.ErrServiceUnavailable): // inside http.Client's *url.Error
 			sec.dropped++
 			lastDrop = err
-		case err != nil:
+		case err != nil, code >= 500:
 			sec.sent++
 			sec.failed++
 		default:

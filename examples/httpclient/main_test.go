@@ -31,7 +31,8 @@ func TestRun_shedsAndRecovers(t *testing.T) {
 	for i, s := range rep.seconds[18:] {
 		assert.Equal(t, counts{sent: 50, ok: 50}, s, "second %d: recovered", i+19)
 	}
-	assert.Contains(t, out.String(), `the last drop said: breaker: service unavailable (breaker "loopback"; last failures`)
+	assert.Regexp(t, `the last drop said: Get "http://127\.0\.0\.1:\d+/": breaker: service unavailable `+
+		`\(breaker "127\.0\.0\.1:\d+"; last failures, newest first: \S+ "HTTP 503 Service Unavailable"`, out.String())
 }
 
 func TestRun_invalidFlags(t *testing.T) {

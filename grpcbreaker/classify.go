@@ -1,0 +1,80 @@
+package grpcbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/srebreaker/srebreaker"
+)
+
+// code is the status code a call ended with: nil is OK; an error without a
+// status is read as gRPC's server does, so that a context error is Canceled
+// or DeadlineExceeded and anything else Unknown.
+func code(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Code()
+	}
+	return status.FromContextError(err).Code()
+}
+
+// record reports how a call that ended with err went. ctx is the call's
+// context: Canceled after it was canceled means the caller gave up.
+func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) {
+	c := code(err)
+	switch {
+	case c == codes.OK:
+		p.Accept()
+	case c == codes.Canceled && errors.Is(ctx.Err(), context.Canceled):
+		srebreaker.Ignore(p) // the caller gave up: the dependency is not to blame
+	case o.failures&(1<<c) != 0:
+		p.Reject(err.Error())
+	case c == codes.Canceled:
+		srebreaker.Ignore(p)
+	default:
+		p.Accept()
+	}
+}
+
+// recordPanic records a call whose code panicked, or called runtime.Goexit
+// (v == nil), as a failure.
+func recordPanic(p srebreaker.Promise, v any) {
+	if v == nil {
+		p.Reject("call exited without returning (runtime.Goexit)")
+		return
+	}
+	p.Reject(fmt.Sprint("panic: ", v))
+}
+
+// shedError is the error of a call a breaker dropped: status code
+// Unavailable with msg, and it unwraps to the breaker's drop error, which
+// matches breaker.ErrServiceUnavailable.
+type shedError struct {
+	msg string
+	err error
+}
+
+func (e *shedError) Error() string { return e.msg }
+func (e *shedError) Unwrap() error { return e.err }
+
+// GRPCStatus makes status.FromError and status.Code read the error as
+// Unavailable.
+func (e *shedError) GRPCStatus() *status.Status { return status.New(codes.Unavailable, e.msg) }
+
+// clientShed is the error of a call the client's breaker dropped; its
+// message carries the breaker's name and last failure reasons.
+func clientShed(err error) error {
+	return &shedError{msg: "grpcbreaker: call shed by the client's breaker: " + err.Error(), err: err}
+}
+
+// serverShedMsg is the message a client gets for a call the server's
+// breaker dropped; the failure reasons stay on the server.
+const serverShedMsg = "grpcbreaker: call shed by the server's breaker: the server is overloaded, retry later"
+
+func serverShed(err error) error { return &shedError{msg: serverShedMsg, err: err} }

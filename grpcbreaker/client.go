@@ -1,0 +1,150 @@
+package grpcbreaker
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/srebreaker/srebreaker"
+)
+
+// UnaryClientInterceptor returns an interceptor that starts a unary call
+// only if the breaker for its key admits it, and records how the call
+// ended. Set it with grpc.WithUnaryInterceptor or grpc.WithChainUnaryInterceptor.
+//
+// A dropped call fails with status code Unavailable and a message that
+// names the breaker and its last failure reasons; its error matches
+// [breaker.ErrServiceUnavailable]. When the call's context is already done,
+// the interceptor returns its status (Canceled or DeadlineExceeded) and
+// records nothing. A panic in the invoker is recorded as a failure and
+// raised again. The constructor returns an error wrapping
+// [ErrInvalidOption] when an option is invalid.
+func UnaryClientInterceptor(opts ...Option) (grpc.UnaryClientInterceptor, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		p, err := o.registry.Get(o.key(ctx, cc.Target(), method)).Allow()
+		if err != nil {
+			return clientShed(err)
+		}
+		recorded := false
+		defer func() {
+			if !recorded {
+				v := recover()
+				recordPanic(p, v)
+				if v != nil {
+					panic(v)
+				}
+			}
+		}()
+		err = invoker(ctx, method, req, reply, cc, callOpts...)
+		recorded = true
+		o.record(p, ctx, err)
+		return err
+	}, nil
+}
+
+// StreamClientInterceptor returns an interceptor that opens a stream only
+// if the breaker for its key admits it, and records how the stream ended,
+// exactly once: when RecvMsg returns io.EOF (a success) or an error, when
+// SendMsg returns an error other than io.EOF, when the response of a
+// stream without server streaming arrives, or, if the caller abandons the
+// stream first, when the call's context is done (canceled: neither; past
+// its deadline: DeadlineExceeded). Set it with grpc.WithStreamInterceptor or
+// grpc.WithChainStreamInterceptor.
+//
+// Drops, a context already done and panics are handled as by
+// [UnaryClientInterceptor]. The constructor returns an error wrapping
+// [ErrInvalidOption] when an option is invalid.
+func StreamClientInterceptor(opts ...Option) (grpc.StreamClientInterceptor, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, status.FromContextError(err).Err()
+		}
+		p, err := o.registry.Get(o.key(ctx, cc.Target(), method)).Allow()
+		if err != nil {
+			return nil, clientShed(err)
+		}
+		opened := false
+		defer func() {
+			if !opened {
+				v := recover()
+				recordPanic(p, v)
+				if v != nil {
+					panic(v)
+				}
+			}
+		}()
+		cs, err := streamer(ctx, desc, cc, method, callOpts...)
+		opened = true
+		if err != nil {
+			o.record(p, ctx, err)
+			return nil, err
+		}
+		s := &clientStream{ClientStream: cs, o: o, p: p, ctx: ctx, serverStreams: desc.ServerStreams}
+		s.stop = context.AfterFunc(ctx, s.abandoned)
+		return s, nil
+	}, nil
+}
+
+// clientStream notes when a stream ends and records its outcome once.
+type clientStream struct {
+	grpc.ClientStream
+	o             *options
+	p             srebreaker.Promise
+	ctx           context.Context
+	serverStreams bool
+	stop          func() bool // stops the context watch; set before the stream is handed out
+	ended         atomic.Bool
+}
+
+// end records the stream's outcome, the first time it is called.
+func (s *clientStream) end(err error) {
+	if s.ended.CompareAndSwap(false, true) {
+		s.stop()
+		s.o.record(s.p, s.ctx, err)
+	}
+}
+
+// abandoned runs when the call's context is done before the stream was
+// seen to end.
+func (s *clientStream) abandoned() {
+	if s.ended.CompareAndSwap(false, true) {
+		s.o.record(s.p, s.ctx, status.FromContextError(s.ctx.Err()).Err())
+	}
+}
+
+func (s *clientStream) SendMsg(m any) error {
+	err := s.ClientStream.SendMsg(m)
+	if err != nil && err != io.EOF { // io.EOF: the status is for RecvMsg to tell
+		s.end(err)
+	}
+	return err
+}
+
+func (s *clientStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	switch {
+	case err == io.EOF:
+		s.end(nil)
+	case err != nil:
+		s.end(err)
+	case !s.serverStreams:
+		s.end(nil) // the one response arrived, and with it an OK status
+	}
+	return err
+}

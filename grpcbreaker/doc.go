@@ -1,0 +1,23 @@
+// Package grpcbreaker puts a breaker of package
+// [github.com/srebreaker/srebreaker/breaker] in front of gRPC calls, as
+// client and server interceptors for google.golang.org/grpc. It is a
+// module of its own, so that the core module does not depend on gRPC.
+//
+// The client interceptors ([UnaryClientInterceptor],
+// [StreamClientInterceptor]) take a breaker per target and full method from
+// a [Registry] and start a call only if that breaker admits it. A call that
+// ends with one of the failure codes (by default [DefaultFailureCodes]:
+// Unavailable, DeadlineExceeded, ResourceExhausted, Internal, DataLoss and
+// Unknown) counts as a failure; a call the caller canceled counts as
+// neither; every other ending is a success. A dropped call never leaves
+// the process: it fails with status code Unavailable and a message that
+// says the breaker shed it, and its error also matches
+// [breaker.ErrServiceUnavailable] through errors.Is.
+//
+// The server interceptors ([UnaryServerInterceptor],
+// [StreamServerInterceptor]) do the same on the server, per full method:
+// they shed calls with Unavailable when the handlers' own failures say the
+// server is overloaded.
+//
+// Every interceptor is safe for concurrent use by multiple goroutines.
+package grpcbreaker

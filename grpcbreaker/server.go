@@ -1,0 +1,76 @@
+package grpcbreaker
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+)
+
+// UnaryServerInterceptor returns an interceptor that sheds load: it runs a
+// unary handler only if the breaker for the call's key (by default its full
+// method) admits it, and records how the handler ended. A shed call fails
+// with status code Unavailable and a message that says the server's breaker
+// shed it; the breaker's failure reasons are not sent to the client. A call
+// whose client canceled it counts as neither. A panic in the handler is
+// recorded as a failure and raised again. Set it with grpc.UnaryInterceptor
+// or grpc.ChainUnaryInterceptor.
+//
+// The constructor returns an error wrapping [ErrInvalidOption] when an
+// option is invalid.
+func UnaryServerInterceptor(opts ...Option) (grpc.UnaryServerInterceptor, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		p, err := o.registry.Get(o.key(ctx, "", info.FullMethod)).Allow()
+		if err != nil {
+			return nil, serverShed(err)
+		}
+		recorded := false
+		defer func() {
+			if !recorded {
+				v := recover()
+				recordPanic(p, v)
+				if v != nil {
+					panic(v)
+				}
+			}
+		}()
+		resp, err := handler(ctx, req)
+		recorded = true
+		o.record(p, ctx, err)
+		return resp, err
+	}, nil
+}
+
+// StreamServerInterceptor is [UnaryServerInterceptor] for streaming
+// handlers: it records how the handler ended, once it returns. Set it with
+// grpc.StreamInterceptor or grpc.ChainStreamInterceptor.
+func StreamServerInterceptor(opts ...Option) (grpc.StreamServerInterceptor, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx := ss.Context()
+		p, err := o.registry.Get(o.key(ctx, "", info.FullMethod)).Allow()
+		if err != nil {
+			return serverShed(err)
+		}
+		recorded := false
+		defer func() {
+			if !recorded {
+				v := recover()
+				recordPanic(p, v)
+				if v != nil {
+					panic(v)
+				}
+			}
+		}()
+		err = handler(srv, ss)
+		recorded = true
+		o.record(p, ctx, err)
+		return err
+	}, nil
+}

@@ -1,0 +1,133 @@
+package httpbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/srebreaker/srebreaker"
+)
+
+// Outcome is how a finished call is recorded by its breaker.
+type Outcome int
+
+const (
+	// Success records the call as a success.
+	Success Outcome = iota
+	// Failure records the call as a failure.
+	Failure
+	// Ignore records neither: the call says nothing about the dependency's
+	// health (see [srebreaker.Ignorer]).
+	Ignore
+)
+
+// String returns "success", "failure", "ignore" or "Outcome(n)".
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	case Ignore:
+		return "ignore"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Classifier decides how a finished call is recorded. A value other than
+// [Success], [Failure] and [Ignore] counts as a failure. A panic in a
+// Classifier is recorded as a failure and raised again.
+//
+// For a [Transport], resp and err are what the wrapped RoundTripper
+// returned; the classifier must not read or close resp.Body, which belongs
+// to the caller. For a [Handler], resp holds the status code and the header
+// the handler wrote (its Body is nil), and err is a [*PanicError] when the
+// handler panicked, nil otherwise.
+//
+// A Classifier may be called from many goroutines at once.
+type Classifier func(req *http.Request, resp *http.Response, err error) Outcome
+
+// ClientClassifier is a [Transport]'s default [Classifier]. An error whose
+// request context the caller canceled is [Ignore]; any other error (a
+// connection refused, a reset, a deadline) is a [Failure], and so are 5xx
+// and 429 Too Many Requests; every other status is a [Success].
+func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome {
+	if err != nil {
+		if errors.Is(req.Context().Err(), context.Canceled) {
+			return Ignore
+		}
+		return Failure
+	}
+	if resp == nil || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		return Failure
+	}
+	return Success
+}
+
+// ServerClassifier is a [Handler]'s default [Classifier]. A panic is a
+// [Failure], unless the client had already gone away (the request context
+// was canceled), which is [Ignore]; a 5xx status is a Failure; every other
+// status, 429 included, is a [Success]: a handler that asks a client to slow
+// down is working.
+func ServerClassifier(req *http.Request, resp *http.Response, err error) Outcome {
+	if err != nil {
+		if errors.Is(req.Context().Err(), context.Canceled) {
+			return Ignore
+		}
+		return Failure
+	}
+	if resp == nil || resp.StatusCode >= 500 {
+		return Failure
+	}
+	return Success
+}
+
+// PanicError is the error a [Handler] gives its [Classifier] when the
+// handler panicked. Unwrap returns the panic value when it is an error, so
+// errors.Is(err, http.ErrAbortHandler) tells a deliberate abort.
+type PanicError struct {
+	// Value is what the handler panicked with.
+	Value any
+}
+
+// Error returns "httpbreaker: handler panicked: " and the value.
+func (e *PanicError) Error() string { return fmt.Sprint("httpbreaker: handler panicked: ", e.Value) }
+
+// Unwrap returns Value if it is an error, and nil otherwise.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// record reports o on p. A failure's reason is err's text, or the status.
+func record(p srebreaker.Promise, o Outcome, resp *http.Response, err error) {
+	switch o {
+	case Success:
+		p.Accept()
+	case Ignore:
+		srebreaker.Ignore(p)
+	default:
+		p.Reject(failureReason(o, resp, err))
+	}
+}
+
+// failureReason says why a call failed, for the error of a later drop.
+func failureReason(o Outcome, resp *http.Response, err error) string {
+	var reason string
+	switch {
+	case err != nil:
+		reason = err.Error()
+	case resp != nil && resp.Status != "":
+		reason = "HTTP " + resp.Status
+	case resp != nil:
+		reason = "HTTP " + strconv.Itoa(resp.StatusCode)
+	default:
+		reason = "no response and no error"
+	}
+	if o != Failure {
+		reason += " (classifier returned " + o.String() + ")"
+	}
+	return reason
+}

@@ -1,0 +1,25 @@
+// Package httpbreaker puts a breaker of package
+// [github.com/srebreaker/srebreaker/breaker] in front of net/http calls,
+// one breaker per dependency, with the classification of outcomes most
+// callers want and a way to override it.
+//
+// On the client side, a [Transport] wraps an [http.RoundTripper]: it takes
+// a breaker per host (or per the key a [WithKey] function gives) from a
+// [breaker.Registry], and sends a request only if that breaker admits it.
+// Transport errors, 5xx and 429 responses count as failures, a request
+// whose context the caller canceled counts as neither, and everything else
+// as a success ([ClientClassifier]). A dropped request never leaves the
+// process: the caller gets an error matching [breaker.ErrServiceUnavailable]
+// (through errors.Is, also inside the *url.Error of an [http.Client]), or
+// what the [WithFallback] function returns.
+//
+// On the server side, a [Handler] wraps an [http.Handler] and sheds requests
+// with 503 Service Unavailable and a Retry-After header when the handler's
+// own failures, 5xx responses and panics ([ServerClassifier]), say that it
+// is overloaded.
+//
+// Neither reads nor closes a response body to classify it.
+//
+// Transports and Handlers are safe for concurrent use by multiple
+// goroutines.
+package httpbreaker

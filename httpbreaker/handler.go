@@ -1,0 +1,127 @@
+package httpbreaker
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/srebreaker/srebreaker"
+)
+
+// Handler is an [http.Handler] that sheds load: it passes a request to the
+// handler it wraps only if the breaker for the request's key admits it, and
+// records on that breaker how the wrapped handler did. Make one with
+// [NewHandler].
+//
+// A shed request gets 503 Service Unavailable with a Retry-After header and
+// a short plain-text body; the wrapped handler never sees it, and nothing
+// about the breaker's failure reasons is sent to the client. A panic in the
+// wrapped handler is recorded (a failure by default) and raised again with
+// the same value, so that net/http's handling of it, and of
+// [http.ErrAbortHandler] in particular, is unchanged.
+//
+// The wrapped handler gets a [http.ResponseWriter] that notes the status it
+// writes. It implements [http.Flusher], [http.Hijacker] and [io.ReaderFrom]
+// by passing the calls on, and has an Unwrap method, so
+// [http.ResponseController] reaches the original writer's other features.
+// Hijack returns [http.ErrNotSupported] when the original writer cannot be
+// hijacked, as on HTTP/2.
+//
+// A Handler is safe for concurrent use by multiple goroutines.
+type Handler struct {
+	next       http.Handler
+	registry   Registry
+	key        func(*http.Request) string
+	classifier Classifier
+	retryAfter string // the Retry-After header's value, in seconds
+}
+
+// NewHandler returns a Handler that wraps next. It returns an error
+// wrapping [ErrInvalidOption] when next is nil or an option is invalid.
+func NewHandler(next http.Handler, opts ...Option) (*Handler, error) {
+	o, err := newOptions(serverSide, opts)
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		return nil, errNilHandler
+	}
+	return &Handler{
+		next:       next,
+		registry:   o.registry,
+		key:        o.key,
+		classifier: o.classifier,
+		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
+	}, nil
+}
+
+// errNilHandler is NewHandler's error for a nil handler.
+var errNilHandler = &invalidError{"NewHandler(nil): handler must not be nil"}
+
+// invalidError is an ErrInvalidOption with a fixed text.
+type invalidError struct{ text string }
+
+func (e *invalidError) Error() string { return ErrInvalidOption.Error() + ": " + e.text }
+func (e *invalidError) Unwrap() error { return ErrInvalidOption }
+
+// MustNewHandler is like [NewHandler] but panics, with the message
+// NewHandler would return, when next is nil or an option is invalid.
+func MustNewHandler(next http.Handler, opts ...Option) *Handler {
+	h, err := NewHandler(next, opts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return h
+}
+
+// shedBody is the body of a shed request's response.
+const shedBody = "503 Service Unavailable: the server is shedding load, retry later\n"
+
+// ServeHTTP implements [http.Handler].
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p, err := h.registry.Get(h.key(r)).Allow()
+	if err != nil {
+		hdr := w.Header()
+		hdr.Set("Retry-After", h.retryAfter)
+		hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(shedBody))
+		return
+	}
+
+	rw := &responseWriter{ResponseWriter: w}
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
+			p.Reject("handler exited without returning (runtime.Goexit)")
+			return
+		}
+		h.finish(p, r, rw, &PanicError{Value: v})
+		// Raised again from this deferred call, so that the stack net/http
+		// logs still holds the handler's frames.
+		panic(v)
+	}()
+	h.next.ServeHTTP(rw, r)
+	returned = true
+	h.finish(p, r, rw, nil)
+}
+
+// finish classifies the call and records it on p. A panic in the classifier
+// is recorded as a failure and goes on up.
+func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
+	resp := rw.response(r)
+	recorded := false
+	defer func() {
+		if !recorded {
+			p.Reject("classifier panicked")
+		}
+	}()
+	o := h.classifier(r, resp, err)
+	recorded = true
+	record(p, o, resp, err)
+}

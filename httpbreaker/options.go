@@ -1,0 +1,140 @@
+package httpbreaker
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// ErrInvalidOption is wrapped by the error [NewTransport] and [NewHandler]
+// return for an invalid option; the full text names the option and what
+// was wrong with it.
+var ErrInvalidOption = errors.New("httpbreaker: invalid option")
+
+// DefaultRetryAfter is the Retry-After a [Handler] sends with a shed
+// request unless [WithRetryAfter] says otherwise.
+const DefaultRetryAfter = time.Second
+
+// handlerKey names the one breaker a Handler uses without WithKey.
+const handlerKey = "handler"
+
+// Option configures a [Transport] or a [Handler]. Most options apply to
+// both; [WithFallback] only to a Transport and [WithRetryAfter] only to a
+// Handler, and giving one to the other is an error.
+type Option func(*options)
+
+// side tells which constructor applies the options.
+type side int
+
+const (
+	clientSide side = iota
+	serverSide
+)
+
+// Registry gives the breaker for a key, the same breaker for the same key
+// every time. *[breaker.Registry] implements it; another implementation can
+// wrap one, to observe or override what it hands out.
+type Registry interface {
+	Get(key string) breaker.Breaker
+}
+
+type options struct {
+	registry      Registry
+	key           func(*http.Request) string
+	classifier    Classifier
+	fallback      func(*http.Request, error) (*http.Response, error)
+	fallbackSet   bool
+	retryAfter    time.Duration
+	retryAfterSet bool
+}
+
+// newOptions applies opts over the defaults of s and validates them.
+func newOptions(s side, opts []Option) (options, error) {
+	o := options{registry: breaker.NewRegistry(), retryAfter: DefaultRetryAfter}
+	if s == clientSide {
+		o.key, o.classifier = hostKey, ClientClassifier
+	} else {
+		o.key, o.classifier = func(*http.Request) string { return handlerKey }, ServerClassifier
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if r, ok := o.registry.(*breaker.Registry); ok && r == nil {
+		o.registry = nil
+	}
+	switch {
+	case o.registry == nil:
+		return o, fmt.Errorf("%w: WithRegistry(nil): registry must not be nil", ErrInvalidOption)
+	case o.key == nil:
+		return o, fmt.Errorf("%w: WithKey(nil): key function must not be nil", ErrInvalidOption)
+	case o.classifier == nil:
+		return o, fmt.Errorf("%w: WithClassifier(nil): classifier must not be nil", ErrInvalidOption)
+	case s == serverSide && o.fallbackSet:
+		return o, fmt.Errorf("%w: WithFallback applies to a Transport, not to a Handler", ErrInvalidOption)
+	case s == clientSide && o.retryAfterSet:
+		return o, fmt.Errorf("%w: WithRetryAfter applies to a Handler, not to a Transport", ErrInvalidOption)
+	case o.retryAfter < time.Second || o.retryAfter%time.Second != 0:
+		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
+			ErrInvalidOption, o.retryAfter)
+	}
+	return o, nil
+}
+
+// hostKey is a Transport's default key: the URL's host, with its port if
+// the URL has one.
+func hostKey(req *http.Request) string {
+	if req.URL != nil && req.URL.Host != "" {
+		return req.URL.Host
+	}
+	return req.Host
+}
+
+// WithRegistry sets the registry the breakers come from, one per key,
+// usually a *[breaker.Registry], so that they can be shared with other code
+// or configured with [breaker.NewRegistry]'s options. Default: a new
+// breaker.Registry with the default options for each Transport or Handler,
+// whose breakers no other code sees. It must not be nil.
+func WithRegistry(r Registry) Option {
+	return func(o *options) { o.registry = r }
+}
+
+// WithKey sets the function that names the breaker for a request: requests
+// with the same key share a breaker. For a Transport the default is the
+// URL's host with its port ("api.example.com", "127.0.0.1:8080"); host plus
+// route, or a service name, are common choices. For a Handler the default
+// is one breaker for every request the handler serves, because URL paths
+// are chosen by clients and a breaker per path would let them grow the
+// registry without bound; give a key with a bounded set of values, such as
+// the route pattern (r.Pattern on Go 1.23 and later). The function must not
+// be nil, and may be called from many goroutines at once.
+func WithKey(key func(req *http.Request) string) Option {
+	return func(o *options) { o.key = key }
+}
+
+// WithClassifier sets the function that decides how a finished call is
+// recorded. Default: [ClientClassifier] for a Transport and
+// [ServerClassifier] for a Handler. It must not be nil.
+func WithClassifier(c Classifier) Option {
+	return func(o *options) { o.classifier = c }
+}
+
+// WithFallback sets a function that a [Transport] calls instead of
+// returning the error for a dropped request. It receives the request (not
+// sent; its body already closed) and the drop error, which matches
+// [breaker.ErrServiceUnavailable]; what it returns is what RoundTrip
+// returns, so it must return a non-nil response or a non-nil error, as a
+// RoundTripper does. A response it returns belongs to the caller, who
+// closes its body. Default: none; nil also means none. Transport only.
+func WithFallback(fallback func(req *http.Request, err error) (*http.Response, error)) Option {
+	return func(o *options) { o.fallback, o.fallbackSet = fallback, true }
+}
+
+// WithRetryAfter sets the Retry-After a [Handler] sends with a shed
+// request. Default [DefaultRetryAfter] (1 s); it must be a whole number of
+// seconds, at least one, since the header counts in seconds. Handler only.
+func WithRetryAfter(d time.Duration) Option {
+	return func(o *options) { o.retryAfter, o.retryAfterSet = d, true }
+}

@@ -1,0 +1,114 @@
+package httpbreaker
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// Transport is an [http.RoundTripper] that sends a request only if the
+// breaker for its key admits it, and records the outcome on that breaker.
+// Make one with [NewTransport] and set it as an [http.Client]'s Transport:
+//
+//	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil)}
+//
+// A dropped request is never sent. RoundTrip then closes the request body,
+// as every RoundTripper must, and returns an error matching
+// [breaker.ErrServiceUnavailable] whose text names the breaker and its last
+// failure reasons, or what the [WithFallback] function returns. When the
+// request's context is already done, RoundTrip returns the context's error
+// and records nothing. A panic in the wrapped RoundTripper or in the
+// classifier is recorded as a failure and raised again.
+//
+// Responses pass through untouched: the Transport neither reads nor closes
+// their bodies, which stay the caller's to close.
+//
+// A Transport is safe for concurrent use by multiple goroutines.
+type Transport struct {
+	base       http.RoundTripper
+	registry   Registry
+	key        func(*http.Request) string
+	classifier Classifier
+	fallback   func(*http.Request, error) (*http.Response, error)
+}
+
+// NewTransport returns a Transport that sends admitted requests through
+// base, or through [http.DefaultTransport] when base is nil. It returns an
+// error wrapping [ErrInvalidOption] when an option is invalid.
+func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
+	o, err := newOptions(clientSide, opts)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Transport{base: base, registry: o.registry, key: o.key, classifier: o.classifier, fallback: o.fallback}, nil
+}
+
+// MustNewTransport is like [NewTransport] but panics, with the message
+// NewTransport would return, when an option is invalid. It is meant for
+// options written in code.
+func MustNewTransport(base http.RoundTripper, opts ...Option) *Transport {
+	t, err := NewTransport(base, opts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return t
+}
+
+// RoundTrip implements [http.RoundTripper].
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	p, err := t.registry.Get(t.key(req)).AllowCtx(ctx)
+	if err != nil {
+		closeBody(req)
+		if t.fallback != nil && errors.Is(err, breaker.ErrServiceUnavailable) {
+			return t.fallback(req, err)
+		}
+		return nil, err
+	}
+
+	recorded := false
+	defer func() {
+		if recorded {
+			return
+		}
+		// The wrapped RoundTripper or the classifier panicked, or called
+		// runtime.Goexit.
+		v := recover()
+		if v == nil {
+			p.Reject("round trip exited without returning (runtime.Goexit)")
+			return
+		}
+		p.Reject(fmt.Sprint("panic: ", v))
+		panic(v)
+	}()
+	resp, err := t.base.RoundTrip(req)
+	o := t.classifier(req, resp, err)
+	recorded = true
+	record(p, o, resp, err)
+	return resp, err
+}
+
+// CloseIdleConnections closes the idle connections of the wrapped
+// RoundTripper, if it has such a method; [http.Client.CloseIdleConnections]
+// calls it.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// closeBody closes the body of a request that will not be sent.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}

@@ -1,0 +1,94 @@
+package httpbreaker
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+)
+
+// responseWriter passes everything on to the writer it wraps and notes the
+// status of the response. A handler uses it from one goroutine at a time,
+// as it does any ResponseWriter.
+type responseWriter struct {
+	http.ResponseWriter
+	status int // the final status written; 0 until one is
+}
+
+// note records that the response started with status code, unless it
+// already had. Informational 1xx statuses other than 101 Switching
+// Protocols are not final and are not noted.
+func (w *responseWriter) note(code int) {
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.status = code
+	}
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	w.note(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	w.note(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom keeps the wrapped writer's io.ReaderFrom (sendfile) fast path.
+func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.note(http.StatusOK)
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{w.ResponseWriter}, r)
+}
+
+// writerOnly hides every method but Write, so that io.Copy does not call
+// ReadFrom again.
+type writerOnly struct{ io.Writer }
+
+// Flush implements http.Flusher; it does nothing when the wrapped writer
+// cannot flush.
+func (w *responseWriter) Flush() {
+	_ = w.FlushError()
+}
+
+// FlushError is what http.ResponseController.Flush calls: it reports
+// http.ErrNotSupported when the wrapped writer cannot flush.
+func (w *responseWriter) FlushError() error {
+	w.note(http.StatusOK)
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack implements http.Hijacker. A hijacked connection belongs to the
+// handler; unless it wrote a status first, the call is recorded with 101
+// Switching Protocols.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.note(http.StatusSwitchingProtocols)
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// response describes what the handler wrote, for the classifier: a handler
+// that wrote nothing gets 200 OK from net/http.
+func (w *responseWriter) response(r *http.Request) *http.Response {
+	code := w.status
+	if code == 0 {
+		code = http.StatusOK
+	}
+	return &http.Response{
+		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
+		StatusCode: code,
+		Proto:      r.Proto,
+		ProtoMajor: r.ProtoMajor,
+		ProtoMinor: r.ProtoMinor,
+		Header:     w.Header(),
+		Request:    r,
+	}
+}
