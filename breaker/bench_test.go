@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/srebreaker/srebreaker/breaker"
@@ -99,5 +100,51 @@ func BenchmarkRegistry_GetParallel(b *testing.B) {
 		for pb.Next() {
 			_ = r.Get("svc")
 		}
+	})
+}
+
+// BenchmarkBreaker_AllowAcceptBuckets shows that a call's cost does not
+// depend on how many buckets the window has.
+func BenchmarkBreaker_AllowAcceptBuckets(b *testing.B) {
+	for _, buckets := range []int{10, 40, 400} {
+		b.Run(fmt.Sprintf("buckets=%d", buckets), func(b *testing.B) {
+			br := breaker.MustNew(breaker.WithBuckets(buckets))
+			b.ReportAllocs()
+			for range b.N {
+				p, err := br.Allow()
+				if err == nil {
+					p.Accept()
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBreaker_AllowReject(b *testing.B) {
+	br := breaker.MustNew(breaker.WithK(1e9)) // K this large never drops
+	b.ReportAllocs()
+	for range b.N {
+		p, err := br.Allow()
+		if err == nil {
+			p.Reject("failed")
+		}
+	}
+}
+
+func BenchmarkBreaker_DropParallel(b *testing.B) {
+	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0))
+	for range 100_000 {
+		if p, err := br.Allow(); err == nil {
+			p.Reject("down")
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var err error
+		for pb.Next() {
+			_, err = br.Allow()
+		}
+		_ = err
 	})
 }
