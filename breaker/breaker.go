@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -108,9 +109,16 @@ type googleBreaker struct {
 	k          float64 // multiplier on accepts
 	kMinus1    float64 // k − 1, for the bound in admit
 	protection float64 // failures tolerated beyond k·accepts
-	proba      *proba.Proba
-	window     *window
-	reasons    reasonLog
+	// protectionCount is protection as a count, for the streaks.
+	protectionCount uint64
+	proba           *proba.Proba
+	window          *window
+	reasons         reasonLog
+
+	aggression  float64 // exponent on the drop probability's inverse; 1: none
+	countDrops  bool    // drops count as requests, up to k−1 per admitted call
+	trustRecent bool    // agreeing newest buckets override older ones
+	sampleScale float64 // dropSample^aggression
 
 	// clock is nil for the system clock, read through the process's coarse
 	// clock; otherwise the clock given by WithClock, read on every call,
@@ -126,6 +134,13 @@ func newGoogleBreaker(o options) *googleBreaker {
 		kMinus1:    o.k - 1,
 		protection: float64(o.protection),
 		proba:      o.proba,
+
+		protectionCount: uint64(o.protection),
+
+		aggression:  o.aggression,
+		countDrops:  o.countDrops,
+		trustRecent: o.trustRecent,
+		sampleScale: math.Pow(dropSample, o.aggression),
 	}
 	span := o.window / time.Duration(o.buckets)
 	if _, system := o.clock.(realClock); system {
@@ -135,7 +150,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		b.clock = o.clock
 		b.start = o.clock.Now()
 	}
-	b.window = newWindow(o.buckets, span, b.now())
+	b.window = newWindow(o.buckets, span, b.now(), o.k-1)
 	return b
 }
 
@@ -163,6 +178,11 @@ func dropRatio(total, accepts int64, k, protection float64) float64 {
 
 func (b *googleBreaker) Name() string { return b.name }
 
+// dropSample is how many drops a counted drop stands for: one drop in
+// dropSample, drawn at random, adds dropSample to the count, so that most
+// drops touch no counter and the count is right on average.
+const dropSample = 8
+
 // admit decides whether to admit a call: nil if admitted, the drop error if
 // not.
 func (b *googleBreaker) admit() error {
@@ -172,21 +192,59 @@ func (b *googleBreaker) admit() error {
 	// Counts fit an int64 by far; converting from int64 is one instruction,
 	// from uint64 a branch.
 	failures := int64(fail + w.failures.Load())
-	// The formula's numerator is failures − protection − (k−1)·successes. While
-	// it stays at or below 0 with the finished buckets' successes alone, it
-	// does with the live bucket's too, and no call is dropped: the live
-	// successes, which may be spread over processors, are summed only when
-	// this bound fails.
-	if float64(failures) <= b.protection+b.kMinus1*float64(int64(succ)) {
+	var drops int64
+	if b.countDrops { // the live bucket's drops, capped at the end, may be overcounted here
+		drops = int64(w.countedDrops.Load() + w.drops.Load())
+	}
+	down := b.trustRecent && w.downStreak.Load() > 0
+	// The formula's numerator is at most failures + drops − protection −
+	// (k−1)·successes. While that stays at or below 0 with the finished
+	// buckets' successes alone, it does with the live bucket's too, and no
+	// call is dropped: the live successes, which may be spread over
+	// processors, are summed only when this bound fails, or when the newest
+	// bucket held only failures.
+	if !down && float64(failures+drops) <= b.protection+b.kMinus1*float64(int64(succ)) {
 		return nil
 	}
-	successes := float64(int64(succ + w.successes.Load()))
-	// dropRatio's fraction, without its division: the draw multiplies.
-	total := successes + float64(failures)
-	if b.proba.TrueOnRatio(total-b.protection-b.k*successes, total+1) {
-		return b.reasons.err(b.name)
+	liveSucc := w.successes.Load()
+	successes := float64(int64(succ + liveSucc))
+	if b.trustRecent {
+		if liveSucc == 0 && down && w.downStreak.Load()+w.failures.Load() > b.protectionCount {
+			successes = 0 // down: older successes no longer count
+		} else if up := w.upStreak.Load(); up > 0 && up+liveSucc > b.protectionCount && w.failures.Load() == 0 {
+			return nil // up: older failures no longer count
+		}
 	}
-	return nil
+	admitted := successes + float64(failures)
+	requests := admitted
+	if b.countDrops {
+		liveCounted := w.counted(liveSucc, w.failures.Load(), w.drops.Load())
+		requests += float64(int64(w.countedDrops.Load() + liveCounted))
+	}
+	num := requests - b.protection - b.k*successes
+	if !(num > 0) {
+		return nil
+	}
+	// Drop when u < (num/den)^(1/aggression) for u uniform in [0, 1), that is
+	// when u^aggression·den < num: no division.
+	den := requests + 1
+	v := b.proba.Float64()
+	switch b.aggression {
+	case 1:
+	case 1.5: // the default: a square root, several times cheaper than Pow
+		v *= math.Sqrt(v)
+	case 2:
+		v *= v
+	default:
+		v = math.Pow(v, b.aggression)
+	}
+	if v*den >= num {
+		return nil
+	}
+	if b.countDrops && v*b.sampleScale*den < num { // u < p/dropSample: one drop in dropSample
+		w.drops.Add(dropSample)
+	}
+	return b.reasons.err(b.name)
 }
 
 func (b *googleBreaker) markSuccess() { b.window.successes.Add(1) }

@@ -120,7 +120,11 @@ func TestNew_invalidOptions(t *testing.T) {
 		{breaker.WithBuckets(0), "breaker: invalid option: WithBuckets(0): buckets must be between 1 and 65536"},
 		{breaker.WithBuckets(-4), "breaker: invalid option: WithBuckets(-4): buckets must be between 1 and 65536"},
 		{breaker.WithBuckets(1 << 20), "breaker: invalid option: WithBuckets(1048576): buckets must be between 1 and 65536"},
-		{breaker.WithWindow(10 * time.Millisecond), "breaker: invalid option: WithWindow(10ms) with WithBuckets(40): each bucket would span 250µs, under the 1ms minimum"},
+		{breaker.WithWindow(10 * time.Millisecond), "breaker: invalid option: WithWindow(10ms) with WithBuckets(20): each bucket would span 500µs, under the 1ms minimum"},
+		{breaker.WithAggression(0.5), "breaker: invalid option: WithAggression(0.5): aggression must be a number from 1 to 10"},
+		{breaker.WithAggression(math.NaN()), "breaker: invalid option: WithAggression(NaN): aggression must be a number from 1 to 10"},
+		{breaker.WithAggression(math.Inf(1)), "breaker: invalid option: WithAggression(+Inf): aggression must be a number from 1 to 10"},
+		{breaker.WithAggression(10.5), "breaker: invalid option: WithAggression(10.5): aggression must be a number from 1 to 10"},
 		{breaker.WithClock(nil), "breaker: invalid option: WithClock(nil): clock must not be nil"},
 		{breaker.WithProba(nil), "breaker: invalid option: WithProba(nil): proba must not be nil"},
 	} {
@@ -171,7 +175,7 @@ func TestBreaker_Allow_dropShareMatchesFormula(t *testing.T) {
 		{name: "K 2", failures: 200, successes: 50, k: 2, protection: 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, _ := newBreaker(t, breaker.WithK(tc.k), breaker.WithProtection(tc.protection))
+			b, _ := newBreaker(t, breaker.WithPlainFormula(), breaker.WithK(tc.k), breaker.WithProtection(tc.protection))
 			// The clock stands still, so the state is exactly what is recorded here.
 			recorded := 0
 			for recorded < tc.failures+tc.successes {
@@ -199,24 +203,34 @@ func TestBreaker_Allow_dropShareMatchesFormula(t *testing.T) {
 }
 
 func TestBreaker_Allow_underOverloadShedsThenRecovers(t *testing.T) {
-	b, m := newBreaker(t)
-	succeed(t, b, 100)
-	m.Add(time.Second)
+	for _, tc := range []struct {
+		name string
+		opts []breaker.Option
+	}{
+		{name: "defaults"},
+		{name: "plain formula", opts: []breaker.Option{breaker.WithPlainFormula()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, m := newBreaker(t, tc.opts...)
+			succeed(t, b, 100)
+			m.Add(time.Second)
 
-	// Hard outage: every admitted call fails. Step a bucket at a time for 12 s.
-	for range 48 {
-		fail(t, b, 50, "connection refused")
-		m.Add(250 * time.Millisecond)
-	}
-	shed := dropShare(b, 2000)
-	assert.Greater(t, shed, 0.9, "a dead dependency is shed")
+			// Hard outage: every admitted call fails; 500 calls a second for 12 s.
+			for range 120 {
+				fail(t, b, 50, "connection refused")
+				m.Add(100 * time.Millisecond)
+			}
+			shed := dropShare(b, 2000)
+			assert.Greater(t, shed, 0.9, "a dead dependency is shed")
 
-	// Healed: admitted calls succeed. Within one window the old failures are gone.
-	for range 44 {
-		succeed(t, b, 50)
-		m.Add(250 * time.Millisecond)
+			// Healed: admitted calls succeed. Within a window the old failures are gone.
+			for range 24 {
+				succeed(t, b, 50)
+				m.Add(100 * time.Millisecond)
+			}
+			assert.Equal(t, 0.0, dropShare(b, 2000), "a healed dependency is let back in")
+		})
 	}
-	assert.Equal(t, 0.0, dropShare(b, 2000), "a healed dependency is let back in")
 }
 
 func TestBreaker_Promise_recordsOutcomes(t *testing.T) {

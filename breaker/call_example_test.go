@@ -40,5 +40,5 @@ func ExampleCallWithFallbackAcceptable() {
 		}
 	}
 	fmt.Println(served)
-	// Output: map[cached:69 error:31]
+	// Output: map[cached:79 error:21]
 }

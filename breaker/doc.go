@@ -16,6 +16,11 @@
 // failures in a quiet window it tolerates before dropping anything. A dropped
 // call is not counted in the window.
 //
+// A call that is admitted costs about as much as two atomic operations: the
+// window is kept without a lock, is read from a coarse clock, and spreads its
+// counters over processors when calls run in parallel (see
+// docs/benchmarks.md in the repository).
+//
 // The method set of [Breaker] is that of go-zero's core/breaker, and so are
 // the package-level functions over a default [Registry], so that code written
 // against go-zero moves over with a change of import path.

@@ -51,7 +51,7 @@ func Example() {
 	failed, dropped = run(200)
 	fmt.Println("healed:", failed, "failed,", dropped, "dropped")
 	// Output:
-	// outage: 44 failed, 156 dropped
+	// outage: 29 failed, 171 dropped
 	// healed: 0 failed, 0 dropped
 }
 

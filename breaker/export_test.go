@@ -4,9 +4,16 @@ package breaker
 // its window, for tests of what was recorded.
 func Totals(b Breaker) (accepts, total int64) {
 	g := b.(*googleBreaker)
-	succ, fail := g.window.totals(g.now())
+	succ, fail, _ := g.window.totals(g.now())
 	return int64(succ), int64(succ + fail)
 }
 
 // DropRatio exposes the formula for table tests.
 var DropRatio = dropRatio
+
+// Drops returns the drops a breaker made by New counts in its window.
+func Drops(b Breaker) int64 {
+	g := b.(*googleBreaker)
+	_, _, drops := g.window.totals(g.now())
+	return int64(drops)
+}

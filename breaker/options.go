@@ -18,10 +18,21 @@ const (
 	DefaultProtection = 5
 	// DefaultWindow is the default span of the rolling window; see
 	// [WithWindow].
-	DefaultWindow = 10 * time.Second
-	// DefaultBuckets is the default number of buckets in the window (250 ms
+	DefaultWindow = 2 * time.Second
+	// DefaultBuckets is the default number of buckets in the window (100 ms
 	// each at the default window); see [WithBuckets].
-	DefaultBuckets = 40
+	DefaultBuckets = 20
+	// DefaultAggression is the default exponent on the drop probability; see
+	// [WithAggression].
+	DefaultAggression = 1.5
+	// DefaultDropsCounted is whether a breaker counts its own drops by
+	// default; see [WithDropsCounted].
+	DefaultDropsCounted = true
+	// DefaultTrustRecent is whether a breaker trusts its newest buckets when
+	// they agree, by default; see [WithTrustRecent].
+	DefaultTrustRecent = true
+	// MaxAggression is the largest exponent [WithAggression] accepts.
+	MaxAggression = 10.0
 	// MinBucket is the shortest bucket the window may be split into.
 	MinBucket = time.Millisecond
 	// MaxBuckets is the most buckets a window may have: each costs 16 bytes
@@ -34,8 +45,9 @@ const (
 // satisfy it.
 type Clock = rollingwindow.Clock
 
-// realClock reads the system clock; its values carry a monotonic reading, so
-// the window is immune to wall-clock steps.
+// realClock stands for the system clock. A breaker given it reads the
+// process's coarse monotonic clock (internal/coarseclock) instead of calling
+// Now on every call; Now serves only to stamp failure reasons.
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
@@ -44,13 +56,16 @@ func (realClock) Now() time.Time { return time.Now() }
 type Option func(*options)
 
 type options struct {
-	name       string
-	k          float64
-	protection int
-	window     time.Duration
-	buckets    int
-	clock      Clock
-	proba      *proba.Proba
+	name        string
+	k           float64
+	protection  int
+	window      time.Duration
+	buckets     int
+	clock       Clock
+	proba       *proba.Proba
+	aggression  float64
+	countDrops  bool
+	trustRecent bool
 }
 
 // newOptions applies opts over the defaults. It does not validate them.
@@ -62,6 +77,10 @@ func newOptions(opts []Option) options {
 		buckets:    DefaultBuckets,
 		clock:      realClock{},
 		proba:      proba.New(),
+		aggression: DefaultAggression,
+		countDrops: DefaultDropsCounted,
+
+		trustRecent: DefaultTrustRecent,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -106,7 +125,12 @@ func WithBuckets(buckets int) Option {
 }
 
 // WithClock sets the clock the breaker reads time from, for tests and
-// simulations. Default: the system clock. It must not be nil.
+// simulations; it is read once per call that asks to be admitted. Default:
+// the system clock, read through a process-wide monotonic clock that a
+// background goroutine refreshes every few milliseconds (at most every 10
+// ms), so that a call costs no system clock read; docs/algorithm.md says
+// what that trades. To read the system clock exactly on every call, pass
+// github.com/benbjohnson/clock's clock.New(). It must not be nil.
 func WithClock(c Clock) Option {
 	return func(o *options) { o.clock = c }
 }
@@ -116,6 +140,58 @@ func WithClock(c Clock) Option {
 // not be nil.
 func WithProba(p *proba.Proba) Option {
 	return func(o *options) { o.proba = p }
+}
+
+// WithAggression sets an exponent on the drop probability: the breaker drops
+// with probability p^(1/aggression), where p is the formula's. 1 leaves the
+// formula as it is; larger drops more, sooner, for the same ratio of
+// failures, and settles with fewer calls per success under overload, while
+// a healthy dependency (p = 0) is never throttled whatever the aggression.
+// Default [DefaultAggression]; it must be a finite number from 1 to
+// [MaxAggression].
+func WithAggression(aggression float64) Option {
+	return func(o *options) { o.aggression = aggression }
+}
+
+// WithDropsCounted sets whether the breaker counts the calls it drops as
+// requests in the formula, as the SRE book defines requests, up to K−1
+// drops per admitted call. Counted, the calls that reach an overloaded
+// dependency stay near K per success instead of rising with the offered
+// rate; the bound keeps the book's drawback away: once every admitted call
+// succeeds, the breaker stops dropping, however many calls it dropped
+// before. Default [DefaultDropsCounted].
+func WithDropsCounted(counted bool) Option {
+	return func(o *options) { o.countDrops = counted }
+}
+
+// WithTrustRecent sets whether the breaker trusts its newest buckets over
+// older ones when they agree. When the newest finished buckets and the live
+// one hold failures and no success, more than protection of them, the
+// dependency is taken to be down: older successes no longer count, and the
+// breaker sheds at once instead of waiting for them to leave the window.
+// When they hold successes and no failure, more than protection of them,
+// the dependency is taken to be up: the breaker drops nothing, instead of
+// waiting for older failures to leave the window. Mixed buckets (a
+// dependency that fails part of the time) leave the formula as it is.
+// Default [DefaultTrustRecent].
+func WithTrustRecent(trust bool) Option {
+	return func(o *options) { o.trustRecent = trust }
+}
+
+// WithPlainFormula makes the breaker drop with exactly the probability
+// max(0, (total − protection − K·accepts) / (total + 1)) over a flat
+// window, with total and accepts the admitted calls and their successes:
+// no aggression exponent, drops not counted, no trust in recent buckets. It
+// is the formula of go-zero's breaker and of the SRE book with requests
+// counted as admitted calls, for comparisons and for callers who want it
+// unchanged; it undoes [WithAggression], [WithDropsCounted] and
+// [WithTrustRecent] given before it.
+func WithPlainFormula() Option {
+	return func(o *options) {
+		o.aggression = 1
+		o.countDrops = false
+		o.trustRecent = false
+	}
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -132,6 +208,9 @@ func (o *options) validate() error {
 	case o.window/time.Duration(o.buckets) < MinBucket:
 		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
 			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), MinBucket)
+	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > MaxAggression:
+		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
+			ErrInvalidOption, o.aggression, MaxAggression)
 	case o.clock == nil:
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
 	case o.proba == nil:

@@ -31,14 +31,35 @@ type window struct {
 	next      atomic.Int64
 	completed atomic.Uint64 // finished buckets still in the window, packed by pack
 
+	// countedDrops is the drops of the finished buckets still in the window
+	// that count as requests: in each bucket, at most dropCap per admitted
+	// call.
+	countedDrops atomic.Uint64
+
+	// The newest finished buckets, when they agree: upStreak is the successes
+	// in the run of newest buckets that hold successes and no failure,
+	// downStreak the failures in the run that holds failures and no success;
+	// 0 when the newest bucket with calls breaks the run. Buckets without
+	// calls neither extend nor break a run.
+	upStreak   atomic.Uint64
+	downStreak atomic.Uint64
+
 	successes adder.Adder // the live bucket's successes
 	failures  adder.Adder // the live bucket's failures
+	drops     adder.Adder // the live bucket's drops, when the breaker counts them
 
-	mu      sync.Mutex // serializes advance
-	ring    []uint64   // guarded by mu; finished bucket e at e % size, packed
-	sumSucc uint64     // guarded by mu; successes over ring
-	sumFail uint64     // guarded by mu; failures over ring
+	mu         sync.Mutex // serializes advance
+	ring       []bucket   // guarded by mu; finished bucket e at e % size
+	sumSucc    uint64     // guarded by mu; successes over ring
+	sumFail    uint64     // guarded by mu; failures over ring
+	sumDrop    uint64     // guarded by mu; drops over ring
+	sumCounted uint64     // guarded by mu; counted drops over ring
+
+	dropCap float64 // drops counted per admitted call, at most
 }
+
+// bucket is a finished bucket's counts, each saturated at maxCount.
+type bucket struct{ succ, fail, drops uint32 }
 
 // maxCount is the most a packed count holds; a bucket or a window with more
 // saturates there.
@@ -53,9 +74,10 @@ func pack(successes, failures uint64) uint64 {
 func unpack(v uint64) (successes, failures uint64) { return v >> 32, v & maxCount }
 
 // newWindow returns a window of size buckets of span each, whose live bucket
-// is the one holding now.
-func newWindow(size int, span, now time.Duration) *window {
-	w := &window{span: span, size: int64(size), ring: make([]uint64, size)}
+// is the one holding now, that counts at most dropCap drops per admitted
+// call of a bucket.
+func newWindow(size int, span, now time.Duration, dropCap float64) *window {
+	w := &window{span: span, size: int64(size), ring: make([]bucket, size), dropCap: dropCap}
 	w.next.Store(int64(now/span+1) * int64(span))
 	return w
 }
@@ -81,30 +103,65 @@ func (w *window) advance(e int64) {
 		return
 	}
 	// Outcomes added from here on count in the new live bucket.
-	succ, fail := unpack(pack(w.successes.Take(), w.failures.Take()))
+	done := bucket{
+		succ:  uint32(min(w.successes.Take(), maxCount)),
+		fail:  uint32(min(w.failures.Take(), maxCount)),
+		drops: uint32(min(w.drops.Take(), maxCount)),
+	}
+	w.extendStreaks(done)
 	if e-live >= w.size { // everything, the bucket just finished too, expired
 		clear(w.ring)
-		w.sumSucc, w.sumFail = 0, 0
+		w.sumSucc, w.sumFail, w.sumDrop, w.sumCounted = 0, 0, 0, 0
+		w.upStreak.Store(0)
+		w.downStreak.Store(0)
 	} else {
-		w.ring[live%w.size] = pack(succ, fail)
-		w.sumSucc += succ
-		w.sumFail += fail
+		w.ring[live%w.size] = done
+		w.sumSucc += uint64(done.succ)
+		w.sumFail += uint64(done.fail)
+		w.sumDrop += uint64(done.drops)
+		w.sumCounted += w.counted(uint64(done.succ), uint64(done.fail), uint64(done.drops))
 		for i := live + 1; i <= e; i++ { // the slots reused by buckets live+1 … e held expired ones
-			s, f := unpack(w.ring[i%w.size])
-			w.sumSucc -= s
-			w.sumFail -= f
-			w.ring[i%w.size] = 0
+			old := &w.ring[i%w.size]
+			w.sumSucc -= uint64(old.succ)
+			w.sumFail -= uint64(old.fail)
+			w.sumDrop -= uint64(old.drops)
+			w.sumCounted -= w.counted(uint64(old.succ), uint64(old.fail), uint64(old.drops))
+			*old = bucket{}
 		}
 	}
 	w.completed.Store(pack(w.sumSucc, w.sumFail))
+	w.countedDrops.Store(w.sumCounted)
 	w.next.Store((e + 1) * int64(w.span))
 }
 
-// totals returns the successes and failures in the window at time now,
-// exactly, for tests and snapshots.
-func (w *window) totals(now time.Duration) (successes, failures uint64) {
+// counted returns how many of a bucket's drops count as requests: at most
+// dropCap per admitted call. The same counts always give the same result,
+// so a bucket subtracts on expiry what it added.
+func (w *window) counted(succ, fail, drops uint64) uint64 {
+	return min(drops, uint64(w.dropCap*float64(succ+fail)))
+}
+
+// extendStreaks adds a finished bucket to the runs of agreeing buckets.
+// Callers hold w.mu.
+func (w *window) extendStreaks(done bucket) {
+	switch {
+	case done.succ > 0 && done.fail == 0:
+		w.upStreak.Add(uint64(done.succ))
+		w.downStreak.Store(0)
+	case done.fail > 0 && done.succ == 0:
+		w.downStreak.Add(uint64(done.fail))
+		w.upStreak.Store(0)
+	case done.succ > 0 && done.fail > 0:
+		w.upStreak.Store(0)
+		w.downStreak.Store(0)
+	}
+}
+
+// totals returns the successes, failures and drops in the window at time
+// now, exactly, for tests and snapshots.
+func (w *window) totals(now time.Duration) (successes, failures, drops uint64) {
 	w.at(now)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.sumSucc + w.successes.Load(), w.sumFail + w.failures.Load()
+	return w.sumSucc + w.successes.Load(), w.sumFail + w.failures.Load(), w.sumDrop + w.drops.Load()
 }

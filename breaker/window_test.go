@@ -23,7 +23,7 @@ func record(w *window, successes, failures int) {
 
 func assertTotals(t *testing.T, w *window, now time.Duration, successes, failures uint64, msg string) {
 	t.Helper()
-	s, f := w.totals(now)
+	s, f, _ := w.totals(now)
 	assert.Equal(t, successes, s, "successes: %s", msg)
 	assert.Equal(t, failures, f, "failures: %s", msg)
 	cs, cf := unpack(w.completed.Load())
@@ -32,7 +32,7 @@ func assertTotals(t *testing.T, w *window, now time.Duration, successes, failure
 }
 
 func TestWindow_at_bucketsExpireOneAtATime(t *testing.T) {
-	w := newWindow(4, 10*ms, 0)
+	w := newWindow(4, 10*ms, 0, 0.5)
 	for i := range 4 {
 		w.at(time.Duration(i) * 10 * ms)
 		record(w, i+1, 1) // bucket i: i+1 successes, 1 failure
@@ -44,7 +44,7 @@ func TestWindow_at_bucketsExpireOneAtATime(t *testing.T) {
 }
 
 func TestWindow_at_jumpOverSomeBuckets(t *testing.T) {
-	w := newWindow(4, 10*ms, 0)
+	w := newWindow(4, 10*ms, 0, 0.5)
 	record(w, 5, 5)
 	w.at(10 * ms)
 	record(w, 7, 0)
@@ -54,14 +54,14 @@ func TestWindow_at_jumpOverSomeBuckets(t *testing.T) {
 }
 
 func TestWindow_at_oneBucketForgetsOnEachTurn(t *testing.T) {
-	w := newWindow(1, 10*ms, 0)
+	w := newWindow(1, 10*ms, 0, 0.5)
 	record(w, 3, 2)
 	assertTotals(t, w, 9*ms, 3, 2, "the live bucket is the whole window")
 	assertTotals(t, w, 10*ms, 0, 0, "a new bucket starts empty")
 }
 
 func TestWindow_at_clockBeforeTheLiveBucket(t *testing.T) {
-	w := newWindow(4, 10*ms, 100*ms)
+	w := newWindow(4, 10*ms, 100*ms, 0.5)
 	record(w, 1, 1)
 	assertTotals(t, w, -time.Hour, 1, 1, "a clock stepped back keeps the live bucket")
 	record(w, 1, 0)
@@ -70,7 +70,7 @@ func TestWindow_at_clockBeforeTheLiveBucket(t *testing.T) {
 }
 
 func TestWindow_advance_anotherGoroutineAdvancing(t *testing.T) {
-	w := newWindow(4, 10*ms, 0)
+	w := newWindow(4, 10*ms, 0, 0.5)
 	record(w, 1, 0)
 	w.mu.Lock() // as if another goroutine were advancing
 	w.at(100 * ms)
@@ -87,15 +87,18 @@ func TestPack_saturates(t *testing.T) {
 }
 
 func TestWindow_hugeBucketSaturates(t *testing.T) {
-	w := newWindow(4, 10*ms, 0)
+	w := newWindow(4, 10*ms, 0, 0.5)
 	w.successes.Add(1 << 40) // as 2^40 calls would
 	w.failures.Add(3)
+	w.drops.Add(1 << 33)
 	assertTotals(t, w, 10*ms, maxCount, 3, "a finished bucket saturates")
+	_, _, drops := w.totals(10 * ms)
+	assert.Equal(t, uint64(maxCount), drops)
 	assertTotals(t, w, 50*ms, 0, 0, "and leaves the window whole")
 }
 
 func TestWindow_concurrentRecordsAndAdvancesAddUp(t *testing.T) {
-	w := newWindow(1000, 10*ms, 0) // 10 s: nothing expires below
+	w := newWindow(1000, 10*ms, 0, 0.5) // 10 s: nothing expires below
 	const goroutines, perGoroutine = 8, 3000
 	var wg sync.WaitGroup
 	for g := range goroutines {

@@ -69,7 +69,7 @@ func ExampleNewTransport() {
 		failed++
 	}
 	fmt.Println("failed:", failed, "dropped:", dropped, "received by the server:", received.Load())
-	// Output: failed: 31 dropped: 69 received by the server: 31
+	// Output: failed: 21 dropped: 79 received by the server: 21
 }
 
 func ExampleWithFallback() {
@@ -103,7 +103,7 @@ func ExampleWithFallback() {
 		answers[fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))]++
 	}
 	fmt.Println(answers)
-	// Output: map[200 yesterday's prices:69 502 down:31]
+	// Output: map[200 yesterday's prices:79 502 down:21]
 }
 
 func ExampleNewHandler() {
@@ -127,7 +127,7 @@ func ExampleNewHandler() {
 		statuses[fmt.Sprintf("%d Retry-After=%q", resp.StatusCode, resp.Header.Get("Retry-After"))]++
 	}
 	fmt.Println(statuses)
-	// Output: map[500 Retry-After="":31 503 Retry-After="1":69]
+	// Output: map[500 Retry-After="":21 503 Retry-After="1":79]
 }
 
 func ExampleWithClassifier() {
@@ -162,5 +162,5 @@ func ExampleWithClassifier() {
 		notFound++
 	}
 	fmt.Println("404:", notFound, "dropped:", dropped)
-	// Output: 404: 31 dropped: 69
+	// Output: 404: 21 dropped: 79
 }

@@ -12,11 +12,11 @@ import (
 // A Proba is safe for concurrent use by multiple goroutines.
 type Proba struct {
 	mu  sync.Mutex
-	src *rand.Rand // guarded by mu; nil means math/rand/v2's global source
+	src *rand.Rand // guarded by mu; nil means the runtime's generator
 }
 
-// New returns a Proba that draws from math/rand/v2's global source, which
-// needs no lock.
+// New returns a Proba that draws from the runtime's per-thread generator,
+// which needs no lock.
 func New() *Proba {
 	return &Proba{}
 }
@@ -41,20 +41,10 @@ func (p *Proba) TrueOnProba(proba float64) bool {
 	return p.float64() < proba
 }
 
-// TrueOnRatio reports true with probability num/den, as TrueOnProba does,
-// but multiplies where TrueOnProba's caller would divide: a breaker asks it
-// on every call it may drop. It is never true for num <= 0, den <= 0 or a
-// NaN, always true for num >= den > 0, and draws a random number only in
-// between.
-func (p *Proba) TrueOnRatio(num, den float64) bool {
-	if !(num > 0) || !(den > 0) { // also catches NaN
-		return false
-	}
-	if num >= den {
-		return true
-	}
-	return p.float64()*den < num
-}
+// Float64 draws a number in [0, 1), from the same source as TrueOnProba:
+// for callers that compare the draw themselves (a breaker multiplies where
+// a probability would need a division).
+func (p *Proba) Float64() float64 { return p.float64() }
 
 // float64 draws a number in [0, 1).
 func (p *Proba) float64() float64 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -93,34 +94,21 @@ func BenchmarkProba_TrueOnProba(b *testing.B) {
 	}
 }
 
-func TestProba_TrueOnRatio_edges(t *testing.T) {
+func TestProba_Float64_inRangeAndSeeded(t *testing.T) {
 	for name, p := range map[string]*proba.Proba{"global": proba.New(), "seeded": proba.NewSeeded(1), "nil": nil} {
 		t.Run(name, func(t *testing.T) {
-			for range 1000 {
-				assert.False(t, p.TrueOnRatio(0, 10))
-				assert.False(t, p.TrueOnRatio(-1, 10))
-				assert.False(t, p.TrueOnRatio(5, 0))
-				assert.False(t, p.TrueOnRatio(5, -3))
-				assert.False(t, p.TrueOnRatio(math.NaN(), 10))
-				assert.False(t, p.TrueOnRatio(5, math.NaN()))
-				assert.True(t, p.TrueOnRatio(10, 10))
-				assert.True(t, p.TrueOnRatio(11, 10))
-				assert.True(t, p.TrueOnRatio(math.Inf(1), 10))
+			sum := 0.0
+			for range 100_000 {
+				f := p.Float64()
+				require.GreaterOrEqual(t, f, 0.0)
+				require.Less(t, f, 1.0)
+				sum += f
 			}
+			assert.InDelta(t, 0.5, sum/100_000, 0.01)
 		})
 	}
-}
-
-func TestProba_TrueOnRatio_matchesTrueOnProba(t *testing.T) {
 	a, b := proba.NewSeeded(9), proba.NewSeeded(9)
-	hits := 0
-	for i := range 100_000 {
-		num, den := float64(i%97), 97.0
-		got := a.TrueOnRatio(num, den)
-		assert.Equal(t, b.TrueOnProba(num/den), got, "draw %d: %v/%v", i, num, den)
-		if got {
-			hits++
-		}
+	for range 100 {
+		assert.Equal(t, a.Float64(), b.Float64())
 	}
-	assert.InDelta(t, 0.495, float64(hits)/100_000, 0.01, "the mean of i/97 over 0…96 is 0.495")
 }

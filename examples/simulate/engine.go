@@ -25,7 +25,23 @@ type breakerConfig struct {
 	protection int
 	window     time.Duration
 	buckets    int
+	aggression float64
+	countDrops bool
+	trust      bool // trust agreeing recent buckets
+	plain      bool // the plain formula: overrides aggression and countDrops
 	seed       uint64
+}
+
+// options returns the breaker options bc describes.
+func (bc breakerConfig) options() []breaker.Option {
+	opts := []breaker.Option{breaker.WithK(bc.k), breaker.WithProtection(bc.protection),
+		breaker.WithWindow(bc.window), breaker.WithBuckets(bc.buckets),
+		breaker.WithAggression(bc.aggression), breaker.WithDropsCounted(bc.countDrops),
+		breaker.WithTrustRecent(bc.trust)}
+	if bc.plain {
+		opts = append(opts, breaker.WithPlainFormula())
+	}
+	return opts
 }
 
 // failureReason is the reason every failed call is rejected with; a constant
@@ -46,9 +62,8 @@ type driver struct {
 // boundaries count from there.
 func newDriver(bc breakerConfig, start time.Time) (*driver, error) {
 	clk := &virtualClock{now: start}
-	b, err := breaker.New(breaker.WithName("simulated"), breaker.WithK(bc.k),
-		breaker.WithProtection(bc.protection), breaker.WithWindow(bc.window), breaker.WithBuckets(bc.buckets),
-		breaker.WithClock(clk), breaker.WithProba(proba.NewSeeded(bc.seed)))
+	b, err := breaker.New(append(bc.options(), breaker.WithName("simulated"),
+		breaker.WithClock(clk), breaker.WithProba(proba.NewSeeded(bc.seed)))...)
 	if err != nil {
 		return nil, err
 	}

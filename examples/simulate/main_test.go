@@ -152,11 +152,11 @@ func TestRun_comparisonRow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "| 0 (0.00 %) | 66.3 % | 9.4 s | 7.9 s | 99.0 % | 1.93 |\n")
+	assert.Contains(t, out, "| 0 (0.00 %) | 3.5 % | 0.2 s | 0.2 s | 100.0 % | 1.43 |\n")
 
 	cfg.phases[healthy].length = 0
 	cfg.capacity = 0
 	out = runToString(t, cfg)
-	assert.Contains(t, out, "| – | 2.5 % | 0.3 s | 1.0 s | – | no success |\n",
+	assert.Contains(t, out, "| – | 2.9 % | 0.2 s | 0.2 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
 }

@@ -17,7 +17,11 @@ func pct(part, whole int) float64 {
 
 // breakerLine describes the breaker under test.
 func breakerLine(bc breakerConfig) string {
-	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d", bc.k, bc.protection, bc.window, bc.buckets)
+	if bc.plain {
+		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets)
+	}
+	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d aggression=%v drops counted=%v trust recent=%v",
+		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust)
 }
 
 // trafficLine describes what a simulation offered.

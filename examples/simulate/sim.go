@@ -29,7 +29,7 @@ type config struct {
 	// The scenario the flags describe: phases[p] gives only a name and a
 	// length, the rest comes from rate, errorRate and capacity.
 	rate      int     // requests offered per second
-	errorRate float64 // share of calls failing outside the outage
+	errorRate float64 // share of calls failing while healthy
 	capacity  float64 // share of the offered rate served while overloaded
 	phases    [phaseCount]phase
 
@@ -47,6 +47,9 @@ func defaultConfig() config {
 			protection: breaker.DefaultProtection,
 			window:     breaker.DefaultWindow,
 			buckets:    breaker.DefaultBuckets,
+			aggression: breaker.DefaultAggression,
+			countDrops: breaker.DefaultDropsCounted,
+			trust:      breaker.DefaultTrustRecent,
 			seed:       1,
 		},
 		rate:      2000,
@@ -101,9 +104,10 @@ func (c config) scenario() (scenario, error) {
 	for i, p := range c.phases {
 		p.role = role(i + 1)
 		p.rate = float64(c.rate)
-		p.errors = c.errorRate
 		p.capacity = math.Inf(1)
 		switch i {
+		case healthy:
+			p.errors = c.errorRate
 		case outage:
 			p.errors = 1
 		case overload:

@@ -103,7 +103,7 @@ func TestWriteSVG_seriesWithinTheViewBox(t *testing.T) {
 	assert.Len(t, paths["offered"], 350, "35 s in 100 ms bins")
 	assert.Equal(t, []string{"healthy", "outage", "healed", "overload"}, labels)
 	assert.Len(t, phases, 4)
-	assert.Contains(t, texts, "srebreaker simulation: K=1.5 protection=5 window=10s buckets=40")
+	assert.Contains(t, texts, "srebreaker simulation: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true")
 	assert.Contains(t, texts, "2000 requests/s offered; seed 1")
 	assert.Contains(t, texts, "time since the start")
 	assert.Contains(t, texts, "drop probability (right axis)")
