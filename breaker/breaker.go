@@ -118,7 +118,7 @@ type googleBreaker struct {
 	aggression  float64 // exponent on the drop probability's inverse; 1: none
 	countDrops  bool    // drops count as requests, up to k−1 per admitted call
 	trustRecent bool    // agreeing newest buckets override older ones
-	sampleScale float64 // dropSample^aggression
+	sampleScale float64 // dropSample to the power u takes in admit's comparison
 
 	// clock is nil for the system clock, read through the process's coarse
 	// clock; otherwise the clock given by WithClock, read on every call,
@@ -140,7 +140,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		aggression:  o.aggression,
 		countDrops:  o.countDrops,
 		trustRecent: o.trustRecent,
-		sampleScale: math.Pow(dropSample, o.aggression),
+		sampleScale: sampleScale(o.aggression),
 	}
 	span := o.window / time.Duration(o.buckets)
 	if _, system := o.clock.(realClock); system {
@@ -178,6 +178,17 @@ func dropRatio(total, accepts int64, k, protection float64) float64 {
 
 func (b *googleBreaker) Name() string { return b.name }
 
+// sampleScale is dropSample to the power u takes in admit's comparison for
+// aggression: u < p/dropSample ⟺ lhs·sampleScale < rhs.
+func sampleScale(aggression float64) float64 {
+	switch aggression {
+	case 1.5:
+		return dropSample * dropSample * dropSample
+	default:
+		return math.Pow(dropSample, aggression)
+	}
+}
+
 // dropSample is how many drops a counted drop stands for: one drop in
 // dropSample, drawn at random, adds dropSample to the count, so that most
 // drops touch no counter and the count is right on average.
@@ -189,59 +200,67 @@ func (b *googleBreaker) admit() error {
 	w := b.window
 	w.at(b.now())
 	succ, fail := unpack(w.completed.Load())
+	liveFail := w.failures.Load()
 	// Counts fit an int64 by far; converting from int64 is one instruction,
 	// from uint64 a branch.
-	failures := int64(fail + w.failures.Load())
-	var drops int64
-	if b.countDrops { // the live bucket's drops, capped at the end, may be overcounted here
-		drops = int64(w.countedDrops.Load() + w.drops.Load())
+	failures := int64(fail + liveFail)
+	var counted, liveDrops uint64
+	if b.countDrops {
+		counted, liveDrops = w.countedDrops.Load(), w.drops.Load()
 	}
-	down := b.trustRecent && w.downStreak.Load() > 0
+	var down uint64
+	if b.trustRecent {
+		down = w.downStreak.Load()
+	}
 	// The formula's numerator is at most failures + drops − protection −
 	// (k−1)·successes. While that stays at or below 0 with the finished
 	// buckets' successes alone, it does with the live bucket's too, and no
 	// call is dropped: the live successes, which may be spread over
 	// processors, are summed only when this bound fails, or when the newest
-	// bucket held only failures.
-	if !down && float64(failures+drops) <= b.protection+b.kMinus1*float64(int64(succ)) {
+	// finished bucket held only failures.
+	if down == 0 && float64(failures+int64(counted+liveDrops)) <= b.protection+b.kMinus1*float64(int64(succ)) {
 		return nil
 	}
 	liveSucc := w.successes.Load()
 	successes := float64(int64(succ + liveSucc))
 	if b.trustRecent {
-		if liveSucc == 0 && down && w.downStreak.Load()+w.failures.Load() > b.protectionCount {
+		if down > 0 && liveSucc == 0 && down+liveFail > b.protectionCount {
 			successes = 0 // down: older successes no longer count
-		} else if up := w.upStreak.Load(); up > 0 && up+liveSucc > b.protectionCount && w.failures.Load() == 0 {
+		} else if up := w.upStreak.Load(); up > 0 && liveFail == 0 && up+liveSucc > b.protectionCount {
 			return nil // up: older failures no longer count
 		}
 	}
-	admitted := successes + float64(failures)
-	requests := admitted
+	requests := successes + float64(failures)
 	if b.countDrops {
-		liveCounted := w.counted(liveSucc, w.failures.Load(), w.drops.Load())
-		requests += float64(int64(w.countedDrops.Load() + liveCounted))
+		requests += float64(int64(counted + w.counted(liveSucc, liveFail, liveDrops)))
 	}
 	num := requests - b.protection - b.k*successes
 	if !(num > 0) {
 		return nil
 	}
-	// Drop when u < (num/den)^(1/aggression) for u uniform in [0, 1), that is
-	// when u^aggression·den < num: no division.
+	// Drop with probability (num/den)^(1/aggression): with u uniform in
+	// [0, 1), when u^aggression·den < num, compared without a division or,
+	// for the usual aggressions, a power.
 	den := requests + 1
-	v := b.proba.Float64()
+	u := b.proba.Float64()
+	var lhs, rhs float64 // drop when lhs < rhs
 	switch b.aggression {
+	case 1.5: // the default; u^1.5·den < num, squared
+		uu, dd := u*u, den*den
+		lhs, rhs = uu*(u*dd), num*num
 	case 1:
-	case 1.5: // the default: a square root, several times cheaper than Pow
-		v *= math.Sqrt(v)
+		lhs, rhs = u*den, num
 	case 2:
-		v *= v
+		lhs, rhs = u*u*den, num
 	default:
-		v = math.Pow(v, b.aggression)
+		lhs, rhs = math.Pow(u, b.aggression)*den, num
 	}
-	if v*den >= num {
+	if lhs >= rhs {
 		return nil
 	}
-	if b.countDrops && v*b.sampleScale*den < num { // u < p/dropSample: one drop in dropSample
+	// One drop in dropSample, those with u under a dropSample-th of the
+	// probability, adds dropSample to the count.
+	if b.countDrops && lhs*b.sampleScale < rhs {
 		w.drops.Add(dropSample)
 	}
 	return b.reasons.err(b.name)

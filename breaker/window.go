@@ -138,7 +138,8 @@ func (w *window) advance(e int64) {
 // dropCap per admitted call. The same counts always give the same result,
 // so a bucket subtracts on expiry what it added.
 func (w *window) counted(succ, fail, drops uint64) uint64 {
-	return min(drops, uint64(w.dropCap*float64(succ+fail)))
+	// Through int64: converting a uint64 to and from float64 takes branches.
+	return min(drops, uint64(int64(w.dropCap*float64(int64(succ+fail)))))
 }
 
 // extendStreaks adds a finished bucket to the runs of agreeing buckets.
