@@ -1,0 +1,153 @@
+package breaker_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// record admits and reports successes and failures with the clock standing
+// still; a dropped call is asked again, so exactly these are recorded.
+func record(t *testing.T, b breaker.Breaker, successes, failures int) {
+	t.Helper()
+	for done, asked := 0, 0; done < successes+failures; asked++ {
+		require.Less(t, asked, 1000*(successes+failures), "the breaker drops every call")
+		p, err := b.Allow()
+		if err != nil {
+			continue
+		}
+		if done < successes {
+			p.Accept()
+		} else {
+			p.Reject("down")
+		}
+		done++
+	}
+}
+
+func TestWithAggression_raisesTheFormulasProbability(t *testing.T) {
+	for _, aggression := range []float64{1, 1.5, 2, 3} {
+		t.Run("", func(t *testing.T) {
+			b, _ := newBreaker(t, breaker.WithPlainFormula(), breaker.WithAggression(aggression))
+			record(t, b, 40, 80) // plain probability (120 − 5 − 60)/121
+			plain := breaker.DropRatio(120, 40, breaker.DefaultK, breaker.DefaultProtection)
+			assert.InDelta(t, math.Pow(plain, 1/aggression), dropShare(b, 20_000), 0.02,
+				"aggression %v: p^(1/aggression)", aggression)
+		})
+	}
+}
+
+func TestWithAggression_healthyIsNeverThrottled(t *testing.T) {
+	b, _ := newBreaker(t, breaker.WithAggression(breaker.MaxAggression))
+	record(t, b, 1000, 10)
+	assert.Equal(t, 0.0, dropShare(b, 10_000))
+}
+
+func TestWithDropsCounted_countsDropsUpToKMinus1PerAdmittedCall(t *testing.T) {
+	b, _ := newBreaker(t, breaker.WithDropsCounted(true), breaker.WithTrustRecent(false),
+		breaker.WithAggression(1), breaker.WithProtection(0))
+	record(t, b, 20, 20)
+	// Not counted, the probability is (40 − 30)/41. Counted, the drops soon
+	// reach their cap of 0.5·40 and requests count 60: (60 − 30)/61.
+	dropShare(b, 2000)
+	assert.InDelta(t, 30.0/61, dropShare(b, 20_000), 0.02)
+
+	dropped := 0
+	before := breaker.Drops(b)
+	for range 40_000 {
+		if _, err := b.Allow(); err != nil {
+			dropped++
+		}
+	}
+	// One drop in 8 adds 8: the count is right on average.
+	assert.InEpsilon(t, float64(dropped), float64(breaker.Drops(b)-before), 0.1)
+}
+
+func TestWithDropsCounted_dropsAloneDoNotKeepShedding(t *testing.T) {
+	b, m := newBreaker(t, breaker.WithTrustRecent(false), breaker.WithWindow(time.Second), breaker.WithBuckets(10))
+	for range 20 { // 2 s of outage at 2,000 calls a second
+		fail(t, b, 200, "down")
+		m.Add(100 * time.Millisecond)
+	}
+	require.Greater(t, dropShare(b, 1000), 0.9)
+	for range 11 { // healed: the failures leave the window, drops stay in it
+		succeed(t, b, 200)
+		m.Add(100 * time.Millisecond)
+	}
+	require.Positive(t, breaker.Drops(b), "the window still holds drops")
+	assert.Equal(t, 0.0, dropShare(b, 1000), "drops count only up to K−1 per admitted call of their bucket")
+}
+
+func TestWithTrustRecent_newestBucketOfFailuresSheds(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		b, m := newBreaker(t, breaker.WithTrustRecent(trust), breaker.WithWindow(10*time.Second), breaker.WithBuckets(100))
+		for range 50 { // 5 s healthy
+			record(t, b, 100, 0)
+			m.Add(100 * time.Millisecond)
+		}
+		fail(t, b, 100, "down") // the newest bucket: failures only
+		m.Add(100 * time.Millisecond)
+		fail(t, b, 10, "down") // and the live one
+		if trust {
+			assert.Greater(t, dropShare(b, 2000), 0.9, "the older successes no longer count")
+		} else {
+			assert.Equal(t, 0.0, dropShare(b, 2000), "5,000 older successes outvote 110 failures")
+		}
+	}
+}
+
+func TestWithTrustRecent_newestBucketOfSuccessesAdmits(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		b, m := newBreaker(t, breaker.WithTrustRecent(trust), breaker.WithWindow(10*time.Second), breaker.WithBuckets(100))
+		for range 50 { // 5 s down
+			fail(t, b, 100, "down")
+			m.Add(100 * time.Millisecond)
+		}
+		record(t, b, 10, 0) // the newest bucket: successes only
+		m.Add(100 * time.Millisecond)
+		record(t, b, 1, 0) // and the live one
+		if trust {
+			assert.Equal(t, 0.0, dropShare(b, 2000), "the older failures no longer count")
+		} else {
+			assert.Greater(t, dropShare(b, 2000), 0.9)
+		}
+	}
+}
+
+func TestWithTrustRecent_needsMoreThanProtection(t *testing.T) {
+	b, m := newBreaker(t, breaker.WithWindow(10*time.Second), breaker.WithBuckets(100))
+	for range 50 {
+		record(t, b, 100, 0)
+		m.Add(100 * time.Millisecond)
+	}
+	fail(t, b, breaker.DefaultProtection, "down") // a bucket of failures, no more than protection
+	m.Add(100 * time.Millisecond)
+	assert.Equal(t, 0.0, dropShare(b, 2000))
+}
+
+func TestWithTrustRecent_mixedBucketsKeepTheFormula(t *testing.T) {
+	b, m := newBreaker(t, breaker.WithWindow(10*time.Second), breaker.WithBuckets(100), breaker.WithDropsCounted(false),
+		breaker.WithAggression(1))
+	for range 20 { // a third succeeding, in every bucket
+		record(t, b, 10, 20)
+		m.Add(100 * time.Millisecond)
+	}
+	accepts, total := breaker.Totals(b)
+	want := breaker.DropRatio(total, accepts, breaker.DefaultK, breaker.DefaultProtection)
+	assert.InDelta(t, want, dropShare(b, 20_000), 0.02)
+}
+
+func TestWithPlainFormula_undoesTheOthers(t *testing.T) {
+	plain, _ := newBreaker(t, breaker.WithPlainFormula())
+	undone, _ := newBreaker(t, breaker.WithAggression(3), breaker.WithDropsCounted(true), breaker.WithTrustRecent(true),
+		breaker.WithPlainFormula())
+	record(t, plain, 30, 90)
+	record(t, undone, 30, 90)
+	assert.Equal(t, dropShare(plain, 5000), dropShare(undone, 5000), "same seed, same state, same draws")
+	assert.Equal(t, int64(0), breaker.Drops(plain), "drops are not counted")
+}
