@@ -100,7 +100,7 @@ func writeSVG(w io.Writer, c chart) {
 		chartWidth, chartHeight, chartWidth, chartHeight)
 	p.printf("<title>%s</title>\n", esc(c.title))
 	p.printf(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, chartHeight)
-	p.printf(`<text x="%d" y="26" font-size="16" font-weight="bold">%s</text>`+"\n", plotLeft, esc(c.title))
+	p.printf(`<text x="%d" y="26" font-size="13" font-weight="bold">%s</text>`+"\n", plotLeft, esc(c.title))
 	p.printf(`<text x="%d" y="46">%s</text>`+"\n", plotLeft, esc(c.subtitle))
 
 	// Phases, behind everything else.
