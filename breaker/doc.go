@@ -3,7 +3,7 @@
 // book, chapter "Handling Overload"
 // (https://sre.google/sre-book/handling-overload/), equation 21-1.
 //
-// A [Breaker] keeps, over a rolling window (10 s by default), how many calls
+// A [Breaker] keeps, over a rolling window (2 s by default), how many calls
 // it admitted (total) and how many of them succeeded (accepts). Before each
 // call it drops the call with probability
 //
@@ -13,8 +13,16 @@
 // proportion to how badly it fails, and traffic flows back as it heals, with
 // no open or half-open thresholds to tune. K (default 1.5) is how many calls
 // the breaker lets through per success; protection (default 5) is how many
-// failures in a quiet window it tolerates before dropping anything. A dropped
-// call is not counted in the window.
+// failures in a quiet window it tolerates before dropping anything.
+//
+// Three refinements are on by default, each an option: the breaker trusts
+// its newest buckets when they agree ([WithTrustRecent]: only failures, shed
+// now; only successes, admit now), counts its own drops in total as the SRE
+// book does, at most K−1 per call admitted in the same bucket
+// ([WithDropsCounted]), and drops
+// with the probability above raised to the power 1/1.5 ([WithAggression]).
+// [WithPlainFormula] turns all three off. docs/behaviour.md in the
+// repository measures what each contributes.
 //
 // A call that is admitted costs about as much as two atomic operations: the
 // window is kept without a lock, is read from a coarse clock, and spreads its

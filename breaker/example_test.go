@@ -128,3 +128,36 @@ func ExampleBreaker_Allow() {
 	promise.Accept()
 	// Output: rejected: 503 from inventory
 }
+
+func ExampleWithPlainFormula() {
+	// The first second of an outage after 10 s of healthy traffic, at 1,000
+	// calls a second, with the defaults and with the plain formula over
+	// go-zero's 10 s window.
+	for _, opts := range [][]breaker.Option{
+		nil,
+		{breaker.WithPlainFormula(), breaker.WithWindow(10 * time.Second), breaker.WithBuckets(40)},
+	} {
+		mock := exampleClock()
+		b := breaker.MustNew(append(opts, breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))...)
+		calls := func(n int, fail bool) (reached int) {
+			for i := range n {
+				_ = b.Do(func() error {
+					reached++
+					if fail {
+						return errors.New("connection refused")
+					}
+					return nil
+				})
+				if i%100 == 99 {
+					mock.Add(100 * time.Millisecond)
+				}
+			}
+			return reached
+		}
+		calls(10_000, false)
+		fmt.Println("calls that reached the dead dependency in its first second:", calls(1000, true))
+	}
+	// Output:
+	// calls that reached the dead dependency in its first second: 133
+	// calls that reached the dead dependency in its first second: 1000
+}

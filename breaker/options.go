@@ -154,12 +154,16 @@ func WithAggression(aggression float64) Option {
 }
 
 // WithDropsCounted sets whether the breaker counts the calls it drops as
-// requests in the formula, as the SRE book defines requests, up to K−1
-// drops per admitted call. Counted, the calls that reach an overloaded
-// dependency stay near K per success instead of rising with the offered
-// rate; the bound keeps the book's drawback away: once every admitted call
-// succeeds, the breaker stops dropping, however many calls it dropped
-// before. Default [DefaultDropsCounted].
+// requests in the formula's total, as the SRE book defines requests: the
+// drops of each bucket count for at most K−1 per call admitted in that
+// bucket. Counted, the calls that reach an overloaded dependency stay near
+// K per success instead of rising with the offered rate. The bound keeps
+// away the book's drawback, drops that keep a healed dependency shed for
+// minutes: a bucket whose admitted calls all succeeded adds nothing to the
+// numerator, so drops alone cannot keep the breaker shedding once the
+// failures have left the window. One drop in 8, drawn at random, adds 8 to
+// the count, so that most drops touch no counter. Default
+// [DefaultDropsCounted].
 func WithDropsCounted(counted bool) Option {
 	return func(o *options) { o.countDrops = counted }
 }
