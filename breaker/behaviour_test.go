@@ -149,5 +149,5 @@ func TestWithPlainFormula_undoesTheOthers(t *testing.T) {
 	record(t, plain, 30, 90)
 	record(t, undone, 30, 90)
 	assert.Equal(t, dropShare(plain, 5000), dropShare(undone, 5000), "same seed, same state, same draws")
-	assert.Equal(t, int64(0), breaker.Drops(plain), "drops are not counted")
+	assert.Positive(t, breaker.Drops(plain), "drops are counted for Stats, not in the formula")
 }

@@ -194,11 +194,12 @@ func sampleScale(aggression float64) float64 {
 // drops touch no counter and the count is right on average.
 const dropSample = 8
 
-// admit decides whether to admit a call: nil if admitted, the drop error if
-// not.
-func (b *googleBreaker) admit() error {
+// odds returns, at time now, the formula's numerator (no call is dropped
+// unless it is positive) and its requests: the drop probability is
+// (num/(requests+1))^(1/aggression).
+func (b *googleBreaker) odds(now time.Duration) (num, requests float64) {
 	w := b.window
-	w.at(b.now())
+	w.at(now)
 	succ, fail := unpack(w.completed.Load())
 	liveFail := w.failures.Load()
 	// Counts fit an int64 by far; converting from int64 is one instruction,
@@ -219,7 +220,7 @@ func (b *googleBreaker) admit() error {
 	// processors, are summed only when this bound fails, or when the newest
 	// finished bucket held only failures.
 	if down == 0 && float64(failures+int64(counted+liveDrops)) <= b.protection+b.kMinus1*float64(int64(succ)) {
-		return nil
+		return 0, 0
 	}
 	liveSucc := w.successes.Load()
 	successes := float64(int64(succ + liveSucc))
@@ -227,14 +228,30 @@ func (b *googleBreaker) admit() error {
 		if down > 0 && liveSucc == 0 && down+liveFail > b.protectionCount {
 			successes = 0 // down: older successes no longer count
 		} else if up := w.upStreak.Load(); up > 0 && liveFail == 0 && up+liveSucc > b.protectionCount {
-			return nil // up: older failures no longer count
+			return 0, 0 // up: older failures no longer count
 		}
 	}
-	requests := successes + float64(failures)
+	requests = successes + float64(failures)
 	if b.countDrops {
 		requests += float64(int64(counted + w.counted(liveSucc, liveFail, liveDrops)))
 	}
-	num := requests - b.protection - b.k*successes
+	return requests - b.protection - b.k*successes, requests
+}
+
+// probability returns the probability that a call asking at time now is
+// dropped.
+func (b *googleBreaker) probability(now time.Duration) float64 {
+	num, requests := b.odds(now)
+	if !(num > 0) {
+		return 0
+	}
+	return math.Pow(num/(requests+1), 1/b.aggression)
+}
+
+// admit decides whether to admit a call: nil if admitted, the drop error if
+// not.
+func (b *googleBreaker) admit() error {
+	num, requests := b.odds(b.now())
 	if !(num > 0) {
 		return nil
 	}
@@ -260,8 +277,8 @@ func (b *googleBreaker) admit() error {
 	}
 	// One drop in dropSample, those with u under a dropSample-th of the
 	// probability, adds dropSample to the count.
-	if b.countDrops && lhs*b.sampleScale < rhs {
-		w.drops.Add(dropSample)
+	if lhs*b.sampleScale < rhs {
+		b.window.drops.Add(dropSample)
 	}
 	return b.reasons.err(b.name)
 }

@@ -71,6 +71,18 @@ func (l *reasonLog) err(name string) error {
 	return e
 }
 
+// snapshot returns the reasons held, newest first.
+func (l *reasonLog) snapshot() []Reason {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Reason, l.count)
+	for i := range out {
+		r := l.ring[(l.next-1-i+2*maxReasons)%maxReasons]
+		out[i] = Reason{At: r.at, Text: r.text}
+	}
+	return out
+}
+
 // unavailableError is returned for a dropped call. It matches
 // ErrServiceUnavailable, and its text names the breaker and the last failure
 // reasons, newest first, so that a log line says why a dependency is shed.

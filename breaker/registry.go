@@ -79,6 +79,35 @@ func (r *Registry) NoBreakerFor(name string) {
 	r.publishLocked() // read may hold the old breaker: replace it at once
 }
 
+// Range calls f for each name the registry holds and its breaker, in no
+// particular order, until f returns false: what an exporter of metrics
+// iterates. f runs without the registry's lock held, so it may call Get;
+// names added while Range runs may or may not be seen.
+func (r *Registry) Range(f func(name string, b Breaker) bool) {
+	type pair struct {
+		name string
+		b    Breaker
+	}
+	r.mu.Lock()
+	pairs := make([]pair, 0, r.readLen()+len(r.added))
+	if m := r.read.Load(); m != nil {
+		for name, e := range *m {
+			if _, shadowed := r.added[name]; !shadowed {
+				pairs = append(pairs, pair{name, e.b})
+			}
+		}
+	}
+	for name, e := range r.added {
+		pairs = append(pairs, pair{name, e.b})
+	}
+	r.mu.Unlock()
+	for _, p := range pairs {
+		if !f(p.name, p.b) {
+			return
+		}
+	}
+}
+
 // lookupLocked finds name in either map. Callers hold r.mu.
 func (r *Registry) lookupLocked(name string) *entry {
 	if m := r.read.Load(); m != nil {

@@ -55,6 +55,9 @@ type window struct {
 	sumDrop    uint64     // guarded by mu; drops over ring
 	sumCounted uint64     // guarded by mu; counted drops over ring
 
+	// Since the window was made, up to the live bucket; guarded by mu.
+	cumSucc, cumFail, cumDrop uint64
+
 	dropCap float64 // drops counted per admitted call, at most
 }
 
@@ -109,6 +112,9 @@ func (w *window) advance(e int64) {
 		drops: uint32(min(w.drops.Take(), maxCount)),
 	}
 	w.extendStreaks(done)
+	w.cumSucc += uint64(done.succ)
+	w.cumFail += uint64(done.fail)
+	w.cumDrop += uint64(done.drops)
 	if e-live >= w.size { // everything, the bucket just finished too, expired
 		clear(w.ring)
 		w.sumSucc, w.sumFail, w.sumDrop, w.sumCounted = 0, 0, 0, 0
@@ -155,6 +161,24 @@ func (w *window) extendStreaks(done bucket) {
 	case done.succ > 0 && done.fail > 0:
 		w.upStreak.Store(0)
 		w.downStreak.Store(0)
+	}
+}
+
+// counts is what a window holds, and has held.
+type counts struct {
+	successes, failures, drops                uint64 // in the window
+	totalSuccesses, totalFailures, totalDrops uint64 // since the window was made
+}
+
+// snapshot returns the counts at time now.
+func (w *window) snapshot(now time.Duration) counts {
+	w.at(now)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, f, d := w.successes.Load(), w.failures.Load(), w.drops.Load()
+	return counts{
+		successes: w.sumSucc + s, failures: w.sumFail + f, drops: w.sumDrop + d,
+		totalSuccesses: w.cumSucc + s, totalFailures: w.cumFail + f, totalDrops: w.cumDrop + d,
 	}
 }
 

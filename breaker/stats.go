@@ -1,0 +1,75 @@
+package breaker
+
+import "time"
+
+// Stats is a snapshot of a breaker: what its window holds, what it has
+// counted since it was made, its drop probability and its last failure
+// reasons. Take one with [StatsOf].
+//
+// Drops are counted the way the breaker counts them for its formula: one
+// drop in 8, drawn at random, adds 8. Drop counts are therefore estimates,
+// within a few percent once a few thousand calls have been dropped; the
+// other counts are exact.
+type Stats struct {
+	// Name is the breaker's name.
+	Name string
+
+	// Successes, Failures and Drops are the calls the window holds (the
+	// last [WithWindow] of them): admitted calls that succeeded, admitted
+	// calls that failed, and calls the breaker dropped.
+	Successes, Failures, Drops int64
+
+	// TotalSuccesses, TotalFailures and TotalDrops count the same since
+	// the breaker was made; they only grow.
+	TotalSuccesses, TotalFailures, TotalDrops int64
+
+	// DropProbability is the probability that a call asking now is dropped:
+	// 0 while the dependency is healthy.
+	DropProbability float64
+
+	// Reasons holds the last failure reasons, newest first, at most 5.
+	Reasons []Reason
+}
+
+// Reason is a failure reason and when it was reported.
+type Reason struct {
+	At   time.Time
+	Text string
+}
+
+// StatsReporter is implemented by breakers that report [Stats]: those made
+// by [New], [MustNew] and registries. A wrapper around a Breaker can
+// implement it to pass its breaker's stats on.
+type StatsReporter interface {
+	// Stats returns a snapshot of the breaker.
+	Stats() Stats
+}
+
+// StatsOf returns a snapshot of b, if b reports one (see [StatsReporter]):
+// ok is false for [Nop] breakers and for implementations of Breaker that do
+// not. Taking a snapshot allocates the Reasons slice; it takes the window's
+// lock for a moment and never delays calls for longer.
+func StatsOf(b Breaker) (s Stats, ok bool) {
+	r, ok := b.(StatsReporter)
+	if !ok {
+		return Stats{}, false
+	}
+	return r.Stats(), true
+}
+
+// Stats returns a snapshot of the breaker.
+func (b *googleBreaker) Stats() Stats {
+	now := b.now()
+	c := b.window.snapshot(now)
+	return Stats{
+		Name:            b.name,
+		Successes:       int64(c.successes),
+		Failures:        int64(c.failures),
+		Drops:           int64(c.drops),
+		TotalSuccesses:  int64(c.totalSuccesses),
+		TotalFailures:   int64(c.totalFailures),
+		TotalDrops:      int64(c.totalDrops),
+		DropProbability: b.probability(now),
+		Reasons:         b.reasons.snapshot(),
+	}
+}
