@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
@@ -115,6 +116,8 @@ type googleBreaker struct {
 	window          *window
 	reasons         reasonLog
 
+	events *events // nil without listeners
+
 	aggression  float64 // exponent on the drop probability's inverse; 1: none
 	countDrops  bool    // drops count as requests, up to k−1 per admitted call
 	trustRecent bool    // agreeing newest buckets override older ones
@@ -151,6 +154,9 @@ func newGoogleBreaker(o options) *googleBreaker {
 		b.start = o.clock.Now()
 	}
 	b.window = newWindow(o.buckets, span, b.now(), o.k-1)
+	if len(o.listeners) > 0 {
+		b.events = &events{listeners: slices.Clone(o.listeners), drops: o.dropEvents, window: o.window}
+	}
 	return b
 }
 
@@ -199,7 +205,9 @@ const dropSample = 8
 // (num/(requests+1))^(1/aggression).
 func (b *googleBreaker) odds(now time.Duration) (num, requests float64) {
 	w := b.window
-	w.at(now)
+	if w.at(now) && b.events != nil {
+		b.events.bucketTurned(b, now)
+	}
 	succ, fail := unpack(w.completed.Load())
 	liveFail := w.failures.Load()
 	// Counts fit an int64 by far; converting from int64 is one instruction,
@@ -279,6 +287,9 @@ func (b *googleBreaker) admit() error {
 	// probability, adds dropSample to the count.
 	if lhs*b.sampleScale < rhs {
 		b.window.drops.Add(dropSample)
+	}
+	if b.events != nil {
+		b.events.dropped(b, math.Pow(num/den, 1/b.aggression))
 	}
 	return b.reasons.err(b.name)
 }

@@ -125,6 +125,8 @@ func TestNew_invalidOptions(t *testing.T) {
 		{breaker.WithAggression(math.NaN()), "breaker: invalid option: WithAggression(NaN): aggression must be a number from 1 to 10"},
 		{breaker.WithAggression(math.Inf(1)), "breaker: invalid option: WithAggression(+Inf): aggression must be a number from 1 to 10"},
 		{breaker.WithAggression(10.5), "breaker: invalid option: WithAggression(10.5): aggression must be a number from 1 to 10"},
+		{breaker.WithListener(nil), "breaker: invalid option: WithListener(nil): listener must not be nil"},
+		{breaker.WithLogger(nil), "breaker: invalid option: WithLogger(nil): logger must not be nil"},
 		{breaker.WithClock(nil), "breaker: invalid option: WithClock(nil): clock must not be nil"},
 		{breaker.WithProba(nil), "breaker: invalid option: WithProba(nil): proba must not be nil"},
 	} {

@@ -66,6 +66,11 @@ type options struct {
 	aggression  float64
 	countDrops  bool
 	trustRecent bool
+
+	listeners   []Listener
+	dropEvents  bool
+	nilListener bool // WithListener(nil) was given
+	nilLogger   bool // WithLogger(nil) was given
 }
 
 // newOptions applies opts over the defaults. It does not validate them.
@@ -215,6 +220,10 @@ func (o *options) validate() error {
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > MaxAggression:
 		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
 			ErrInvalidOption, o.aggression, MaxAggression)
+	case o.nilListener:
+		return fmt.Errorf("%w: WithListener(nil): listener must not be nil", ErrInvalidOption)
+	case o.nilLogger:
+		return fmt.Errorf("%w: WithLogger(nil): logger must not be nil", ErrInvalidOption)
 	case o.clock == nil:
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
 	case o.proba == nil:

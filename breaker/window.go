@@ -88,22 +88,26 @@ func newWindow(size int, span, now time.Duration, dropCap float64) *window {
 // at brings the window to time now: if now lies in a later bucket than the
 // live one, the buckets in between finish and the old ones expire. A now
 // earlier than the live bucket (a clock stepped back) changes nothing.
-func (w *window) at(now time.Duration) {
+//
+// It reports whether this call moved the window to a new bucket.
+func (w *window) at(now time.Duration) bool {
 	if int64(now) >= w.next.Load() {
-		w.advance(int64(now / w.span))
+		return w.advance(int64(now / w.span))
 	}
+	return false
 }
 
-// advance makes bucket e live. While one goroutine advances, others carry
-// on with the buckets as they were rather than wait.
-func (w *window) advance(e int64) {
+// advance makes bucket e live, and reports whether it did. While one
+// goroutine advances, others carry on with the buckets as they were rather
+// than wait.
+func (w *window) advance(e int64) bool {
 	if !w.mu.TryLock() {
-		return
+		return false
 	}
 	defer w.mu.Unlock()
 	live := w.next.Load()/int64(w.span) - 1
 	if e <= live {
-		return
+		return false
 	}
 	// Outcomes added from here on count in the new live bucket.
 	done := bucket{
@@ -138,6 +142,7 @@ func (w *window) advance(e int64) {
 	w.completed.Store(pack(w.sumSucc, w.sumFail))
 	w.countedDrops.Store(w.sumCounted)
 	w.next.Store((e + 1) * int64(w.span))
+	return true
 }
 
 // counted returns how many of a bucket's drops count as requests: at most

@@ -1,0 +1,221 @@
+package breaker_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// listen returns a listener that forwards events, and a function that
+// waits for the next one.
+func listen(t *testing.T) (breaker.Listener, func() breaker.Event) {
+	t.Helper()
+	ch := make(chan breaker.Event, breaker.EventQueue)
+	next := func() breaker.Event {
+		t.Helper()
+		select {
+		case e := <-ch:
+			return e
+		case <-time.After(10 * time.Second): // a guard against a hang, not a wait for time to pass
+			t.Fatal("no event")
+			return breaker.Event{}
+		}
+	}
+	return func(e breaker.Event) { ch <- e }, next
+}
+
+// outageThenHeal runs an outage of 1 s and a recovery of 3 s, 100 calls per
+// 100 ms bucket.
+func outageThenHeal(t *testing.T, b breaker.Breaker, m interface{ Add(time.Duration) }) {
+	t.Helper()
+	for range 10 {
+		succeed(t, b, 100)
+		m.Add(100 * time.Millisecond)
+	}
+	for range 10 {
+		fail(t, b, 100, "connection refused")
+		m.Add(100 * time.Millisecond)
+	}
+	for range 30 {
+		succeed(t, b, 100)
+		m.Add(100 * time.Millisecond)
+	}
+}
+
+func TestWithListener_startedThenStopped(t *testing.T) {
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithName("payments"), breaker.WithListener(l))
+	start := m.Now()
+	outageThenHeal(t, b, m)
+
+	started := next()
+	assert.Equal(t, breaker.SheddingStarted, started.Kind)
+	assert.Equal(t, "payments", started.Breaker)
+	assert.Greater(t, started.DropProbability, 0.0)
+	require.NotEmpty(t, started.Reasons)
+	assert.Equal(t, "connection refused", started.Reasons[0].Text)
+	assert.WithinRange(t, started.At, start.Add(time.Second), start.Add(1300*time.Millisecond),
+		"within a few buckets of the outage")
+
+	stopped := next()
+	assert.Equal(t, breaker.SheddingStopped, stopped.Kind)
+	assert.Equal(t, "payments", stopped.Breaker)
+	assert.Nil(t, stopped.Reasons)
+	assert.False(t, stopped.At.Before(started.At.Add(breaker.DefaultWindow)), "after a whole window without drops")
+}
+
+func TestWithListener_listenerMayCallTheBreaker(t *testing.T) {
+	done := make(chan breaker.Stats, 2)
+	var b breaker.Breaker
+	l := func(breaker.Event) {
+		_, _ = b.Allow() // would deadlock if listeners ran under the breaker's lock
+		s, _ := breaker.StatsOf(b)
+		done <- s
+	}
+	b, m := newBreaker(t, breaker.WithListener(l))
+	outageThenHeal(t, b, m)
+	for range 2 {
+		select {
+		case s := <-done:
+			assert.NotZero(t, s.TotalFailures)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+}
+
+func TestWithListener_panicsDoNotSpread(t *testing.T) {
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithListener(func(breaker.Event) { panic("listener bug") }), breaker.WithListener(l))
+	outageThenHeal(t, b, m)
+	assert.Equal(t, breaker.SheddingStarted, next().Kind, "the next listener still hears")
+	assert.Equal(t, breaker.SheddingStopped, next().Kind)
+}
+
+func TestWithListener_perRegistry(t *testing.T) {
+	l, next := listen(t)
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithListener(l))
+	a, c := r.Get("a"), r.Get("c")
+	for range 3 {
+		fail(t, a, 100, "down")
+		fail(t, c, 100, "down")
+		m.Add(100 * time.Millisecond)
+	}
+	fail(t, a, 1, "down")
+	fail(t, c, 1, "down")
+	names := map[string]bool{next().Breaker: true, next().Breaker: true}
+	assert.Equal(t, map[string]bool{"a": true, "c": true}, names)
+}
+
+func TestWithDropEvents(t *testing.T) {
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithK(1), breaker.WithProtection(0), breaker.WithListener(l),
+		breaker.WithDropEvents(true))
+	fail(t, b, 200, "down")
+	dropped := 0
+	for range 1000 {
+		if _, err := b.Allow(); err != nil {
+			dropped++
+		}
+	}
+	m.Add(time.Second)
+	_, _ = b.Allow() // the bucket turns: shedding started
+	require.Positive(t, dropped)
+	kinds := map[breaker.EventKind]int{}
+	for range dropped {
+		e := next()
+		kinds[e.Kind]++
+		if e.Kind == breaker.CallDropped {
+			assert.Greater(t, e.DropProbability, 0.5)
+		}
+	}
+	assert.Equal(t, dropped, kinds[breaker.CallDropped], "one event per drop, in order")
+}
+
+func TestEventsLost_whenTheQueueIsFull(t *testing.T) {
+	release := make(chan struct{})
+	b, _ := newBreaker(t, breaker.WithK(1), breaker.WithProtection(0), breaker.WithDropEvents(true),
+		breaker.WithListener(func(breaker.Event) { <-release }))
+	fail(t, b, 200, "down")
+	before := breaker.EventsLost()
+	dropped := 0
+	for dropped < breaker.EventQueue+100 {
+		if _, err := b.Allow(); err != nil {
+			dropped++
+		}
+	}
+	assert.Greater(t, breaker.EventsLost(), before, "a stuck listener loses events, never blocks a call")
+	close(release)
+}
+
+func TestWithLogger(t *testing.T) {
+	var buf safeBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithName("payments"), breaker.WithLogger(logger), breaker.WithListener(l))
+	outageThenHeal(t, b, m)
+	next()
+	next() // the logger ran before this listener, for both events
+	out := buf.String()
+	assert.Contains(t, out, `level=WARN msg="breaker started shedding" breaker=payments drop_probability=`)
+	assert.Contains(t, out, `reasons="[connection refused`)
+	assert.Contains(t, out, `level=INFO msg="breaker stopped shedding" breaker=payments`)
+	assert.Equal(t, 2, strings.Count(out, "\n"), "one line per change")
+}
+
+func TestWithLogger_flappingLogsOncePerWindow(t *testing.T) {
+	var buf safeBuffer
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))), breaker.WithListener(l))
+	for range 10 { // a dependency that fails and recovers every 200 ms, for 2 s: one window
+		fail(t, b, 100, "down")
+		m.Add(100 * time.Millisecond)
+		succeed(t, b, 100)
+		m.Add(100 * time.Millisecond)
+	}
+	assert.Equal(t, breaker.SheddingStarted, next().Kind)
+	assert.Equal(t, 1, strings.Count(buf.String(), "\n"), "shedding never stopped for a whole window")
+}
+
+func TestEventKind_String(t *testing.T) {
+	assert.Equal(t, "shedding started", breaker.SheddingStarted.String())
+	assert.Equal(t, "shedding stopped", breaker.SheddingStopped.String())
+	assert.Equal(t, "call dropped", breaker.CallDropped.String())
+	assert.Equal(t, "unknown event", breaker.EventKind(0).String())
+}
+
+func TestWithListener_hotPathStaysFreeOfAllocations(t *testing.T) {
+	b := breaker.MustNew(breaker.WithListener(func(breaker.Event) {}))
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
+		p, _ := b.Allow()
+		p.Accept()
+	}))
+}
+
+// safeBuffer is a bytes.Buffer a logger on the event goroutine may write to
+// while the test reads it.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
