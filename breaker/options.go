@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/srebreaker/srebreaker/internal/coarseclock"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/rollingwindow"
 )
@@ -91,6 +92,17 @@ func newOptions(opts []Option) options {
 		opt(&o)
 	}
 	return o
+}
+
+// systemOrMockClock returns the clock o's breakers run on, as elapsed time:
+// the process's coarse clock for the system clock, else the given one.
+func (o *options) systemOrMockClock() func() time.Duration {
+	if _, system := o.clock.(realClock); system || o.clock == nil {
+		return coarseclock.Now
+	}
+	c := o.clock
+	start := c.Now()
+	return func() time.Duration { return c.Now().Sub(start) }
 }
 
 // WithName names the breaker; [Breaker.Name] returns it, and the error of a

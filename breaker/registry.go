@@ -1,10 +1,12 @@
 package breaker
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/srebreaker/srebreaker"
 )
@@ -24,11 +26,23 @@ type Registry struct {
 	mu     sync.Mutex
 	added  map[string]*entry // guarded by mu; names not in read
 	misses int               // guarded by mu; locked lookups since read was made
+
+	named map[string][]Option // guarded by mu; options of Configure, by name
+	limit atomic.Int64        // most breakers kept; 0: no limit
+	clock func() time.Duration
 }
 
 // entry holds a registry's breaker. The maps hold a pointer to a concrete
 // type, so a lookup does not convert to the Breaker interface.
-type entry struct{ b Breaker }
+type entry struct {
+	b    Breaker
+	used atomic.Int64 // registry clock at the last lookup, to the second; with a limit only
+}
+
+// touchEvery is how stale an entry's last use may be: a lookup writes it at
+// most once in this long, so that lookups of a busy name share its cache
+// line instead of taking turns writing it.
+const touchEvery = time.Second
 
 // NewRegistry returns a registry whose breakers are made with opts (a
 // WithName among them is replaced by the name given to [Registry.Get]).
@@ -50,6 +64,9 @@ func NewRegistry(opts ...Option) *Registry {
 func (r *Registry) Get(name string) Breaker {
 	if m := r.read.Load(); m != nil {
 		if e, ok := (*m)[name]; ok {
+			if r.limit.Load() > 0 {
+				r.touch(e)
+			}
 			return e.b
 		}
 	}
@@ -57,10 +74,16 @@ func (r *Registry) Get(name string) Breaker {
 	defer r.mu.Unlock()
 	e := r.lookupLocked(name)
 	if e == nil {
-		o := newOptions(r.opts)
+		o := newOptions(append(slices.Clip(r.opts), r.named[name]...))
 		o.name = name
-		e = &entry{newGoogleBreaker(o)}
+		e = &entry{b: newGoogleBreaker(o)}
 		r.storeLocked(name, e)
+		if r.limit.Load() > 0 {
+			e.used.Store(int64(r.clock()))
+			r.evictLocked(name, true)
+		}
+	} else if r.limit.Load() > 0 {
+		r.touch(e)
 	}
 	r.misses++
 	if r.misses >= len(r.added)+r.readLen() {
@@ -69,13 +92,123 @@ func (r *Registry) Get(name string) Breaker {
 	return e.b
 }
 
+// Configure sets options for name's breaker, applied after the registry's
+// own (and after those of an earlier Configure for name, which they
+// replace). A breaker already made for name is replaced at once by one with
+// the new options; one already handed out keeps working on its own. It
+// returns an error wrapping [ErrInvalidOption], and changes nothing, when
+// the options are invalid.
+func (r *Registry) Configure(name string, opts ...Option) error {
+	o := newOptions(append(slices.Clip(r.opts), opts...))
+	if err := o.validate(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.named == nil {
+		r.named = make(map[string][]Option)
+	}
+	r.named[name] = slices.Clone(opts)
+	if r.lookupLocked(name) != nil {
+		o.name = name
+		r.storeLocked(name, &entry{b: newGoogleBreaker(o)})
+		r.publishLocked()
+	}
+	return nil
+}
+
+// SetLimit bounds how many breakers the registry keeps, for registries
+// whose names come from outside (hosts, routes). When a new name takes it
+// over limit, the least recently looked up tenth of its breakers (at least
+// one) are forgotten: a later Get of their names makes new breakers, and a
+// breaker already handed out keeps working on its own. Recency is tracked
+// to the second. A limit of 0 or less removes the bound, which is the
+// default; with a bound, a lookup also notes when the name was used.
+func (r *Registry) SetLimit(limit int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clock == nil {
+		o := newOptions(r.opts)
+		r.clock = o.systemOrMockClock()
+	}
+	r.limit.Store(int64(max(limit, 0)))
+	r.evictLocked("", false)
+}
+
+// touch notes that e was looked up, at most once per touchEvery.
+func (r *Registry) touch(e *entry) {
+	if now := int64(r.clock()); now-e.used.Load() >= int64(touchEvery) {
+		e.used.Store(now)
+	}
+}
+
+// evictLocked forgets the least recently used breakers while there are more
+// than the limit; never fresh, a name just added, if isFresh. Callers hold
+// r.mu.
+func (r *Registry) evictLocked(fresh string, isFresh bool) {
+	limit := int(r.limit.Load())
+	n := r.readLen() + len(r.added)
+	if limit <= 0 || n <= limit {
+		return
+	}
+	type aged struct {
+		name string
+		used int64
+	}
+	all := make([]aged, 0, n)
+	r.rangeLocked(func(name string, e *entry) {
+		if !isFresh || name != fresh {
+			all = append(all, aged{name, e.used.Load()})
+		}
+	})
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	keep := limit - limit/10
+	if keep >= limit {
+		keep = limit - 1
+	}
+	if isFresh {
+		keep-- // the fresh one stays too
+	}
+	keep = max(keep, 0)
+	gone := make(map[string]bool, len(all)-keep)
+	for _, a := range all[:len(all)-keep] {
+		gone[a.name] = true
+		delete(r.added, a.name)
+	}
+	m := make(map[string]*entry, keep)
+	if old := r.read.Load(); old != nil {
+		for name, e := range *old {
+			if !gone[name] {
+				m[name] = e
+			}
+		}
+	}
+	r.read.Store(&m)
+	r.misses = 0
+}
+
+// rangeLocked calls f for each name and entry, the newer entry for a name
+// in both maps. Callers hold r.mu.
+func (r *Registry) rangeLocked(f func(name string, e *entry)) {
+	if m := r.read.Load(); m != nil {
+		for name, e := range *m {
+			if _, shadowed := r.added[name]; !shadowed {
+				f(name, e)
+			}
+		}
+	}
+	for name, e := range r.added {
+		f(name, e)
+	}
+}
+
 // NoBreakerFor makes name unguarded: from now on Get(name) returns a breaker
 // that admits every call and records nothing (see [Nop]), named name. A
 // breaker already handed out for name keeps working on its own.
 func (r *Registry) NoBreakerFor(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.storeLocked(name, &entry{nopBreaker{name: name}})
+	r.storeLocked(name, &entry{b: nopBreaker{name: name}})
 	r.publishLocked() // read may hold the old breaker: replace it at once
 }
 
@@ -90,16 +223,7 @@ func (r *Registry) Range(f func(name string, b Breaker) bool) {
 	}
 	r.mu.Lock()
 	pairs := make([]pair, 0, r.readLen()+len(r.added))
-	if m := r.read.Load(); m != nil {
-		for name, e := range *m {
-			if _, shadowed := r.added[name]; !shadowed {
-				pairs = append(pairs, pair{name, e.b})
-			}
-		}
-	}
-	for name, e := range r.added {
-		pairs = append(pairs, pair{name, e.b})
-	}
+	r.rangeLocked(func(name string, e *entry) { pairs = append(pairs, pair{name, e.b}) })
 	r.mu.Unlock()
 	for _, p := range pairs {
 		if !f(p.name, p.b) {
