@@ -1,0 +1,77 @@
+// Package expvarbreaker publishes the state of a registry's breakers
+// through the standard library's expvar, as one JSON map from breaker name
+// to its figures: what /debug/vars serves.
+//
+// Importing expvar, as this package does, registers /debug/vars on
+// http.DefaultServeMux.
+package expvarbreaker
+
+import (
+	"expvar"
+	"time"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// Ranger is what Func reads: [breaker.Registry] is one.
+type Ranger interface {
+	Range(f func(name string, b breaker.Breaker) bool)
+}
+
+// Figures is what is published per breaker: [breaker.Stats] with JSON names.
+type Figures struct {
+	// In the window.
+	Successes int64 `json:"successes"`
+	Failures  int64 `json:"failures"`
+	Drops     int64 `json:"drops"`
+	// Since the breaker was made.
+	Requests       int64 `json:"requests_total"`
+	TotalSuccesses int64 `json:"successes_total"`
+	TotalFailures  int64 `json:"failures_total"`
+	TotalDrops     int64 `json:"drops_total"`
+
+	DropProbability float64  `json:"drop_probability"`
+	Reasons         []Reason `json:"reasons"`
+}
+
+// Reason is a failure reason, newest first in Figures.
+type Reason struct {
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
+}
+
+// Func returns an expvar.Func whose value is a map from the name of each of
+// r's breakers that reports stats (see [breaker.StatsOf]) to its Figures,
+// read anew each time the variable is read.
+func Func(r Ranger) expvar.Func {
+	return func() any {
+		out := map[string]Figures{}
+		r.Range(func(name string, b breaker.Breaker) bool {
+			if s, ok := breaker.StatsOf(b); ok {
+				out[name] = figures(s)
+			}
+			return true
+		})
+		return out
+	}
+}
+
+// Publish publishes [Func] of r as the expvar variable name. Like
+// expvar.Publish, it panics if name is already published.
+func Publish(name string, r Ranger) {
+	expvar.Publish(name, Func(r))
+}
+
+func figures(s breaker.Stats) Figures {
+	f := Figures{
+		Successes: s.Successes, Failures: s.Failures, Drops: s.Drops,
+		Requests:       s.TotalSuccesses + s.TotalFailures + s.TotalDrops,
+		TotalSuccesses: s.TotalSuccesses, TotalFailures: s.TotalFailures, TotalDrops: s.TotalDrops,
+		DropProbability: s.DropProbability,
+		Reasons:         make([]Reason, len(s.Reasons)),
+	}
+	for i, r := range s.Reasons {
+		f.Reasons[i] = Reason{At: r.At, Text: r.Text}
+	}
+	return f
+}

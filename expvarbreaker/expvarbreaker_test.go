@@ -1,0 +1,75 @@
+package expvarbreaker_test
+
+import (
+	"encoding/json"
+	"expvar"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/expvarbreaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+func TestPublish_servedByTheExpvarHandler(t *testing.T) {
+	m := clock.NewMock()
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
+		breaker.WithK(1), breaker.WithProtection(0))
+	for range 30 {
+		p, err := r.Get("payments").Allow()
+		require.NoError(t, err)
+		p.Accept()
+	}
+	for range 10 {
+		if p, err := r.Get("payments").Allow(); err == nil {
+			p.Reject("timeout")
+		}
+	}
+	r.Get("idle")
+	r.NoBreakerFor("legacy")
+	expvarbreaker.Publish("breakers_test", r)
+
+	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var vars struct {
+		Breakers map[string]expvarbreaker.Figures `json:"breakers_test"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
+
+	assert.Len(t, vars.Breakers, 2, "a breaker without stats (legacy) is left out")
+	p := vars.Breakers["payments"]
+	assert.Equal(t, int64(30), p.Successes)
+	assert.Equal(t, int64(30), p.TotalSuccesses)
+	assert.Equal(t, p.TotalSuccesses+p.TotalFailures+p.TotalDrops, p.Requests)
+	assert.Positive(t, p.Failures)
+	assert.Positive(t, p.DropProbability)
+	require.NotEmpty(t, p.Reasons)
+	assert.Equal(t, "timeout", p.Reasons[0].Text)
+	assert.True(t, p.Reasons[0].At.Equal(m.Now()))
+	assert.Zero(t, vars.Breakers["idle"].Requests)
+}
+
+func TestPublish_twicePanics(t *testing.T) {
+	r := breaker.NewRegistry()
+	expvarbreaker.Publish("breakers_twice", r)
+	assert.Panics(t, func() { expvarbreaker.Publish("breakers_twice", r) })
+}
+
+func ExampleFunc() {
+	r := breaker.NewRegistry()
+	r.Get("payments")
+	v := expvarbreaker.Func(r)
+	fmt.Println(v.String()[:39])
+	// Output: {"payments":{"successes":0,"failures":0
+}
