@@ -161,3 +161,62 @@ func ExampleWithPlainFormula() {
 	// calls that reached the dead dependency in its first second: 133
 	// calls that reached the dead dependency in its first second: 1000
 }
+
+func ExampleStatsOf() {
+	mock := exampleClock()
+	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	for i := range 100 {
+		_ = b.Do(func() error {
+			if i%4 == 0 {
+				return errors.New("timeout")
+			}
+			return nil
+		})
+	}
+	s, _ := breaker.StatsOf(b)
+	fmt.Println(s.Name, s.Successes, s.Failures, s.DropProbability, s.Reasons[0].Text)
+	// Output: payments 75 25 0 timeout
+}
+
+func ExampleWithListener() {
+	mock := exampleClock()
+	events := make(chan breaker.Event, 10)
+	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)),
+		breaker.WithListener(func(e breaker.Event) { events <- e }))
+	run := func(fail bool) {
+		for range 10 { // 1 s, 100 calls per 100 ms bucket
+			for range 100 {
+				_ = b.Do(func() error {
+					if fail {
+						return errors.New("connection refused")
+					}
+					return nil
+				})
+			}
+			mock.Add(100 * time.Millisecond)
+		}
+	}
+	run(true)  // down
+	run(false) // healed
+	run(false)
+	run(false)
+	for range 2 {
+		e := <-events // listeners run on a goroutine of their own
+		fmt.Println(e.Breaker, e.Kind)
+	}
+	// Output:
+	// payments shedding started
+	// payments shedding stopped
+}
+
+func ExampleRegistry_SetLimit() {
+	r := breaker.NewRegistry()
+	r.SetLimit(100) // names come from requests: keep at most 100 breakers
+	for i := range 1000 {
+		r.Get(fmt.Sprintf("host-%d.example", i))
+	}
+	n := 0
+	r.Range(func(string, breaker.Breaker) bool { n++; return true })
+	fmt.Println(n <= 100)
+	// Output: true
+}
