@@ -7,7 +7,7 @@ replace github.com/srebreaker/srebreaker => ../
 require (
 	github.com/benbjohnson/clock v1.3.5
 	github.com/prometheus/client_golang v1.23.2
-	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1
 	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
@@ -24,5 +24,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/sys v0.35.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
+	google.golang.org/protobuf v1.36.8 // indirect
 )
