@@ -1,0 +1,321 @@
+package prombreaker_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/prombreaker"
+)
+
+func TestCollector_scrapedOverHTTP(t *testing.T) {
+	m := newMock()
+	r := newRegistry(m)
+	payments := r.Get("payments")
+	record(t, payments, 30, 0)
+	m.Add(10 * time.Millisecond)
+	record(t, payments, 0, 10) // the plain formula: p = (40 − 30)/(40 + 1)
+	record(t, r.Get("search"), 5, 0)
+	inventory := r.Get("inventory")
+	record(t, inventory, 0, 200)
+	before, _ := breaker.StatsOf(inventory)
+	dropped := 0
+	for range 2000 { // asks without reporting: only the drops count
+		if _, err := inventory.Allow(); err != nil {
+			dropped++
+		}
+	}
+	r.NoBreakerFor("legacy") // a Nop breaker reports nothing
+
+	reg := prometheus.NewPedanticRegistry() // also checks Collect against Describe
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(r)))
+	families := scrape(t, server(t, reg))
+
+	want := map[string]struct {
+		typ  dto.MetricType
+		help string
+	}{
+		"srebreaker_requests_total": {dto.MetricType_COUNTER,
+			"Calls that asked the breaker: those it admitted that succeeded or failed, and those it dropped."},
+		"srebreaker_accepts_total":  {dto.MetricType_COUNTER, "Calls the breaker admitted that succeeded."},
+		"srebreaker_failures_total": {dto.MetricType_COUNTER, "Calls the breaker admitted that failed."},
+		"srebreaker_drops_total": {dto.MetricType_COUNTER,
+			"Calls the breaker dropped without running them; an estimate, one drop in 8 being counted as 8."},
+		"srebreaker_drop_probability": {dto.MetricType_GAUGE,
+			"Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1."},
+		"srebreaker_window_accepts": {dto.MetricType_GAUGE,
+			"Admitted calls that succeeded within the breaker's rolling window."},
+		"srebreaker_window_failures": {dto.MetricType_GAUGE,
+			"Admitted calls that failed within the breaker's rolling window."},
+		"srebreaker_window_drops": {dto.MetricType_GAUGE,
+			"Calls dropped within the breaker's rolling window; an estimate, one drop in 8 being counted as 8."},
+	}
+	require.Len(t, families, len(want), "the collector's families and no others")
+	for name, w := range want {
+		mf := families[name]
+		require.NotNil(t, mf, name)
+		assert.Equal(t, w.typ, mf.GetType(), name)
+		assert.Equal(t, w.help, mf.GetHelp(), name)
+		var breakers []string
+		for _, m := range mf.GetMetric() {
+			require.Len(t, m.GetLabel(), 1, name)
+			assert.Equal(t, "breaker", m.GetLabel()[0].GetName(), name)
+			breakers = append(breakers, m.GetLabel()[0].GetValue())
+		}
+		assert.ElementsMatch(t, []string{"payments", "search", "inventory"}, breakers, "%s: no series for legacy", name)
+	}
+
+	// The clock has stood still since the scrape: the snapshots hold what it saw.
+	for _, name := range []string{"payments", "search", "inventory"} {
+		s, ok := breaker.StatsOf(r.Get(name))
+		require.True(t, ok)
+		get := func(family string) float64 {
+			v, ok := sample(families, family, name)
+			require.True(t, ok, "%s{breaker=%q}", family, name)
+			return v
+		}
+		assert.Equal(t, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops), get("srebreaker_requests_total"), name)
+		assert.Equal(t, float64(s.TotalSuccesses), get("srebreaker_accepts_total"), name)
+		assert.Equal(t, float64(s.TotalFailures), get("srebreaker_failures_total"), name)
+		assert.Equal(t, float64(s.TotalDrops), get("srebreaker_drops_total"), name)
+		assert.Equal(t, s.DropProbability, get("srebreaker_drop_probability"), name)
+		assert.Equal(t, float64(s.Successes), get("srebreaker_window_accepts"), name)
+		assert.Equal(t, float64(s.Failures), get("srebreaker_window_failures"), name)
+		assert.Equal(t, float64(s.Drops), get("srebreaker_window_drops"), name)
+	}
+
+	// And the values themselves.
+	v, _ := sample(families, "srebreaker_accepts_total", "payments")
+	assert.Equal(t, 30.0, v)
+	v, _ = sample(families, "srebreaker_failures_total", "payments")
+	assert.Equal(t, 10.0, v)
+	v, _ = sample(families, "srebreaker_drop_probability", "payments")
+	assert.InDelta(t, 10.0/41, v, 1e-12)
+	v, _ = sample(families, "srebreaker_requests_total", "search")
+	assert.Equal(t, 5.0, v)
+	v, _ = sample(families, "srebreaker_drop_probability", "search")
+	assert.Equal(t, 0.0, v)
+	drops, _ := sample(families, "srebreaker_drops_total", "inventory")
+	assert.InEpsilon(t, float64(dropped), drops-float64(before.TotalDrops), 0.25, "one drop in 8 counted as 8")
+	requests, _ := sample(families, "srebreaker_requests_total", "inventory")
+	assert.Equal(t, 200+drops, requests, "failures and drops; the unreported calls count in none")
+	v, _ = sample(families, "srebreaker_drop_probability", "inventory")
+	assert.InDelta(t, 200.0/201, v, 1e-12)
+}
+
+func TestCollector_lint(t *testing.T) {
+	m := newMock()
+	r := newRegistry(m)
+	record(t, r.Get("payments"), 10, 10)
+	problems, err := testutil.CollectAndLint(prombreaker.MustNewCollector(r))
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, 8, testutil.CollectAndCount(prombreaker.MustNewCollector(r)), "eight series per breaker")
+}
+
+func TestCollector_emptySourceScrapes(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(prombreaker.MustNewCollector(new(breaker.Registry)))
+	assert.Empty(t, scrape(t, server(t, reg)))
+}
+
+func TestNewCollector_namespaceAndConstLabels(t *testing.T) {
+	m := newMock()
+	client, srv := newRegistry(m), newRegistry(m)
+	record(t, client.Get("payments"), 3, 0)
+	record(t, srv.Get("payments"), 7, 0)
+
+	reg := prometheus.NewPedanticRegistry()
+	opts := func(side string) []prombreaker.Option {
+		return []prombreaker.Option{prombreaker.WithNamespace("shop"),
+			prombreaker.WithConstLabels(prometheus.Labels{"side": side}),
+			prombreaker.WithConstLabels(prometheus.Labels{"zone": "a"})}
+	}
+	c1, err := prombreaker.NewCollector(client, opts("client")...)
+	require.NoError(t, err)
+	c2, err := prombreaker.NewCollector(srv, opts("server")...)
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(c1))
+	require.NoError(t, reg.Register(c2), "constant labels tell the two apart")
+
+	families := scrape(t, server(t, reg))
+	assert.NotContains(t, families, "srebreaker_accepts_total")
+	mf := families["shop_accepts_total"]
+	require.NotNil(t, mf)
+	got := map[string]float64{}
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		assert.Equal(t, "payments", labels["breaker"])
+		assert.Equal(t, "a", labels["zone"])
+		got[labels["side"]] = m.GetCounter().GetValue()
+	}
+	assert.Equal(t, map[string]float64{"client": 3, "server": 7}, got)
+}
+
+func TestNewCollector_invalid(t *testing.T) {
+	r := breaker.NewRegistry()
+	labels := func(name, value string) prombreaker.Option {
+		return prombreaker.WithConstLabels(prometheus.Labels{name: value})
+	}
+	tests := []struct {
+		name string
+		src  prombreaker.Source
+		opt  prombreaker.Option
+		want string
+	}{
+		{name: "nil source", src: nil, want: "NewCollector(nil): the source of breakers must not be nil"},
+		{name: "nil registry", src: (*breaker.Registry)(nil),
+			want: "NewCollector(nil): the source of breakers must not be nil"},
+		{name: "empty namespace", src: r, opt: prombreaker.WithNamespace(""),
+			want: `WithNamespace(""): a namespace is a letter or an underscore, then letters, digits and underscores`},
+		{name: "dash in namespace", src: r, opt: prombreaker.WithNamespace("my-app"),
+			want: `WithNamespace("my-app"): a namespace is a letter or an underscore, then letters, digits and underscores`},
+		{name: "colon in namespace", src: r, opt: prombreaker.WithNamespace("app:x"),
+			want: `WithNamespace("app:x"): a namespace is a letter or an underscore, then letters, digits and underscores`},
+		{name: "digit first", src: r, opt: prombreaker.WithNamespace("1app"),
+			want: `WithNamespace("1app"): a namespace is a letter or an underscore, then letters, digits and underscores`},
+		{name: "label name", src: r, opt: labels("my-side", "x"),
+			want: `WithConstLabels("my-side"="x"): a label name is a letter or an underscore, then letters, digits and underscores`},
+		{name: "reserved label", src: r, opt: labels("__name__", "x"),
+			want: `WithConstLabels("__name__"="x"): names that start with __ are reserved`},
+		{name: "breaker label", src: r, opt: labels("breaker", "x"),
+			want: `WithConstLabels("breaker"="x"): the collector sets "breaker" to each breaker's name`},
+		{name: "label value", src: r, opt: labels("side", "\xff"),
+			want: `WithConstLabels("side"="\xff"): the value is not valid UTF-8`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []prombreaker.Option
+			if tc.opt != nil {
+				opts = append(opts, tc.opt)
+			}
+			c, err := prombreaker.NewCollector(tc.src, opts...)
+			assert.Nil(t, c)
+			assert.ErrorIs(t, err, prombreaker.ErrInvalidOption)
+			assert.EqualError(t, err, "prombreaker: invalid option: "+tc.want)
+			assert.PanicsWithValue(t, "prombreaker: invalid option: "+tc.want, func() {
+				prombreaker.MustNewCollector(tc.src, opts...)
+			})
+		})
+	}
+}
+
+func TestBreakers_Range(t *testing.T) {
+	a := breaker.MustNew(breaker.WithName("a"))
+	b := breaker.MustNew(breaker.WithName("b"))
+	var names []string
+	prombreaker.Breakers{a, nil, b, breaker.Nop()}.Range(func(name string, _ breaker.Breaker) bool {
+		names = append(names, name)
+		return true
+	})
+	assert.Equal(t, []string{"a", "b", "nop"}, names, "in order, nil skipped")
+
+	names = nil
+	prombreaker.Breakers{a, b}.Range(func(name string, _ breaker.Breaker) bool {
+		names = append(names, name)
+		return false
+	})
+	assert.Equal(t, []string{"a"}, names, "false stops the iteration")
+}
+
+func TestCollector_breakersOutsideARegistry(t *testing.T) {
+	m := newMock()
+	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(m))
+	record(t, b, 4, 1)
+	odd := breaker.MustNew(breaker.WithName("odd\xffname"), breaker.WithClock(m))
+	record(t, odd, 2, 0)
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(prombreaker.MustNewCollector(prombreaker.Breakers{b, breaker.Nop(), odd}))
+	families := scrape(t, server(t, reg))
+	v, ok := sample(families, "srebreaker_requests_total", "payments")
+	assert.True(t, ok)
+	assert.Equal(t, 5.0, v)
+	v, ok = sample(families, "srebreaker_accepts_total", "odd\uFFFDname")
+	assert.True(t, ok, "a name that is not valid UTF-8 is made valid rather than failing the scrape")
+	assert.Equal(t, 2.0, v)
+	_, ok = sample(families, "srebreaker_requests_total", "nop")
+	assert.False(t, ok)
+}
+
+func TestCollector_hotPathStaysFreeOfAllocations(t *testing.T) {
+	r := breaker.NewRegistry() // the system clock, as in production
+	b := r.Get("payments")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prombreaker.MustNewCollector(r))
+	url := server(t, reg)
+	record(t, b, 10, 0)
+	_, ok := sample(scrape(t, url), "srebreaker_requests_total", "payments")
+	require.True(t, ok)
+
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
+		p, _ := b.Allow()
+		p.Accept()
+	}), "Allow and Accept with a collector attached")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
+		if p, err := r.Get("payments").Allow(); err == nil {
+			p.Reject("down")
+		}
+	}), "registry lookup, Allow and Reject or a drop, with a collector attached")
+	_, ok = sample(scrape(t, url), "srebreaker_requests_total", "payments")
+	require.True(t, ok)
+}
+
+func TestCollector_scrapesWhileCallsRun(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithWindow(time.Hour), breaker.WithBuckets(60))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(prombreaker.MustNewCollector(r))
+	url := server(t, reg)
+
+	const workers, calls = 4, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := r.Get(fmt.Sprint("dep-", w)) // the registry grows while it is scraped
+			for range calls {
+				p, err := b.Allow()
+				if err == nil {
+					p.Accept()
+				}
+			}
+		}()
+	}
+	last := map[string]float64{}
+	for range 20 {
+		families := scrape(t, url)
+		for w := range workers {
+			name := fmt.Sprint("dep-", w)
+			v, ok := sample(families, "srebreaker_accepts_total", name)
+			if !ok {
+				continue
+			}
+			assert.GreaterOrEqual(t, v, last[name], "a counter never goes down")
+			assert.LessOrEqual(t, v, float64(calls))
+			last[name] = v
+		}
+		m.Add(time.Millisecond)
+	}
+	wg.Wait()
+	families := scrape(t, url)
+	for w := range workers {
+		name := fmt.Sprint("dep-", w)
+		v, _ := sample(families, "srebreaker_accepts_total", name)
+		assert.Equal(t, float64(calls), v, name)
+		v, _ = sample(families, "srebreaker_window_accepts", name)
+		assert.Equal(t, float64(calls), v, name)
+	}
+}

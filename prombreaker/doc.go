@@ -1,0 +1,35 @@
+// Package prombreaker exports the breakers of package
+// [github.com/srebreaker/srebreaker/breaker] as Prometheus metrics, through
+// a [Collector] for github.com/prometheus/client_golang. It is a module of
+// its own, so that the core module does not depend on Prometheus.
+//
+// A Collector reads the breakers of a *[breaker.Registry], or of any other
+// [Source] such as a [Breakers] list, when it is scraped: it keeps no state
+// of its own and adds nothing to a breaker's call path. Each breaker that
+// reports [breaker.Stats] gives one series per metric, labelled with its
+// name (label "breaker"):
+//
+//	srebreaker_requests_total     counter  calls that asked: accepts + failures + drops
+//	srebreaker_accepts_total      counter  admitted calls that succeeded
+//	srebreaker_failures_total     counter  admitted calls that failed
+//	srebreaker_drops_total        counter  calls the breaker dropped (estimated)
+//	srebreaker_drop_probability   gauge    probability that a call asking now is dropped
+//	srebreaker_window_accepts     gauge    accepts within the breaker's rolling window
+//	srebreaker_window_failures    gauge    failures within the window
+//	srebreaker_window_drops       gauge    drops within the window (estimated)
+//
+// The counters count from the breaker's creation and only grow, so
+// rate(srebreaker_drops_total[1m]) / rate(srebreaker_requests_total[1m]) is
+// the share of calls shed over the last minute. The window gauges are what
+// the breaker computes its drop probability from at the moment of the
+// scrape. A call whose outcome was reported with srebreaker.Ignore, or that
+// has not reported one yet, counts in none of them.
+//
+// Drops are counted the way the breaker counts them for its formula: one
+// drop in 8, drawn at random, adds 8 (see [breaker.Stats]). The drop counts
+// are therefore estimates, within a few percent once a few thousand calls
+// have been dropped, and so is the part of requests_total they make up;
+// the other counts are exact.
+//
+// A Collector is safe for concurrent use by multiple goroutines.
+package prombreaker
