@@ -16,15 +16,17 @@ import (
 const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 
 // BreakerKey is the key of the attribute that holds a breaker's name on
-// every data point.
+// every data point: the name [Registry.Range] gives it, which for a
+// *[breaker.Registry] is the name given to Get.
 const BreakerKey attribute.Key = "breaker"
 
 // Registry is the set of breakers that [Register] reports: Range calls f
 // for each breaker and its name until f returns false. *[breaker.Registry]
 // implements it; another implementation can report a set of its own, or
-// a filtered view of a registry. Names must be distinct. Range is called
-// once per collection, from the goroutine that collects, and must be safe
-// to call while the breakers are in use.
+// a filtered view of a registry. Names must be distinct, since observations
+// under one name add up. Range is called once per collection, from the
+// goroutine that collects, and must be safe to call while the breakers are
+// in use.
 type Registry interface {
 	Range(f func(name string, b breaker.Breaker) bool)
 }
@@ -41,8 +43,8 @@ type Registry interface {
 // and the SDK adds up their observations of the same breaker.
 //
 // The error wraps [ErrInvalidOption] for an invalid option or a nil r;
-// otherwise it is the provider's, for an instrument or callback it could
-// not create.
+// otherwise it wraps the provider's error for an instrument or the
+// callback it could not create, and names which.
 func Register(r Registry, opts ...Option) (metric.Registration, error) {
 	if reg, ok := r.(*breaker.Registry); r == nil || ok && reg == nil {
 		return nil, fmt.Errorf("%w: Register(nil): registry must not be nil", ErrInvalidOption)
