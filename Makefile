@@ -8,7 +8,7 @@ MIN_GO              := go1.22.12
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's): test and lint run in each.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker
 
 .DEFAULT_GOAL := help
 .PHONY: help test race test-min-go bench bench-peers lint cover fuzz simulate
