@@ -202,34 +202,51 @@ const dropSample = 8
 
 // odds returns, at time now, the formula's numerator (no call is dropped
 // unless it is positive) and its requests: the drop probability is
-// (num/(requests+1))^(1/aggression).
+// (num/(requests+1))^(1/aggression). admit does the same, written out.
 func (b *googleBreaker) odds(now time.Duration) (num, requests float64) {
+	b.at(now)
 	w := b.window
-	if w.at(now) && b.events != nil {
-		b.events.bucketTurned(b, now)
-	}
 	succ, fail := unpack(w.completed.Load())
 	liveFail := w.failures.Load()
-	// Counts fit an int64 by far; converting from int64 is one instruction,
-	// from uint64 a branch.
-	failures := int64(fail + liveFail)
-	var counted, liveDrops uint64
+	var counted, liveDrops, down uint64
 	if b.countDrops {
 		counted, liveDrops = w.countedDrops.Load(), w.drops.Load()
 	}
-	var down uint64
 	if b.trustRecent {
 		down = w.downStreak.Load()
 	}
-	// The formula's numerator is at most failures + drops − protection −
-	// (k−1)·successes. While that stays at or below 0 with the finished
-	// buckets' successes alone, it does with the live bucket's too, and no
-	// call is dropped: the live successes, which may be spread over
-	// processors, are summed only when this bound fails, or when the newest
-	// finished bucket held only failures.
-	if down == 0 && float64(failures+int64(counted+liveDrops)) <= b.protection+b.kMinus1*float64(int64(succ)) {
+	failures := int64(fail + liveFail)
+	if b.surelyAdmits(succ, failures, counted+liveDrops, down) {
 		return 0, 0
 	}
+	return b.slowOdds(succ, failures, liveFail, counted, liveDrops, down)
+}
+
+// at brings the window to time now, and looks for a change of shedding
+// when it enters a new bucket.
+func (b *googleBreaker) at(now time.Duration) {
+	if b.window.at(now) && b.events != nil {
+		b.events.bucketTurned(b, now)
+	}
+}
+
+// surelyAdmits reports whether no call can be dropped, from the finished
+// buckets' successes, all failures and drops and the down streak, without
+// reading the live successes, which may be spread over processors. The
+// formula's numerator is at most failures + drops − protection −
+// (k−1)·successes. While that stays at or below 0 with the finished
+// buckets' successes alone, it does with the live bucket's too, unless the
+// newest finished bucket held only failures (trust in recent buckets may
+// then set the successes aside).
+func (b *googleBreaker) surelyAdmits(succ uint64, failures int64, drops, down uint64) bool {
+	// Counts fit an int64 by far; converting from int64 is one instruction,
+	// from uint64 a branch.
+	return down == 0 && float64(failures+int64(drops)) <= b.protection+b.kMinus1*float64(int64(succ))
+}
+
+// slowOdds is odds once surelyAdmits said no.
+func (b *googleBreaker) slowOdds(succ uint64, failures int64, liveFail, counted, liveDrops, down uint64) (num, requests float64) {
+	w := b.window
 	liveSucc := w.successes.Load()
 	successes := float64(int64(succ + liveSucc))
 	if b.trustRecent {
@@ -259,7 +276,24 @@ func (b *googleBreaker) probability(now time.Duration) float64 {
 // admit decides whether to admit a call: nil if admitted, the drop error if
 // not.
 func (b *googleBreaker) admit() error {
-	num, requests := b.odds(b.now())
+	w := b.window
+	if now := b.now(); w.at(now) && b.events != nil { // b.at, written out
+		b.events.bucketTurned(b, now)
+	}
+	succ, fail := unpack(w.completed.Load())
+	liveFail := w.failures.Load()
+	var counted, liveDrops, down uint64
+	if b.countDrops {
+		counted, liveDrops = w.countedDrops.Load(), w.drops.Load()
+	}
+	if b.trustRecent {
+		down = w.downStreak.Load()
+	}
+	failures := int64(fail + liveFail)
+	if b.surelyAdmits(succ, failures, counted+liveDrops, down) {
+		return nil
+	}
+	num, requests := b.slowOdds(succ, failures, liveFail, counted, liveDrops, down)
 	if !(num > 0) {
 		return nil
 	}
