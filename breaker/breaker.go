@@ -176,12 +176,6 @@ func (b *googleBreaker) wallNow() time.Time {
 	return b.clock.Now()
 }
 
-// dropRatio is the probability of dropping a call, equation 21-1 of the SRE
-// book: max(0, (total − protection − k·accepts) / (total + 1)).
-func dropRatio(total, accepts int64, k, protection float64) float64 {
-	return max(0, (float64(total)-protection-k*float64(accepts))/float64(total+1))
-}
-
 func (b *googleBreaker) Name() string { return b.name }
 
 // sampleScale is dropSample to the power u takes in admit's comparison for

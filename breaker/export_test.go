@@ -8,8 +8,11 @@ func Totals(b Breaker) (accepts, total int64) {
 	return int64(succ), int64(succ + fail)
 }
 
-// DropRatio exposes the formula for table tests.
-var DropRatio = dropRatio
+// DropRatio is the plain formula, equation 21-1 of the SRE book, for table
+// tests: max(0, (total − protection − k·accepts) / (total + 1)).
+func DropRatio(total, accepts int64, k, protection float64) float64 {
+	return max(0, (float64(total)-protection-k*float64(accepts))/float64(total+1))
+}
 
 // Drops returns the drops a breaker made by New counts in its window.
 func Drops(b Breaker) int64 {
