@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,20 +36,21 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	}
 	r.Get("idle")
 	r.NoBreakerFor("legacy")
-	expvarbreaker.Publish("breakers_test", r)
+	name := fmt.Sprint("breakers_test_", runs.Add(1)) // expvar names live as long as the process: one per run
+	expvarbreaker.Publish(name, r)
 
 	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var vars struct {
-		Breakers map[string]expvarbreaker.Figures `json:"breakers_test"`
-	}
+	var vars map[string]json.RawMessage
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
+	var breakers map[string]expvarbreaker.Figures
+	require.NoError(t, json.Unmarshal(vars[name], &breakers))
 
-	assert.Len(t, vars.Breakers, 2, "a breaker without stats (legacy) is left out")
-	p := vars.Breakers["payments"]
+	assert.Len(t, breakers, 2, "a breaker without stats (legacy) is left out")
+	p := breakers["payments"]
 	assert.Equal(t, int64(30), p.Successes)
 	assert.Equal(t, int64(30), p.TotalSuccesses)
 	assert.Equal(t, p.TotalSuccesses+p.TotalFailures+p.TotalDrops, p.Requests)
@@ -57,14 +59,18 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	require.NotEmpty(t, p.Reasons)
 	assert.Equal(t, "timeout", p.Reasons[0].Text)
 	assert.True(t, p.Reasons[0].At.Equal(m.Now()))
-	assert.Zero(t, vars.Breakers["idle"].Requests)
+	assert.Zero(t, breakers["idle"].Requests)
 }
 
 func TestPublish_twicePanics(t *testing.T) {
 	r := breaker.NewRegistry()
-	expvarbreaker.Publish("breakers_twice", r)
-	assert.Panics(t, func() { expvarbreaker.Publish("breakers_twice", r) })
+	name := fmt.Sprint("breakers_twice_", runs.Add(1))
+	expvarbreaker.Publish(name, r)
+	assert.Panics(t, func() { expvarbreaker.Publish(name, r) })
 }
+
+// runs numbers the variables the tests publish.
+var runs atomic.Int64
 
 func ExampleFunc() {
 	r := breaker.NewRegistry()
