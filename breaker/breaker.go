@@ -118,8 +118,8 @@ type googleBreaker struct {
 
 	events *events // nil without listeners
 
-	aggression  float64 // exponent on the drop probability's inverse; 1: none
-	countDrops  bool    // drops count as requests, up to k−1 per admitted call
+	aggression  float64 // the drop probability is the formula's to the power 1/aggression
+	countDrops  bool    // drops count as requests, up to k−1 per admitted call of their bucket
 	trustRecent bool    // agreeing newest buckets override older ones
 	sampleScale float64 // dropSample to the power u takes in admit's comparison
 
