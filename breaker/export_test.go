@@ -4,8 +4,8 @@ package breaker
 // its window, for tests of what was recorded.
 func Totals(b Breaker) (accepts, total int64) {
 	g := b.(*googleBreaker)
-	succ, fail, _ := g.window.totals(g.now())
-	return int64(succ), int64(succ + fail)
+	c := g.window.snapshot(g.now())
+	return int64(c.successes), int64(c.successes + c.failures)
 }
 
 // DropRatio is the plain formula, equation 21-1 of the SRE book, for table
@@ -17,6 +17,5 @@ func DropRatio(total, accepts int64, k, protection float64) float64 {
 // Drops returns the drops a breaker made by New counts in its window.
 func Drops(b Breaker) int64 {
 	g := b.(*googleBreaker)
-	_, _, drops := g.window.totals(g.now())
-	return int64(drops)
+	return int64(g.window.snapshot(g.now()).drops)
 }

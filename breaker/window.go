@@ -186,12 +186,3 @@ func (w *window) snapshot(now time.Duration) counts {
 		totalSuccesses: w.cumSucc + s, totalFailures: w.cumFail + f, totalDrops: w.cumDrop + d,
 	}
 }
-
-// totals returns the successes, failures and drops in the window at time
-// now, exactly, for tests and snapshots.
-func (w *window) totals(now time.Duration) (successes, failures, drops uint64) {
-	w.at(now)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.sumSucc + w.successes.Load(), w.sumFail + w.failures.Load(), w.sumDrop + w.drops.Load()
-}
