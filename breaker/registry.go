@@ -276,8 +276,43 @@ func (r *Registry) readLen() int {
 	return 0
 }
 
+// Source is a set of named breakers, what an exporter of metrics reads:
+// Range calls f for each breaker and its name until f returns false, and
+// may be called from many goroutines at once, while the breakers are in
+// use. *[Registry] implements it, and so does [Breakers]. Names must be
+// distinct within a Source.
+type Source interface {
+	Range(f func(name string, b Breaker) bool)
+}
+
+// Breakers is a fixed list of breakers, a [Source] for breakers that no
+// registry holds; each is reported under its [Breaker.Name], and nil
+// entries are skipped.
+type Breakers []Breaker
+
+// Range calls f for each breaker of bs that is not nil, in order, until f
+// returns false.
+func (bs Breakers) Range(f func(name string, b Breaker) bool) {
+	for _, b := range bs {
+		if b != nil && !f(b.Name(), b) {
+			return
+		}
+	}
+}
+
+var (
+	_ Source = (*Registry)(nil)
+	_ Source = Breakers(nil)
+)
+
 // defaultRegistry backs the package-level functions.
 var defaultRegistry = NewRegistry()
+
+// DefaultRegistry returns the registry behind the package-level functions
+// ([Get], [Do] and the rest), which the integrations (httpbreaker,
+// grpcbreaker) also use unless given one: pass it to an exporter to report
+// every breaker they make.
+func DefaultRegistry() *Registry { return defaultRegistry }
 
 // Get returns the breaker for name from the default registry, creating it
 // with the default options on first use.
