@@ -35,10 +35,15 @@ type model struct {
 }
 
 func (m *model) move(now time.Time) {
-	if d := now.Sub(m.start); d >= 0 && int64(d/m.interval) > m.current {
+	d := now.Sub(m.start)
+	if d < time.Duration(m.current+1-m.size)*m.interval || d >= 1<<62 { // back past the window, or centuries ahead: afresh
+		m.start, m.current, m.entries = now, 0, nil
+		return
+	}
+	if d >= 0 && int64(d/m.interval) > m.current {
 		m.current = int64(d / m.interval)
 	}
-	// The current bucket never moves back, so expired entries never return.
+	// The current bucket moves back only when the window starts afresh.
 	kept := m.entries[:0]
 	for _, e := range m.entries {
 		if e.bucket > m.current-m.size {
@@ -60,6 +65,17 @@ func (m *model) totals(ignoreCurrent bool) (sum int64, fsum float64, count int64
 	return sum, fsum, count
 }
 
+// bucket returns the sum and count of the entries in bucket i.
+func (m *model) bucket(i int64) (sum int64, count int64) {
+	for _, e := range m.entries {
+		if e.bucket == i {
+			sum += e.value
+			count++
+		}
+	}
+	return sum, count
+}
+
 func asFloat(v int64) float64 { return float64(v) / 1024 }
 
 // FuzzWindow applies a fuzzer-chosen sequence of steps (add a value, move the
@@ -77,12 +93,14 @@ func FuzzWindow(f *testing.F) {
 		}
 		return out
 	}
-	const add, forward, jump, back = 0, 1, 2, 3
+	const add, forward, jump, back, addCurrent, leap = 0, 1, 2, 3, 4, 5
 	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 0), op(add, 2)))                          // zero advance
 	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 4), op(add, 2), op(forward, 4)))          // exactly one bucket (4 quarter-intervals)
 	f.Add(uint8(3), true, cat(op(add, 5), op(jump, 1), op(add, 6), op(jump, 1<<40), op(add, 7))) // jumps longer than the window
 	f.Add(uint8(2), false, cat(op(add, math.MaxInt64), op(add, math.MaxInt64), op(forward, 4)))  // large values wrap as int64 does
 	f.Add(uint8(5), true, cat(op(add, 3), op(back, 9), op(add, 4), op(forward, 40), op(add, 1))) // clock steps back
+	f.Add(uint8(3), false, cat(op(add, 1), op(leap, 0), op(add, 2), op(forward, 4), op(addCurrent, 3))) // centuries ahead
+	f.Add(uint8(2), true, cat(op(add, 1), op(back, 64), op(addCurrent, 2), op(forward, 4)))             // back past the window
 	f.Fuzz(func(t *testing.T, size uint8, ignoreCurrent bool, steps []byte) {
 		n := int64(size%16) + 1
 		const interval = time.Second
@@ -121,13 +139,20 @@ func FuzzWindow(f *testing.F) {
 				wantBuckets--
 			}
 			require.Equal(t, wantBuckets, buckets)
+			snap := wi.Snapshot()
+			prevSum, prevCount := ref.bucket(ref.current - 1)
+			curSum, curCount := ref.bucket(ref.current)
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: prevSum, Count: prevCount}, snap.Previous, "Snapshot.Previous")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, snap.Current, "Snapshot.Current")
+			require.Equal(t, wantSum, snap.Sum, "Snapshot.Sum")
+			require.Equal(t, wantCount, snap.Count, "Snapshot.Count")
 		}
 
 		if len(steps) > 9*256 { // the model re-sums on every read: keep runs short
 			steps = steps[:9*256]
 		}
 		for len(steps) >= 9 {
-			kind, arg := steps[0]%4, binary.LittleEndian.Uint64(steps[1:9])
+			kind, arg := steps[0]%6, binary.LittleEndian.Uint64(steps[1:9])
 			steps = steps[9:]
 			switch kind {
 			case add:
@@ -142,8 +167,16 @@ func FuzzWindow(f *testing.F) {
 				if clk.now.Sub(ref.start) < 100*365*24*time.Hour {
 					clk.now = clk.now.Add(time.Duration(arg%(1<<20)) * interval * time.Duration(n))
 				}
-			case back:
+			case back: // up to 64 quarter-intervals, which may be more than the window
 				clk.now = clk.now.Add(-time.Duration(arg%65) * interval / 4)
+			case leap: // centuries ahead, past what time.Duration holds
+				clk.now = clk.now.Add(time.Duration(arg%2+1) * 200 * 365 * 24 * time.Hour)
+			case addCurrent: // without reading the clock
+				v := int64(arg)
+				wi.AddCurrent(v)
+				wf.AddCurrent(asFloat(v))
+				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
+				absSum += math.Abs(asFloat(v))
 			}
 			ref.move(clk.now)
 			check()

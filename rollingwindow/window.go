@@ -3,7 +3,10 @@ package rollingwindow
 import (
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/exp/constraints"
@@ -21,6 +24,17 @@ type Bucket[T Numeric] struct {
 	Count int64
 }
 
+// Snapshot is what a [RollingWindow] holds at one instant.
+type Snapshot[T Numeric] struct {
+	// Sum and Count are over the buckets inside the window, the current one
+	// included unless the window was made with [IgnoreCurrentBucket].
+	Sum   T
+	Count int64
+	// Previous is the newest finished bucket (empty if no value was added
+	// while it was current), and Current the bucket values are added to now.
+	Previous, Current Bucket[T]
+}
+
 // Clock is the one method a [RollingWindow] reads time through.
 // github.com/benbjohnson/clock's Clock and *Mock satisfy it, and so does any
 // type with a Now method.
@@ -28,56 +42,82 @@ type Clock interface {
 	Now() time.Time
 }
 
-// realClock reads the system clock. time.Now carries a monotonic reading, so
-// differences between its values are immune to wall-clock steps.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Option configures a [RollingWindow] in [New].
 type Option func(*options)
 
 type options struct {
 	ignoreCurrent bool
 	clock         Clock
+	clockSet      bool
 }
 
 // IgnoreCurrentBucket leaves the bucket now being written out of
-// [RollingWindow.Reduce] and [RollingWindow.Totals], so that readers see
-// only complete buckets. By default the current bucket is included.
+// [RollingWindow.Totals], [RollingWindow.Snapshot]'s Sum and Count, and
+// [RollingWindow.Reduce], so that readers see only complete buckets. By
+// default the current bucket is included.
 func IgnoreCurrentBucket() Option {
 	return func(o *options) { o.ignoreCurrent = true }
 }
 
 // WithClock sets the clock the window reads time from. The default is the
-// system clock. A nil clock makes [New] return an error.
-//
-// A clock that steps backwards is treated as if no time had passed: the
-// window stays where it is until the clock has caught up again.
+// system clock, read through its monotonic reading. A nil clock makes [New]
+// return an error.
 func WithClock(c Clock) Option {
-	return func(o *options) { o.clock = c }
+	return func(o *options) { o.clock, o.clockSet = c, true }
 }
+
+// rebaseAfter is how far from its base a window's time may run before the
+// window starts afresh from the time it is given: far beyond any real run,
+// and far enough from the limits of time.Duration that no bucket arithmetic
+// overflows. A clock that jumps centuries ahead, or that read the zero time
+// when the window was made, gets a working window rather than a frozen one.
+const rebaseAfter = time.Duration(1 << 62)
 
 // RollingWindow sums values over the last size·interval of time, in size
 // buckets of interval each. Create one with [New]; the zero value is not
 // usable.
 //
+// Time moves forwards as the clock does. A clock that steps back by less
+// than the window is taken to stand still: values go to the current bucket
+// until the clock has caught up. A clock that steps back by more than the
+// window, or jumps so far ahead that the bucket arithmetic would overflow,
+// starts the window afresh, empty, from that time.
+//
+// Adding takes no lock, and neither does reading, except while the window
+// moves to a new bucket, once per interval at most.
+//
 // A RollingWindow is safe for concurrent use by multiple goroutines.
 type RollingWindow[T Numeric] struct {
 	size          int64
 	interval      time.Duration
+	span          time.Duration // size·interval, at most rebaseAfter
 	ignoreCurrent bool
-	clock         Clock
-	start         time.Time // bucket boundaries are start + k·interval
-	// resumOnExpire is set for float types, whose running sum would drift
-	// if expired values were subtracted from it: they re-sum instead.
-	resumOnExpire bool
+	clock         Clock // nil for the system clock
+	float         bool  // T is a floating-point type
 
-	mu      sync.Mutex
-	buckets []Bucket[T] // guarded by mu; index i holds absolute bucket i mod size
-	current int64       // guarded by mu; absolute index of the bucket being written
-	sum     T           // guarded by mu; sum over all buckets
-	count   int64       // guarded by mu; count over all buckets
+	// base is the time the buckets are counted from: bucket i covers
+	// [base + i·interval, base + (i+1)·interval). It changes only when the
+	// window starts afresh.
+	base atomic.Pointer[time.Time]
+	// next is when the current bucket ends, as time since base.
+	next atomic.Int64
+	// seq is odd while the window moves; readers retry around it.
+	seq atomic.Uint64
+
+	// Values are stored as bits: an int64's for integer types (which
+	// wraps as the types do), a float64's for floating-point ones.
+	curSum    atomic.Uint64 // the current bucket
+	curCount  atomic.Int64
+	doneSum   atomic.Uint64 // the finished buckets inside the window
+	doneCount atomic.Int64
+	prevSum   atomic.Uint64 // the newest finished bucket
+	prevCount atomic.Int64
+
+	mu      sync.Mutex  // serializes moving the window
+	ring    []Bucket[T] // guarded by mu; finished bucket i at i mod size, the current bucket's slot empty
+	current int64       // guarded by mu; the current bucket's number
+	sum     T           // guarded by mu; sum over ring
+	count   int64       // guarded by mu; count over ring
 }
 
 // New returns a window of size buckets, each spanning interval.
@@ -90,39 +130,89 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 	if interval <= 0 {
 		return nil, fmt.Errorf("rollingwindow: interval %v: must be positive", interval)
 	}
-	o := options{clock: realClock{}}
+	var o options
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("rollingwindow: nil Option")
+		}
 		opt(&o)
 	}
-	if o.clock == nil {
+	if o.clockSet && isNil(o.clock) {
 		return nil, errors.New("rollingwindow: WithClock(nil): clock must not be nil")
 	}
 	var zero T
 	_, isFloat32 := any(zero).(float32)
 	_, isFloat64 := any(zero).(float64)
-	return &RollingWindow[T]{
+	w := &RollingWindow[T]{
 		size:          int64(size),
 		interval:      interval,
+		span:          rebaseAfter,
 		ignoreCurrent: o.ignoreCurrent,
 		clock:         o.clock,
-		start:         o.clock.Now(),
-		resumOnExpire: isFloat32 || isFloat64,
-		buckets:       make([]Bucket[T], size),
-	}, nil
+		float:         isFloat32 || isFloat64,
+		ring:          make([]Bucket[T], size),
+	}
+	if int64(rebaseAfter/interval) >= int64(size) {
+		w.span = time.Duration(size) * interval
+	}
+	base := w.now()
+	w.base.Store(&base)
+	w.next.Store(int64(interval))
+	return w, nil
+}
+
+// isNil reports whether c is nil, or a nil pointer, map, func or the like
+// in an interface: a clock whose Now would panic.
+func isNil(c Clock) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// now reads the window's clock.
+func (w *RollingWindow[T]) now() time.Time {
+	if w.clock == nil {
+		return time.Now()
+	}
+	return w.clock.Now()
 }
 
 // Add adds v to the bucket that covers now: its Sum grows by v and its Count
 // by one.
-func (w *RollingWindow[T]) Add(v T) {
-	now := w.clock.Now()
-	w.mu.Lock()
-	w.advance(now)
-	b := &w.buckets[w.current%w.size]
-	b.Sum += v
-	b.Count++
-	w.sum += v
-	w.count++
-	w.mu.Unlock()
+func (w *RollingWindow[T]) Add(v T) { w.AddAt(w.now(), v) }
+
+// AddAt is [RollingWindow.Add] at time t instead of the clock's now, for a
+// caller that has read the clock already (for several windows at once, say)
+// or that replays values recorded with their times.
+func (w *RollingWindow[T]) AddAt(t time.Time, v T) {
+	w.moveTo(t)
+	w.AddCurrent(v)
+}
+
+// AddCurrent adds v to the current bucket without reading the clock: the
+// bucket of the newest time the window was given. It is for a caller that
+// has just brought the window to now, such as a breaker recording the
+// outcome of a call it admitted after reading the window; an idle window
+// is not moved, so the value expires with the bucket it lands in.
+func (w *RollingWindow[T]) AddCurrent(v T) {
+	if w.float {
+		for {
+			old := w.curSum.Load()
+			sum := math.Float64bits(math.Float64frombits(old) + float64(v))
+			if w.curSum.CompareAndSwap(old, sum) {
+				break
+			}
+		}
+	} else if v != 0 {
+		w.curSum.Add(uint64(int64(v)))
+	}
+	w.curCount.Add(1)
 }
 
 // Totals returns the sum and the count of the values added to the buckets
@@ -132,75 +222,164 @@ func (w *RollingWindow[T]) Add(v T) {
 // For float types the running sum is rebuilt from the buckets whenever a
 // bucket expires, so rounding cannot build up beyond one bucket's interval.
 func (w *RollingWindow[T]) Totals() (sum T, count int64) {
-	now := w.clock.Now()
-	w.mu.Lock()
-	w.advance(now)
-	sum, count = w.sum, w.count
-	if w.ignoreCurrent {
-		b := w.buckets[w.current%w.size]
-		sum -= b.Sum
-		count -= b.Count
+	s := w.SnapshotAt(w.now())
+	return s.Sum, s.Count
+}
+
+// Snapshot returns what the window holds now.
+func (w *RollingWindow[T]) Snapshot() Snapshot[T] { return w.SnapshotAt(w.now()) }
+
+// SnapshotAt returns what the window holds at time t, moving it there
+// first; see [RollingWindow.AddAt].
+func (w *RollingWindow[T]) SnapshotAt(t time.Time) Snapshot[T] {
+	w.moveTo(t)
+	for {
+		seq := w.seq.Load()
+		if seq&1 == 0 {
+			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
+			prevSum, prevCount := w.prevSum.Load(), w.prevCount.Load()
+			curSum, curCount := w.curSum.Load(), w.curCount.Load()
+			if w.seq.Load() == seq {
+				s := Snapshot[T]{
+					Sum:      w.value(doneSum),
+					Count:    doneCount,
+					Previous: Bucket[T]{Sum: w.value(prevSum), Count: prevCount},
+					Current:  Bucket[T]{Sum: w.value(curSum), Count: curCount},
+				}
+				if !w.ignoreCurrent {
+					s.Sum += s.Current.Sum
+					s.Count += s.Current.Count
+				}
+				return s
+			}
+		}
+		w.mu.Lock() // wait for the window to finish moving
+		w.mu.Unlock()
 	}
-	w.mu.Unlock()
-	return sum, count
+}
+
+// value decodes bits stored by the window.
+func (w *RollingWindow[T]) value(bits uint64) T {
+	if w.float {
+		return T(math.Float64frombits(bits))
+	}
+	return T(int64(bits))
+}
+
+// bits encodes v as the window stores it.
+func (w *RollingWindow[T]) bits(v T) uint64 {
+	if w.float {
+		return math.Float64bits(float64(v))
+	}
+	return uint64(int64(v))
 }
 
 // Reduce calls fn once for every bucket inside the window, oldest first,
 // empty buckets included, leaving out the current bucket when the window was
 // made with [IgnoreCurrentBucket]. fn sees a copy of the buckets taken at one
 // instant, and runs without the window's lock held, so it may call back into
-// the window.
+// the window. It allocates a copy of the buckets.
 func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
-	now := w.clock.Now()
-	n := w.size
-	if w.ignoreCurrent {
-		n--
-	}
-	snapshot := make([]Bucket[T], n)
+	t := w.now()
+	snapshot := make([]Bucket[T], w.size)
 	w.mu.Lock()
-	w.advance(now)
-	oldest := w.current - w.size + 1 // may be negative early on: those buckets are empty
+	w.moveLocked(t)
+	oldest := w.current - w.size + 1
 	for i := range snapshot {
-		snapshot[i] = w.buckets[mod(oldest+int64(i), w.size)]
+		snapshot[i] = w.ring[mod(oldest+int64(i), w.size)]
 	}
+	// The current bucket's values are added outside the lock: read them
+	// while the window cannot move.
+	snapshot[w.size-1] = Bucket[T]{Sum: w.value(w.curSum.Load()), Count: w.curCount.Load()}
 	w.mu.Unlock()
+	if w.ignoreCurrent {
+		snapshot = snapshot[:w.size-1]
+	}
 	for _, b := range snapshot {
 		fn(b)
 	}
 }
 
-// advance moves the window to the bucket that covers now, emptying every
-// bucket that time has passed over. A now before the current bucket (a clock
-// that stepped backwards) leaves the window where it is. However long the
-// gap, the work is at most one pass over the buckets. Callers hold w.mu.
-func (w *RollingWindow[T]) advance(now time.Time) {
-	elapsed := now.Sub(w.start)
-	if elapsed < 0 {
-		return
+// moveTo brings the window to time t, if t lies outside the current bucket.
+func (w *RollingWindow[T]) moveTo(t time.Time) {
+	elapsed := t.Sub(*w.base.Load())
+	if next := w.next.Load(); int64(elapsed) >= next || int64(elapsed) < next-int64(w.span) {
+		w.mu.Lock()
+		w.moveLocked(t)
+		w.mu.Unlock()
 	}
-	target := int64(elapsed / w.interval)
-	gap := target - w.current
-	if gap <= 0 {
-		return
+}
+
+// moveLocked moves the window to the bucket that covers t: forwards,
+// emptying the buckets time has passed over in at most one pass over them,
+// or afresh when t lies more than a window before the current bucket's end
+// or too far ahead. Callers hold w.mu.
+func (w *RollingWindow[T]) moveLocked(t time.Time) {
+	elapsed := t.Sub(*w.base.Load())
+	next := w.next.Load()
+	switch {
+	case elapsed >= rebaseAfter || int64(elapsed) < next-int64(w.span):
+		w.restartLocked(t)
+	case int64(elapsed) >= next:
+		w.advanceLocked(int64(elapsed / w.interval))
 	}
-	w.current = target
-	if gap >= w.size {
-		clear(w.buckets)
+}
+
+// advanceLocked makes bucket e, later than the current one, current.
+// Callers hold w.mu.
+func (w *RollingWindow[T]) advanceLocked(e int64) {
+	w.seq.Add(1) // readers wait from here
+	done := Bucket[T]{Sum: w.value(w.curSum.Swap(0)), Count: w.curCount.Swap(0)}
+	gap := e - w.current
+	prev := Bucket[T]{}
+	if gap >= w.size { // every bucket, the one just finished too, has expired
+		clear(w.ring)
 		w.sum, w.count = 0, 0
-		return
-	}
-	for i := target - gap + 1; i <= target; i++ {
-		b := &w.buckets[i%w.size]
-		w.sum -= b.Sum
-		w.count -= b.Count
-		*b = Bucket[T]{}
-	}
-	if w.resumOnExpire {
-		w.sum = 0
-		for _, b := range w.buckets {
-			w.sum += b.Sum
+	} else {
+		w.ring[w.current%w.size] = done
+		w.sum += done.Sum
+		w.count += done.Count
+		for i := w.current + 1; i <= e; i++ { // their slots held buckets that have now expired
+			old := &w.ring[i%w.size]
+			w.sum -= old.Sum
+			w.count -= old.Count
+			*old = Bucket[T]{}
+		}
+		if w.float { // re-sum, so that rounding does not build up
+			w.sum = 0
+			for _, b := range w.ring {
+				w.sum += b.Sum
+			}
+		}
+		if gap == 1 {
+			prev = done
 		}
 	}
+	w.current = e
+	w.publishLocked(prev)
+}
+
+// restartLocked empties the window and starts it afresh at t.
+// Callers hold w.mu.
+func (w *RollingWindow[T]) restartLocked(t time.Time) {
+	w.seq.Add(1)
+	w.curSum.Store(0)
+	w.curCount.Store(0)
+	clear(w.ring)
+	w.sum, w.count, w.current = 0, 0, 0
+	w.base.Store(&t)
+	w.publishLocked(Bucket[T]{})
+}
+
+// publishLocked stores what readers load, and lets them read again.
+// Callers hold w.mu and made seq odd.
+func (w *RollingWindow[T]) publishLocked(prev Bucket[T]) {
+	w.doneSum.Store(w.bits(w.sum))
+	w.doneCount.Store(w.count)
+	w.prevSum.Store(w.bits(prev.Sum))
+	w.prevCount.Store(prev.Count)
+	w.next.Store((w.current + 1) * int64(w.interval))
+	w.seq.Add(1)
 }
 
 // mod is the non-negative remainder of a divided by n.

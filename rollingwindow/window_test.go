@@ -162,20 +162,61 @@ func TestWindow_IgnoreCurrentBucket_sizeOne(t *testing.T) {
 	assert.Equal(t, int64(0), count)
 }
 
-func TestWindow_Add_clockStepsBackwards(t *testing.T) {
+func TestWindow_Add_clockStepsBackwardsWithinWindow(t *testing.T) {
 	w, m := newWindow(t, 3)
 	m.Add(interval)
 	w.Add(1)
-	m.Set(m.Now().Add(-time.Hour)) // a wall-clock step back, before the window began
+	m.Add(-2 * interval) // back, but not past the window's oldest bucket
 	w.Add(2)
 	sum, count := w.Totals()
 	assert.Equal(t, int64(3), sum, "nothing recorded is lost")
 	assert.Equal(t, int64(2), count)
 	assert.Equal(t, []int64{0, 0, 3}, sums(w), "writes go to the current bucket")
 
-	m.Set(m.Now().Add(time.Hour + interval)) // back to where it was, plus one interval
+	m.Add(3 * interval) // past where it was, by one interval
 	w.Add(4)
 	assert.Equal(t, []int64{0, 3, 4}, sums(w))
+}
+
+// A clock stepped back by more than the window would otherwise freeze the
+// window with stale values until it caught up (issue 11, item 6).
+func TestWindow_Add_clockStepsBackPastWindowStartsAfresh(t *testing.T) {
+	w, m := newWindow(t, 3)
+	w.Add(1)
+	m.Set(m.Now().Add(-3 * time.Hour))
+	w.Add(2)
+	assert.Equal(t, []int64{0, 0, 2}, sums(w), "the old values are gone")
+
+	m.Add(interval) // time moves on from the new reading
+	w.Add(4)
+	assert.Equal(t, []int64{0, 2, 4}, sums(w))
+}
+
+// A clock that jumps centuries ahead, or read the zero time when the window
+// was made, must not leave the window frozen (issue 11, item 6).
+func TestWindow_Add_extremeClocksStillMove(t *testing.T) {
+	for name, first := range map[string]time.Time{
+		"zero time at creation": {},
+		"300 years back":        time.Date(1724, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := clock.NewMock()
+			m.Set(first)
+			w, err := rollingwindow.New[int64](3, interval, rollingwindow.WithClock(m))
+			require.NoError(t, err)
+			m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+			w.Add(1)
+			w.Add(2)
+			assert.Equal(t, []int64{0, 0, 3}, sums(w))
+			m.Add(interval)
+			w.Add(4)
+			assert.Equal(t, []int64{0, 3, 4}, sums(w))
+			m.Add(3 * interval)
+			sum, count := w.Totals()
+			assert.Equal(t, int64(0), sum, "everything expires a window later")
+			assert.Equal(t, int64(0), count)
+		})
+	}
 }
 
 func TestWindow_Reduce_mayCallBackIntoTheWindow(t *testing.T) {
