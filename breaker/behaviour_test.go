@@ -35,7 +35,7 @@ func TestWithAggression_raisesTheFormulasProbability(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			b, _ := newBreaker(t, breaker.WithPlainFormula(), breaker.WithAggression(aggression))
 			record(t, b, 40, 80) // plain probability (120 − 5 − 60)/121
-			plain := breaker.DropRatio(120, 40, breaker.DefaultK, breaker.DefaultProtection)
+			plain := plainRatio(120, 40, breaker.DefaultK, breaker.DefaultProtection)
 			assert.InDelta(t, math.Pow(plain, 1/aggression), dropShare(b, 20_000), 0.02,
 				"aggression %v: p^(1/aggression)", aggression)
 		})
@@ -43,7 +43,7 @@ func TestWithAggression_raisesTheFormulasProbability(t *testing.T) {
 }
 
 func TestWithAggression_healthyIsNeverThrottled(t *testing.T) {
-	b, _ := newBreaker(t, breaker.WithAggression(breaker.MaxAggression))
+	b, _ := newBreaker(t, breaker.WithAggression(10))
 	record(t, b, 1000, 10)
 	assert.Equal(t, 0.0, dropShare(b, 10_000))
 }
@@ -138,7 +138,7 @@ func TestWithTrustRecent_mixedBucketsKeepTheFormula(t *testing.T) {
 		m.Add(100 * time.Millisecond)
 	}
 	accepts, total := breaker.Totals(b)
-	want := breaker.DropRatio(total, accepts, breaker.DefaultK, breaker.DefaultProtection)
+	want := plainRatio(total, accepts, breaker.DefaultK, breaker.DefaultProtection)
 	assert.InDelta(t, want, dropShare(b, 20_000), 0.02)
 }
 

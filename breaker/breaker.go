@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
-	"github.com/srebreaker/srebreaker/internal/coarseclock"
 	"github.com/srebreaker/srebreaker/proba"
+	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // Fallback is called instead of a request that the breaker dropped, with an
@@ -106,69 +104,62 @@ func randomName() string {
 
 // googleBreaker is the SRE adaptive throttling breaker.
 type googleBreaker struct {
-	name       string
-	k          float64 // multiplier on accepts
-	kMinus1    float64 // k − 1, for the bound in admit
-	protection float64 // failures tolerated beyond k·accepts
-	// protectionCount is protection as a count, for the streaks.
-	protectionCount uint64
-	proba           *proba.Proba
-	window          *window
-	reasons         reasonLog
+	name    string
+	formula formula
+	proba   *proba.Proba
+	// outcomes holds the admitted calls: Add(1) for a success, Add(0) for a
+	// failure, so that its sum is the successes and its count the calls.
+	outcomes *rollingwindow.RollingWindow[int64]
+	// drops holds the dropped calls, one Add(1) each.
+	drops   *rollingwindow.RollingWindow[int64]
+	reasons reasonLog
+	events  *events // nil without listeners
 
-	events *events // nil without listeners
-
-	aggression  float64 // the drop probability is the formula's to the power 1/aggression
-	countDrops  bool    // drops count as requests, up to k−1 per admitted call of their bucket
-	trustRecent bool    // agreeing newest buckets override older ones
-	sampleScale float64 // dropSample to the power u takes in admit's comparison
-
-	// clock is nil for the system clock, read through the process's coarse
-	// clock; otherwise the clock given by WithClock, read on every call,
-	// with times measured from start.
+	// clock is nil for the system clock, read through its monotonic
+	// reading alone; otherwise the clock given by WithClock.
 	clock Clock
 	start time.Time
 }
 
 func newGoogleBreaker(o options) *googleBreaker {
 	b := &googleBreaker{
-		name:       o.name,
-		k:          o.k,
-		kMinus1:    o.k - 1,
-		protection: float64(o.protection),
-		proba:      o.proba,
-
-		protectionCount: uint64(o.protection),
-
-		aggression:  o.aggression,
-		countDrops:  o.countDrops,
-		trustRecent: o.trustRecent,
-		sampleScale: sampleScale(o.aggression),
+		name: o.name,
+		formula: formula{
+			k:           o.k,
+			protection:  float64(o.protection),
+			aggression:  o.aggression,
+			countDrops:  o.countDrops,
+			trustRecent: o.trustRecent,
+		},
+		proba: o.proba,
 	}
-	span := o.window / time.Duration(o.buckets)
-	if _, system := o.clock.(realClock); system {
-		// The coarse clock's lag stays under a tenth of a bucket.
-		coarseclock.Require(span / 10)
-	} else {
+	var windowOpts []rollingwindow.Option
+	if _, system := o.clock.(realClock); !system {
 		b.clock = o.clock
-		b.start = o.clock.Now()
+		windowOpts = append(windowOpts, rollingwindow.WithClock(o.clock))
 	}
-	b.window = newWindow(o.buckets, span, b.now(), o.k-1)
+	b.start = b.wallNow()
+	span := o.window / time.Duration(o.buckets)
+	// The options were validated: New cannot fail.
+	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
+	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	if len(o.listeners) > 0 {
-		b.events = &events{listeners: slices.Clone(o.listeners), drops: o.dropEvents, window: o.window}
+		b.events = newEvents(o, span, b.start)
 	}
 	return b
 }
 
-// now returns the time the window runs on.
-func (b *googleBreaker) now() time.Duration {
+// now returns the time the windows run on. On the system clock it reads
+// the monotonic clock alone (time.Since), which costs about half of
+// time.Now; the windows measure time by monotonic readings only.
+func (b *googleBreaker) now() time.Time {
 	if b.clock == nil {
-		return coarseclock.Now()
+		return b.start.Add(time.Since(b.start))
 	}
-	return b.clock.Now().Sub(b.start)
+	return b.clock.Now()
 }
 
-// wallNow returns the time a failure reason is stamped with.
+// wallNow returns the time a failure reason or an event is stamped with.
 func (b *googleBreaker) wallNow() time.Time {
 	if b.clock == nil {
 		return time.Now()
@@ -178,154 +169,44 @@ func (b *googleBreaker) wallNow() time.Time {
 
 func (b *googleBreaker) Name() string { return b.name }
 
-// sampleScale is dropSample to the power u takes in admit's comparison for
-// aggression: u < p/dropSample ⟺ lhs·sampleScale < rhs.
-func sampleScale(aggression float64) float64 {
-	switch aggression {
-	case 1.5:
-		return dropSample * dropSample * dropSample
-	default:
-		return math.Pow(dropSample, aggression)
+// tally reads what the formula needs at time t.
+func (b *googleBreaker) tally(t time.Time) tally {
+	o := b.outcomes.SnapshotAt(t)
+	c := tally{
+		successes:       o.Sum,
+		failures:        o.Count - o.Sum,
+		recentSuccesses: o.Previous.Sum + o.Current.Sum,
+		recentFailures:  o.Previous.Count + o.Current.Count - o.Previous.Sum - o.Current.Sum,
 	}
-}
-
-// dropSample is how many drops a counted drop stands for: one drop in
-// dropSample, drawn at random, adds dropSample to the count, so that most
-// drops touch no counter and the count is right on average.
-const dropSample = 8
-
-// odds returns, at time now, the formula's numerator (no call is dropped
-// unless it is positive) and its requests: the drop probability is
-// (num/(requests+1))^(1/aggression). admit does the same, written out.
-func (b *googleBreaker) odds(now time.Duration) (num, requests float64) {
-	b.at(now)
-	w := b.window
-	succ, fail := unpack(w.completed.Load())
-	liveFail := w.failures.Load()
-	var counted, liveDrops, down uint64
-	if b.countDrops {
-		counted, liveDrops = w.countedDrops.Load(), w.drops.Load()
+	if b.formula.countDrops {
+		c.drops = b.drops.SnapshotAt(t).Sum
 	}
-	if b.trustRecent {
-		down = w.downStreak.Load()
-	}
-	failures := int64(fail + liveFail)
-	if b.surelyAdmits(succ, failures, counted+liveDrops, down) {
-		return 0, 0
-	}
-	return b.slowOdds(succ, failures, liveFail, counted, liveDrops, down)
-}
-
-// at brings the window to time now, and looks for a change of shedding
-// when it enters a new bucket.
-func (b *googleBreaker) at(now time.Duration) {
-	if b.window.at(now) && b.events != nil {
-		b.events.bucketTurned(b, now)
-	}
-}
-
-// surelyAdmits reports whether no call can be dropped, from the finished
-// buckets' successes, all failures and drops and the down streak, without
-// reading the live successes, which may be spread over processors. The
-// formula's numerator is at most failures + drops − protection −
-// (k−1)·successes. While that stays at or below 0 with the finished
-// buckets' successes alone, it does with the live bucket's too, unless the
-// newest finished bucket held only failures (trust in recent buckets may
-// then set the successes aside).
-func (b *googleBreaker) surelyAdmits(succ uint64, failures int64, drops, down uint64) bool {
-	// Counts fit an int64 by far; converting from int64 is one instruction,
-	// from uint64 a branch.
-	return down == 0 && float64(failures+int64(drops)) <= b.protection+b.kMinus1*float64(int64(succ))
-}
-
-// slowOdds is odds once surelyAdmits said no.
-func (b *googleBreaker) slowOdds(succ uint64, failures int64, liveFail, counted, liveDrops, down uint64) (num, requests float64) {
-	w := b.window
-	liveSucc := w.successes.Load()
-	successes := float64(int64(succ + liveSucc))
-	if b.trustRecent {
-		if down > 0 && liveSucc == 0 && down+liveFail > b.protectionCount {
-			successes = 0 // down: older successes no longer count
-		} else if up := w.upStreak.Load(); up > 0 && liveFail == 0 && up+liveSucc > b.protectionCount {
-			return 0, 0 // up: older failures no longer count
-		}
-	}
-	requests = successes + float64(failures)
-	if b.countDrops {
-		requests += float64(int64(counted + w.counted(liveSucc, liveFail, liveDrops)))
-	}
-	return requests - b.protection - b.k*successes, requests
-}
-
-// probability returns the probability that a call asking at time now is
-// dropped.
-func (b *googleBreaker) probability(now time.Duration) float64 {
-	num, requests := b.odds(now)
-	if !(num > 0) {
-		return 0
-	}
-	return math.Pow(num/(requests+1), 1/b.aggression)
+	return c
 }
 
 // admit decides whether to admit a call: nil if admitted, the drop error if
 // not.
 func (b *googleBreaker) admit() error {
-	w := b.window
-	if now := b.now(); w.at(now) && b.events != nil { // b.at, written out
-		b.events.bucketTurned(b, now)
-	}
-	succ, fail := unpack(w.completed.Load())
-	liveFail := w.failures.Load()
-	var counted, liveDrops, down uint64
-	if b.countDrops {
-		counted, liveDrops = w.countedDrops.Load(), w.drops.Load()
-	}
-	if b.trustRecent {
-		down = w.downStreak.Load()
-	}
-	failures := int64(fail + liveFail)
-	if b.surelyAdmits(succ, failures, counted+liveDrops, down) {
-		return nil
-	}
-	num, requests := b.slowOdds(succ, failures, liveFail, counted, liveDrops, down)
-	if !(num > 0) {
-		return nil
-	}
-	// Drop with probability (num/den)^(1/aggression): with u uniform in
-	// [0, 1), when u^aggression·den < num, compared without a division or,
-	// for the usual aggressions, a power.
-	den := requests + 1
-	u := b.proba.Float64()
-	var lhs, rhs float64 // drop when lhs < rhs
-	switch b.aggression {
-	case 1.5: // the default; u^1.5·den < num, squared
-		uu, dd := u*u, den*den
-		lhs, rhs = uu*(u*dd), num*num
-	case 1:
-		lhs, rhs = u*den, num
-	case 2:
-		lhs, rhs = u*u*den, num
-	default:
-		lhs, rhs = math.Pow(u, b.aggression)*den, num
-	}
-	if lhs >= rhs {
-		return nil
-	}
-	// One drop in dropSample, those with u under a dropSample-th of the
-	// probability, adds dropSample to the count.
-	if lhs*b.sampleScale < rhs {
-		b.window.drops.Add(dropSample)
-	}
+	t := b.now()
+	c := b.tally(t)
+	ratio := b.formula.ratio(c)
 	if b.events != nil {
-		b.events.dropped(b, math.Pow(num/den, 1/b.aggression))
+		b.events.observe(b, t, ratio)
+	}
+	if ratio == 0 || !b.formula.drops(ratio, b.proba.Float64()) {
+		return nil
+	}
+	b.drops.AddAt(t, 1)
+	if b.events != nil && b.events.drops {
+		b.events.dropped(b, b.formula.probability(ratio))
 	}
 	return b.reasons.err(b.name)
 }
 
-func (b *googleBreaker) markSuccess() { b.window.successes.Add(1) }
+func (b *googleBreaker) markSuccess() { b.outcomes.AddCurrent(1) }
 
 func (b *googleBreaker) markFailure(reason string) {
-	b.window.failures.Add(1)
+	b.outcomes.AddCurrent(0)
 	b.reasons.add(b.wallNow(), reason)
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
@@ -72,28 +73,11 @@ func dropShare(b breaker.Breaker, n int) float64 {
 	return float64(dropped) / float64(n)
 }
 
-func TestDropRatio(t *testing.T) {
-	for _, tc := range []struct {
-		name           string
-		total, accepts int64
-		k, protection  float64
-		want           float64
-	}{
-		{name: "empty window", total: 0, accepts: 0, k: 1.5, protection: 5, want: 0},
-		{name: "healthy", total: 100, accepts: 100, k: 2, protection: 5, want: 0},
-		{name: "failures within protection", total: 5, accepts: 0, k: 1.5, protection: 5, want: 0},
-		{name: "first failure past protection", total: 6, accepts: 0, k: 1.5, protection: 5, want: 1.0 / 7},
-		{name: "all failing", total: 100, accepts: 0, k: 1.5, protection: 5, want: 95.0 / 101},
-		{name: "one third succeeding, K 1.5", total: 120, accepts: 40, k: 1.5, protection: 5, want: 55.0 / 121},
-		{name: "exactly at the K boundary", total: 150, accepts: 100, k: 1.5, protection: 0, want: 0},
-		{name: "just past the K boundary", total: 151, accepts: 100, k: 1.5, protection: 0, want: 1.0 / 152},
-		{name: "K 1 no protection", total: 10, accepts: 5, k: 1, protection: 0, want: 5.0 / 11},
-		{name: "huge counts", total: math.MaxInt32, accepts: 0, k: 1.5, protection: 5, want: (math.MaxInt32 - 5.0) / (math.MaxInt32 + 1.0)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.InDelta(t, tc.want, breaker.DropRatio(tc.total, tc.accepts, tc.k, tc.protection), 1e-12)
-		})
-	}
+// plainRatio is the plain formula, equation 21-1 of the SRE book, the
+// reference that the behaviour tests compare drop shares with:
+// max(0, (total − protection − k·accepts) / (total + 1)).
+func plainRatio(total, accepts int64, k, protection float64) float64 {
+	return max(0, (float64(total)-protection-k*float64(accepts))/float64(total+1))
 }
 
 func TestNew_defaults(t *testing.T) {
@@ -196,7 +180,7 @@ func TestBreaker_Allow_dropShareMatchesFormula(t *testing.T) {
 			require.Equal(t, int64(tc.successes), accepts)
 			require.Equal(t, int64(tc.failures+tc.successes), total)
 
-			want := breaker.DropRatio(total, accepts, tc.k, float64(tc.protection))
+			want := plainRatio(total, accepts, tc.k, float64(tc.protection))
 			got := dropShare(b, 20_000)
 			// The standard deviation of the share is at most 0.0036 here; 0.02 is over five of them.
 			assert.InDelta(t, want, got, 0.02, "drop share for total %d accepts %d", total, accepts)
@@ -269,9 +253,36 @@ func TestBreaker_Allow_dropErrorNamesTheLastReasons(t *testing.T) {
 		_, err = b.Allow()
 	}
 	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable)
-	assert.Equal(t, `breaker: service unavailable (breaker "payments"; last failures, newest first: `+
-		`2024-01-01T00:00:00.060Z "reason 6", 2024-01-01T00:00:00.050Z "reason 5", 2024-01-01T00:00:00.040Z "reason 4", `+
-		`2024-01-01T00:00:00.030Z "reason 3", 2024-01-01T00:00:00.020Z "reason 2")`, err.Error())
+	assert.Equal(t, `breaker: service unavailable (breaker "payments", last failure "reason 6", 4 earlier)`, err.Error(),
+		"one line: the newest reason, and how many more Stats holds")
+	s, _ := breaker.StatsOf(b)
+	require.Len(t, s.Reasons, 5)
+	assert.Equal(t, "reason 2", s.Reasons[4].Text)
+}
+
+// Reasons from a hostile upstream must cost a bounded amount of memory and
+// time, whatever they hold (issue 11, item 1).
+func TestBreaker_Allow_reasonsAreBounded(t *testing.T) {
+	b, _ := newBreaker(t, breaker.WithProtection(0), breaker.WithK(1))
+	huge := strings.Repeat("é", 1<<20) // 2 MiB, two bytes a rune
+	fail(t, b, 50, huge)
+	p, err := b.Allow()
+	for err != nil { // a drop records nothing: ask again
+		p, err = b.Allow()
+	}
+	p.Reject("ok\x00\x1b[31mred\r\nforged line")
+	s, _ := breaker.StatsOf(b)
+	require.Len(t, s.Reasons, 5)
+	assert.Equal(t, `ok\x00\x1b[31mred\r\nforged line`, s.Reasons[0].Text, "control characters escaped")
+	long := s.Reasons[1].Text
+	assert.LessOrEqual(t, len(long), 256)
+	assert.True(t, utf8.ValidString(long), "cut on a rune boundary")
+	assert.True(t, strings.HasSuffix(long, "…"), "and marked as cut")
+	for err = nil; err == nil; {
+		_, err = b.Allow()
+	}
+	assert.Less(t, len(err.Error()), 400, "the drop error is one short line")
+	assert.NotContains(t, err.Error(), "\n")
 }
 
 func TestBreaker_Allow_dropErrorFollowsNewReasons(t *testing.T) {
@@ -536,12 +547,41 @@ func TestBreaker_Allow_clockStepsBackwards(t *testing.T) {
 	b, m := newBreaker(t)
 	m.Add(5 * time.Second)
 	succeed(t, b, 10)
-	m.Set(m.Now().Add(-time.Hour))
+	m.Add(-time.Second) // back by less than the window
 	succeed(t, b, 10)
 	fail(t, b, 3, "down")
 	accepts, total := breaker.Totals(b)
 	assert.Equal(t, int64(20), accepts, "nothing recorded is lost")
 	assert.Equal(t, int64(23), total)
+}
+
+// A clock stepped back by hours would otherwise keep stale failures in the
+// window for as long (issue 11, item 6).
+func TestBreaker_Allow_clockStepsBackPastTheWindow(t *testing.T) {
+	b, m := newBreaker(t)
+	fail(t, b, 100, "down")
+	m.Set(m.Now().Add(-3 * time.Hour))
+	assert.Equal(t, 0.0, dropShare(b, 100), "the breaker starts afresh")
+	fail(t, b, 100, "down")
+	assert.Positive(t, dropShare(b, 100), "and sheds again on new failures")
+}
+
+// A mock clock that reads the zero time when the breaker is made must not
+// leave the window empty for good (issue 11, item 6).
+func TestBreaker_Allow_zeroTimeAtCreation(t *testing.T) {
+	m := clock.NewMock()
+	m.Set(time.Time{})
+	b := breaker.MustNew(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	fail(t, b, 1000, "down")
+	assert.Greater(t, dropShare(b, 1000), 0.9)
+}
+
+func TestBreaker_Allow_clockJumpsCenturies(t *testing.T) {
+	b, m := newBreaker(t)
+	m.Set(m.Now().AddDate(300, 0, 0)) // past what a time.Duration holds
+	fail(t, b, 1000, "down")
+	assert.Greater(t, dropShare(b, 1000), 0.9)
 }
 
 func TestBreaker_Allow_clockJumpsYears(t *testing.T) {

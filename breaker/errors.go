@@ -7,11 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 var (
 	// ErrServiceUnavailable is what a dropped call returns, wrapped in an
-	// error whose text also names the breaker and its last failure reasons.
+	// error whose text also names the breaker and its newest failure reason.
 	// Match it with errors.Is.
 	ErrServiceUnavailable = errors.New("breaker: service unavailable")
 
@@ -22,6 +24,10 @@ var (
 
 // maxReasons is how many failure reasons a breaker keeps.
 const maxReasons = 5
+
+// maxReasonLen is the most bytes of a failure reason a breaker keeps: a
+// longer one is cut, on a UTF-8 boundary, and marked with "…".
+const maxReasonLen = 256
 
 // reason is one failure reason and when it was recorded.
 type reason struct {
@@ -42,8 +48,10 @@ type reasonLog struct {
 	dropErr atomic.Pointer[unavailableError]
 }
 
-// add records a failure reason. It does not allocate.
+// add records a failure reason, bounded by boundReason. It does not
+// allocate unless the text has to be cut or escaped.
 func (l *reasonLog) add(at time.Time, text string) {
+	text = boundReason(text)
 	l.mu.Lock()
 	l.ring[l.next] = reason{at: at, text: text}
 	l.next = (l.next + 1) % maxReasons
@@ -53,7 +61,8 @@ func (l *reasonLog) add(at time.Time, text string) {
 }
 
 // err returns the error for a call dropped by the breaker called name. It
-// allocates only when the reasons changed since it was last built.
+// allocates only when the reasons changed since it was last built, and
+// then at most a few hundred bytes, whatever the reasons held.
 func (l *reasonLog) err(name string) error {
 	if e := l.dropErr.Load(); e != nil {
 		return e
@@ -63,10 +72,11 @@ func (l *reasonLog) err(name string) error {
 	if e := l.dropErr.Load(); e != nil {
 		return e
 	}
-	e := &unavailableError{name: name, reasons: make([]reason, l.count)}
-	for i := range e.reasons { // newest first
-		e.reasons[i] = l.ring[(l.next-1-i+2*maxReasons)%maxReasons]
+	var newest string
+	if l.count > 0 {
+		newest = l.ring[(l.next-1+maxReasons)%maxReasons].text
 	}
+	e := &unavailableError{text: dropText(name, newest, l.count)}
 	l.dropErr.Store(e)
 	return e
 }
@@ -83,33 +93,74 @@ func (l *reasonLog) snapshot() []Reason {
 	return out
 }
 
-// unavailableError is returned for a dropped call. It matches
-// ErrServiceUnavailable, and its text names the breaker and the last failure
-// reasons, newest first, so that a log line says why a dependency is shed.
-type unavailableError struct {
-	name    string
-	reasons []reason // newest first; never changed once built
-}
-
-func (e *unavailableError) Error() string {
+// dropText is the text of a drop error: one line, with the newest failure
+// reason and how many older ones [StatsOf] shows.
+func dropText(name, newest string, count int) string {
 	var sb strings.Builder
 	sb.WriteString(ErrServiceUnavailable.Error())
 	sb.WriteString(" (breaker ")
-	sb.WriteString(strconv.Quote(e.name))
-	if len(e.reasons) > 0 {
-		sb.WriteString("; last failures, newest first:")
-		for i, r := range e.reasons {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteByte(' ')
-			sb.WriteString(r.at.Format("2006-01-02T15:04:05.000Z07:00"))
-			sb.WriteByte(' ')
-			sb.WriteString(strconv.Quote(r.text))
+	sb.WriteString(strconv.Quote(boundReason(name)))
+	if count > 0 {
+		sb.WriteString(", last failure \"") // the reason is escaped already: no quoting twice
+		sb.WriteString(newest)
+		sb.WriteByte('"')
+		if count > 1 {
+			sb.WriteString(", ")
+			sb.WriteString(strconv.Itoa(count - 1))
+			sb.WriteString(" earlier")
 		}
 	}
 	sb.WriteByte(')')
 	return sb.String()
 }
+
+// boundReason returns text as a breaker keeps it: at most maxReasonLen
+// bytes, cut on a UTF-8 boundary and marked with "…" when longer, control
+// characters escaped (\n, \x00 …) and invalid UTF-8 replaced, so that a
+// hostile upstream's answer costs a bounded amount of memory and cannot
+// forge log lines. A text that needs none of this is returned as it is;
+// one that does is a fresh copy, so the original can be freed.
+func boundReason(text string) string {
+	if len(text) <= maxReasonLen && isPlain(text) {
+		return text
+	}
+	var sb strings.Builder
+	for _, r := range text {
+		var piece string
+		switch {
+		case r == utf8.RuneError:
+			piece = string(utf8.RuneError)
+		case unicode.IsControl(r):
+			piece = strings.Trim(strconv.QuoteRune(r), "'")
+		default:
+			piece = string(r)
+		}
+		if sb.Len()+len(piece) > maxReasonLen-len("…") {
+			sb.WriteString("…")
+			break
+		}
+		sb.WriteString(piece)
+	}
+	return sb.String()
+}
+
+// isPlain reports whether text is valid UTF-8 without control characters.
+func isPlain(text string) bool {
+	for _, r := range text {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// unavailableError is returned for a dropped call. It matches
+// ErrServiceUnavailable, and its text names the breaker and its newest
+// failure reason, so that a log line says why a dependency is shed.
+type unavailableError struct {
+	text string // built once, when the reasons changed
+}
+
+func (e *unavailableError) Error() string { return e.text }
 
 func (e *unavailableError) Unwrap() error { return ErrServiceUnavailable }

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -46,17 +47,15 @@ type Event struct {
 	Reasons []Reason
 }
 
-// Listener is told of a breaker's events. Listeners run one event at a time,
-// in the order the events happened, on a goroutine of the package's, never
-// on a caller's and never under a breaker's lock: a listener may call into
-// the breaker. A slow listener delays the events after it, never a call;
-// when more than [EventQueue] events wait, new ones are lost and counted by
-// [EventsLost]. A panic in a listener is recovered and the event goes on to
-// the next listener.
+// Listener is told of a breaker's events. It is called synchronously, on
+// the goroutine of the call that saw the event (a call to Allow, Do or
+// Stats), never under a breaker's lock, so it may call into the breaker;
+// listeners given together are called in the order they were given. Keep
+// it quick: the call that saw the event waits for it. A panic in a
+// listener is recovered and the event goes on to the next listener; a
+// listener that ends its goroutine (runtime.Goexit, as t.Fatal does) ends
+// the caller's, after the other listeners have been told.
 type Listener func(Event)
-
-// EventQueue is how many events may wait for listeners.
-const EventQueue = 4096
 
 // WithListener adds a listener for the breaker's events (for a registry's
 // breakers, for each of them). A breaker checks for a change of shedding
@@ -75,8 +74,8 @@ func WithListener(l Listener) Option {
 }
 
 // WithDropEvents sets whether listeners are also told of each dropped call
-// ([CallDropped]). Default false. An event costs a read of the clock and a
-// send on the event queue per drop.
+// ([CallDropped]). Default false. Each drop then calls the listeners on the
+// dropping goroutine.
 func WithDropEvents(enabled bool) Option {
 	return func(o *options) { o.dropEvents = enabled }
 }
@@ -117,93 +116,74 @@ func logTo(l *slog.Logger) Listener {
 // events is a breaker's listeners and its shedding state.
 type events struct {
 	listeners []Listener
-	drops     bool          // tell of each drop
-	window    time.Duration // how long the probability stays 0 before shedding stops
+	drops     bool  // tell of each drop
+	bucket    int64 // how often shedding is checked, in ns
+	window    int64 // how long the probability stays 0 before shedding stops, in ns
+	start     time.Time
 
+	next     atomic.Int64 // ns since start when the next check is due
 	shedding atomic.Bool
-	lastShed atomic.Int64 // window time when the probability was last seen above 0
+	lastShed atomic.Int64 // ns since start when the probability was last seen above 0
 }
 
-// bucketTurned looks for a change of shedding; the goroutine that moved the
-// window to a new bucket calls it, without locks held.
-func (e *events) bucketTurned(b *googleBreaker, now time.Duration) {
-	p := b.probability(now)
-	if p > 0 {
-		e.lastShed.Store(int64(now))
+func newEvents(o options, bucket time.Duration, start time.Time) *events {
+	e := &events{
+		listeners: slices.Clone(o.listeners),
+		drops:     o.dropEvents,
+		bucket:    int64(bucket),
+		window:    int64(o.window),
+		start:     start,
+	}
+	return e
+}
+
+// observe looks for a change of shedding at time t, given the formula's
+// ratio then, once per bucket: the call that finds a check due makes it.
+// A clock stepped back by more than the window restarts the checks.
+func (e *events) observe(b *googleBreaker, t time.Time, ratio float64) {
+	now := int64(t.Sub(e.start))
+	next := e.next.Load()
+	if (now < next && now >= next-e.window) || !e.next.CompareAndSwap(next, (now/e.bucket+1)*e.bucket) {
+		return
+	}
+	if ratio > 0 {
+		e.lastShed.Store(now)
 		if e.shedding.CompareAndSwap(false, true) {
-			e.send(Event{Kind: SheddingStarted, Breaker: b.name, At: b.wallNow(), DropProbability: p,
-				Reasons: b.reasons.snapshot()})
+			e.send(Event{Kind: SheddingStarted, Breaker: b.name, At: b.wallNow(),
+				DropProbability: b.formula.probability(ratio), Reasons: b.reasons.snapshot()})
 		}
 		return
 	}
-	if e.shedding.Load() && now-time.Duration(e.lastShed.Load()) >= e.window &&
-		e.shedding.CompareAndSwap(true, false) {
+	if e.shedding.Load() && now-e.lastShed.Load() >= e.window && e.shedding.CompareAndSwap(true, false) {
 		e.send(Event{Kind: SheddingStopped, Breaker: b.name, At: b.wallNow()})
 	}
 }
 
-// dropped tells of a dropped call, if asked to.
+// dropped tells of a dropped call with drop probability p.
 func (e *events) dropped(b *googleBreaker, p float64) {
-	if e.drops {
-		e.send(Event{Kind: CallDropped, Breaker: b.name, At: b.wallNow(), DropProbability: p})
+	e.send(Event{Kind: CallDropped, Breaker: b.name, At: b.wallNow(), DropProbability: p})
+}
+
+// send calls the listeners with ev, in order.
+func (e *events) send(ev Event) { notify(e.listeners, ev) }
+
+// notify calls each listener with ev, in order. A panic in one is recovered
+// and the next is called. A listener that calls runtime.Goexit ends the
+// goroutine, but the listeners after it are told first.
+func notify(listeners []Listener, ev Event) {
+	for i, l := range listeners {
+		returned := false
+		func() {
+			defer func() {
+				if returned {
+					return
+				}
+				if recover() == nil { // runtime.Goexit: unwinding goes on after this
+					notify(listeners[i+1:], ev)
+				}
+			}()
+			l(ev)
+			returned = true
+		}()
 	}
-}
-
-func (e *events) send(ev Event) { dispatch.send(delivery{e.listeners, ev}) }
-
-// delivery is an event and who to tell.
-type delivery struct {
-	listeners []Listener
-	event     Event
-}
-
-// dispatcher runs listeners on a goroutine that lives while events wait.
-type dispatcher struct {
-	queue   chan delivery
-	running atomic.Bool
-	lost    atomic.Uint64
-}
-
-var dispatch = &dispatcher{queue: make(chan delivery, EventQueue)}
-
-// EventsLost returns how many events were lost since the process started
-// because [EventQueue] events were already waiting for listeners.
-func EventsLost() uint64 { return dispatch.lost.Load() }
-
-// send queues d without blocking, and makes sure a goroutine delivers it.
-func (d *dispatcher) send(dl delivery) {
-	select {
-	case d.queue <- dl:
-	default:
-		d.lost.Add(1)
-		return
-	}
-	if d.running.CompareAndSwap(false, true) {
-		go d.run()
-	}
-}
-
-// run delivers until the queue is empty.
-func (d *dispatcher) run() {
-	for {
-		select {
-		case dl := <-d.queue:
-			for _, l := range dl.listeners {
-				deliver(l, dl.event)
-			}
-		default:
-			d.running.Store(false)
-			// An event sent between the empty queue and the store found the
-			// goroutine still running: take it on, unless another started.
-			if len(d.queue) == 0 || !d.running.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}
-}
-
-// deliver calls l, recovering from a panic in it.
-func deliver(l Listener, e Event) {
-	defer func() { _ = recover() }()
-	l(e)
 }

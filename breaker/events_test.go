@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"bytes"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // waits for the next one.
 func listen(t *testing.T) (breaker.Listener, func() breaker.Event) {
 	t.Helper()
-	ch := make(chan breaker.Event, breaker.EventQueue)
+	ch := make(chan breaker.Event, 1<<16)
 	next := func() breaker.Event {
 		t.Helper()
 		select {
@@ -141,20 +142,62 @@ func TestWithDropEvents(t *testing.T) {
 	assert.Equal(t, dropped, kinds[breaker.CallDropped], "one event per drop, in order")
 }
 
-func TestEventsLost_whenTheQueueIsFull(t *testing.T) {
-	release := make(chan struct{})
-	b, _ := newBreaker(t, breaker.WithK(1), breaker.WithProtection(0), breaker.WithDropEvents(true),
-		breaker.WithListener(func(breaker.Event) { <-release }))
-	fail(t, b, 200, "down")
-	before := breaker.EventsLost()
-	dropped := 0
-	for dropped < breaker.EventQueue+100 {
-		if _, err := b.Allow(); err != nil {
-			dropped++
-		}
+func TestWithListener_calledOnTheCallersGoroutine(t *testing.T) {
+	var got []breaker.EventKind // no lock: the listener runs on this goroutine
+	b, m := newBreaker(t, breaker.WithListener(func(e breaker.Event) { got = append(got, e.Kind) }))
+	for range 3 {
+		fail(t, b, 100, "down")
+		m.Add(100 * time.Millisecond)
 	}
-	assert.Greater(t, breaker.EventsLost(), before, "a stuck listener loses events, never blocks a call")
-	close(release)
+	b.Allow() //nolint:errcheck // the call that finds the check due tells the listener before it returns
+	require.NotEmpty(t, got)
+	assert.Equal(t, breaker.SheddingStarted, got[0])
+}
+
+// A listener that ends its goroutine, as t.Fatal does, must not silence any
+// other breaker's events, nor the other listeners of its own (issue 11,
+// item 4).
+func TestWithListener_goexitLosesNoOneElsesEvents(t *testing.T) {
+	var after []breaker.EventKind
+	bad, m := newBreaker(t,
+		breaker.WithListener(func(breaker.Event) { runtime.Goexit() }),
+		breaker.WithListener(func(e breaker.Event) { after = append(after, e.Kind) }))
+	done := make(chan struct{})
+	go func() { // the goroutine the listener ends
+		defer close(done)
+		for range 3 {
+			fail(t, bad, 100, "down")
+			m.Add(100 * time.Millisecond)
+		}
+		bad.Allow() //nolint:errcheck // the listener ends this goroutine here
+	}()
+	<-done
+	assert.Equal(t, []breaker.EventKind{breaker.SheddingStarted}, after, "the next listener was told first")
+
+	l, next := listen(t)
+	good, m2 := newBreaker(t, breaker.WithListener(l))
+	for range 3 {
+		fail(t, good, 100, "down")
+		m2.Add(100 * time.Millisecond)
+	}
+	good.Allow() //nolint:errcheck // only the event matters
+	assert.Equal(t, breaker.SheddingStarted, next().Kind, "another breaker's events still arrive")
+}
+
+// A program that only polls Stats must see shedding start (issue 11, item 5).
+func TestWithListener_statsPollingSeesSheddingStart(t *testing.T) {
+	l, next := listen(t)
+	b, m := newBreaker(t, breaker.WithListener(l))
+	for range 3 {
+		fail(t, b, 100, "down")
+		m.Add(5 * time.Millisecond)
+		breaker.StatsOf(b)
+	}
+	for range 40 { // no call at all, only Stats every 5 ms
+		m.Add(5 * time.Millisecond)
+		breaker.StatsOf(b)
+	}
+	assert.Equal(t, breaker.SheddingStarted, next().Kind)
 }
 
 func TestWithLogger(t *testing.T) {

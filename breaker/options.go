@@ -3,9 +3,9 @@ package breaker
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 
-	"github.com/srebreaker/srebreaker/internal/coarseclock"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/rollingwindow"
 )
@@ -26,19 +26,6 @@ const (
 	// DefaultAggression is the default exponent on the drop probability; see
 	// [WithAggression].
 	DefaultAggression = 1.5
-	// DefaultDropsCounted is whether a breaker counts its own drops by
-	// default; see [WithDropsCounted].
-	DefaultDropsCounted = true
-	// DefaultTrustRecent is whether a breaker trusts its newest buckets when
-	// they agree, by default; see [WithTrustRecent].
-	DefaultTrustRecent = true
-	// MaxAggression is the largest exponent [WithAggression] accepts.
-	MaxAggression = 10.0
-	// MinBucket is the shortest bucket the window may be split into.
-	MinBucket = time.Millisecond
-	// MaxBuckets is the most buckets a window may have: each costs 16 bytes
-	// per breaker, allocated up front.
-	MaxBuckets = 1 << 16
 )
 
 // Clock is the one method a breaker reads time through: the same interface
@@ -47,8 +34,8 @@ const (
 type Clock = rollingwindow.Clock
 
 // realClock stands for the system clock. A breaker given it reads the
-// process's coarse monotonic clock (internal/coarseclock) instead of calling
-// Now on every call; Now serves only to stamp failure reasons.
+// monotonic clock alone (time.Since) on each call, and Now only to stamp
+// failure reasons and events.
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
@@ -72,6 +59,7 @@ type options struct {
 	dropEvents  bool
 	nilListener bool // WithListener(nil) was given
 	nilLogger   bool // WithLogger(nil) was given
+	nilOption   bool // a nil Option was given
 }
 
 // newOptions applies opts over the defaults. It does not validate them.
@@ -84,25 +72,18 @@ func newOptions(opts []Option) options {
 		clock:      realClock{},
 		proba:      proba.New(),
 		aggression: DefaultAggression,
-		countDrops: DefaultDropsCounted,
+		countDrops: true,
 
-		trustRecent: DefaultTrustRecent,
+		trustRecent: true,
 	}
 	for _, opt := range opts {
+		if opt == nil {
+			o.nilOption = true
+			continue
+		}
 		opt(&o)
 	}
 	return o
-}
-
-// systemOrMockClock returns the clock o's breakers run on, as elapsed time:
-// the process's coarse clock for the system clock, else the given one.
-func (o *options) systemOrMockClock() func() time.Duration {
-	if _, system := o.clock.(realClock); system || o.clock == nil {
-		return coarseclock.Now
-	}
-	c := o.clock
-	start := c.Now()
-	return func() time.Duration { return c.Now().Sub(start) }
 }
 
 // WithName names the breaker; [Breaker.Name] returns it, and the error of a
@@ -128,26 +109,25 @@ func WithProtection(protection int) Option {
 }
 
 // WithWindow sets the span of time over which outcomes are remembered.
-// Longer is steadier and slower to react. Default [DefaultWindow] (10 s); it
-// must be positive, and window/buckets at least [MinBucket].
+// Longer is steadier and slower to react. Default [DefaultWindow] (2 s); it
+// must be positive, and window/buckets at least 1 ms.
 func WithWindow(window time.Duration) Option {
 	return func(o *options) { o.window = window }
 }
 
 // WithBuckets sets how many buckets the window is split into: outcomes leave
-// the window one bucket at a time. Default [DefaultBuckets] (40); it must be
-// between 1 and [MaxBuckets], and window/buckets at least [MinBucket].
+// the window one bucket at a time. Default [DefaultBuckets] (20, so 100 ms
+// each at the default window); it must be between 1 and 65,536, and
+// window/buckets at least 1 ms.
 func WithBuckets(buckets int) Option {
 	return func(o *options) { o.buckets = buckets }
 }
 
 // WithClock sets the clock the breaker reads time from, for tests and
-// simulations; it is read once per call that asks to be admitted. Default:
-// the system clock, read through a process-wide monotonic clock that a
-// background goroutine refreshes every few milliseconds (at most every 10
-// ms), so that a call costs no system clock read; docs/algorithm.md says
-// what that trades. To read the system clock exactly on every call, pass
-// github.com/benbjohnson/clock's clock.New(). It must not be nil.
+// simulations; it is read once per call that asks to be admitted, and once
+// per failure to stamp its reason. Default: the system clock, whose
+// monotonic reading alone places calls in the window, so that steps of the
+// wall clock do not move it. It must not be nil, nor a nil pointer.
 func WithClock(c Clock) Option {
 	return func(o *options) { o.clock = c }
 }
@@ -164,8 +144,7 @@ func WithProba(p *proba.Proba) Option {
 // formula as it is; larger drops more, sooner, for the same ratio of
 // failures, and settles with fewer calls per success under overload, while
 // a healthy dependency (p = 0) is never throttled whatever the aggression.
-// Default [DefaultAggression]; it must be a finite number from 1 to
-// [MaxAggression].
+// Default [DefaultAggression]; it must be a number from 1 to 10.
 func WithAggression(aggression float64) Option {
 	return func(o *options) { o.aggression = aggression }
 }
@@ -178,9 +157,7 @@ func WithAggression(aggression float64) Option {
 // away the book's drawback, drops that keep a healed dependency shed for
 // minutes: a bucket whose admitted calls all succeeded adds nothing to the
 // numerator, so drops alone cannot keep the breaker shedding once the
-// failures have left the window. One drop in 8, drawn at random, adds 8 to
-// the count, so that most drops touch no counter. Default
-// [DefaultDropsCounted].
+// failures have left the window. Default true.
 func WithDropsCounted(counted bool) Option {
 	return func(o *options) { o.countDrops = counted }
 }
@@ -194,7 +171,7 @@ func WithDropsCounted(counted bool) Option {
 // the dependency is taken to be up: the breaker drops nothing, instead of
 // waiting for older failures to leave the window. Mixed buckets (a
 // dependency that fails part of the time) leave the formula as it is.
-// Default [DefaultTrustRecent].
+// Default true.
 func WithTrustRecent(trust bool) Option {
 	return func(o *options) { o.trustRecent = trust }
 }
@@ -224,22 +201,44 @@ func (o *options) validate() error {
 		return fmt.Errorf("%w: WithProtection(%d): protection must be at least 0", ErrInvalidOption, o.protection)
 	case o.window <= 0:
 		return fmt.Errorf("%w: WithWindow(%v): window must be positive", ErrInvalidOption, o.window)
-	case o.buckets < 1 || o.buckets > MaxBuckets:
-		return fmt.Errorf("%w: WithBuckets(%d): buckets must be between 1 and %d", ErrInvalidOption, o.buckets, MaxBuckets)
-	case o.window/time.Duration(o.buckets) < MinBucket:
+	case o.buckets < 1 || o.buckets > maxBuckets:
+		return fmt.Errorf("%w: WithBuckets(%d): buckets must be between 1 and %d", ErrInvalidOption, o.buckets, maxBuckets)
+	case o.window/time.Duration(o.buckets) < minBucket:
 		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
-			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), MinBucket)
-	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > MaxAggression:
+			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
+	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:
 		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
-			ErrInvalidOption, o.aggression, MaxAggression)
+			ErrInvalidOption, o.aggression, maxAggression)
 	case o.nilListener:
 		return fmt.Errorf("%w: WithListener(nil): listener must not be nil", ErrInvalidOption)
 	case o.nilLogger:
 		return fmt.Errorf("%w: WithLogger(nil): logger must not be nil", ErrInvalidOption)
-	case o.clock == nil:
+	case o.nilOption:
+		return fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+	case isNil(o.clock):
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
 	case o.proba == nil:
 		return fmt.Errorf("%w: WithProba(nil): proba must not be nil", ErrInvalidOption)
 	}
 	return nil
+}
+
+// Bounds of the options, stated in their docs.
+const (
+	maxAggression = 10.0
+	minBucket     = time.Millisecond
+	maxBuckets    = 1 << 16
+)
+
+// isNil reports whether c is nil, or a nil pointer (or map, func…) in an
+// interface: a clock whose Now would panic.
+func isNil(c Clock) bool {
+	if c == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(c); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

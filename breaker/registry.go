@@ -128,11 +128,20 @@ func (r *Registry) SetLimit(limit int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.clock == nil {
-		o := newOptions(r.opts)
-		r.clock = o.systemOrMockClock()
+		r.clock = elapsedOn(newOptions(r.opts).clock)
 	}
 	r.limit.Store(int64(max(limit, 0)))
 	r.evictLocked("", false)
+}
+
+// elapsedOn returns the time elapsed on c since now.
+func elapsedOn(c Clock) func() time.Duration {
+	if _, system := c.(realClock); system {
+		start := time.Now()
+		return func() time.Duration { return time.Since(start) }
+	}
+	start := c.Now()
+	return func() time.Duration { return c.Now().Sub(start) }
 }
 
 // touch notes that e was looked up, at most once per touchEvery.

@@ -5,11 +5,6 @@ import "time"
 // Stats is a snapshot of a breaker: what its window holds, what it has
 // counted since it was made, its drop probability and its last failure
 // reasons. Take one with [StatsOf].
-//
-// Drops are counted the way the breaker counts them for its formula: one
-// drop in 8, drawn at random, adds 8. Drop counts are therefore estimates,
-// within a few percent once a few thousand calls have been dropped; the
-// other counts are exact.
 type Stats struct {
 	// Name is the breaker's name.
 	Name string
@@ -57,19 +52,27 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 	return r.Stats(), true
 }
 
-// Stats returns a snapshot of the breaker.
+// Stats returns a snapshot of the breaker. Like a call, it looks for a
+// change of shedding, so a breaker that is only polled still tells its
+// listeners.
 func (b *googleBreaker) Stats() Stats {
-	now := b.now()
-	c := b.window.snapshot(now)
+	t := b.now()
+	c := b.tally(t)
+	c.drops = b.drops.SnapshotAt(t).Sum
+	ratio := b.formula.ratio(c)
+	if b.events != nil {
+		b.events.observe(b, t, ratio)
+	}
+	outcomes, drops := b.outcomes.Lifetime(), b.drops.Lifetime()
 	return Stats{
 		Name:            b.name,
-		Successes:       int64(c.successes),
-		Failures:        int64(c.failures),
-		Drops:           int64(c.drops),
-		TotalSuccesses:  int64(c.totalSuccesses),
-		TotalFailures:   int64(c.totalFailures),
-		TotalDrops:      int64(c.totalDrops),
-		DropProbability: b.probability(now),
+		Successes:       c.successes,
+		Failures:        c.failures,
+		Drops:           c.drops,
+		TotalSuccesses:  outcomes.Sum,
+		TotalFailures:   outcomes.Count - outcomes.Sum,
+		TotalDrops:      drops.Count,
+		DropProbability: b.formula.probability(ratio),
 		Reasons:         b.reasons.snapshot(),
 	}
 }

@@ -3,7 +3,6 @@ package proba
 import (
 	"math/rand/v2"
 	"sync"
-	_ "unsafe" // for go:linkname
 )
 
 // Proba returns true with a given probability. Create one with [New] or
@@ -15,8 +14,8 @@ type Proba struct {
 	src *rand.Rand // guarded by mu; nil means the runtime's generator
 }
 
-// New returns a Proba that draws from the runtime's per-thread generator,
-// which needs no lock.
+// New returns a Proba that draws from math/rand/v2's package-level
+// generator, which is safe for concurrent use without a lock.
 func New() *Proba {
 	return &Proba{}
 }
@@ -49,18 +48,10 @@ func (p *Proba) Float64() float64 { return p.float64() }
 // float64 draws a number in [0, 1).
 func (p *Proba) float64() float64 {
 	if p == nil || p.src == nil {
-		return float64(runtime_cheaprand64()>>10) / (1 << 53) // 63 random bits: keep the top 53
+		return rand.Float64()
 	}
 	p.mu.Lock()
 	f := p.src.Float64()
 	p.mu.Unlock()
 	return f
 }
-
-// runtime_cheaprand64 is the runtime's per-thread wyrand generator: a few
-// times cheaper than math/rand/v2's global ChaCha8 source, and plenty for
-// choosing which calls to drop. The runtime keeps it linkable for packages
-// outside the standard library.
-//
-//go:linkname runtime_cheaprand64 runtime.cheaprand64
-func runtime_cheaprand64() int64

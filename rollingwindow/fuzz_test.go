@@ -115,6 +115,7 @@ func FuzzWindow(f *testing.F) {
 		require.NoError(t, err)
 		ref := &model{start: clk.now, interval: interval, size: n}
 		var absSum float64
+		var lifeSum, lifeCount int64
 
 		check := func() {
 			wantSum, wantFSum, wantCount := ref.totals(ignoreCurrent)
@@ -146,6 +147,7 @@ func FuzzWindow(f *testing.F) {
 			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, snap.Current, "Snapshot.Current")
 			require.Equal(t, wantSum, snap.Sum, "Snapshot.Sum")
 			require.Equal(t, wantCount, snap.Count, "Snapshot.Count")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, wi.Lifetime(), "Lifetime")
 		}
 
 		if len(steps) > 9*256 { // the model re-sums on every read: keep runs short
@@ -161,6 +163,8 @@ func FuzzWindow(f *testing.F) {
 				wf.Add(asFloat(v))
 				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
 				absSum += math.Abs(asFloat(v))
+				lifeSum += v
+				lifeCount++
 			case forward: // up to 64 quarter-intervals
 				clk.now = clk.now.Add(time.Duration(arg%65) * interval / 4)
 			case jump: // whole windows, up to about half a year, while under a century has passed
@@ -177,6 +181,8 @@ func FuzzWindow(f *testing.F) {
 				wf.AddCurrent(asFloat(v))
 				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
 				absSum += math.Abs(asFloat(v))
+				lifeSum += v
+				lifeCount++
 			}
 			ref.move(clk.now)
 			check()

@@ -118,6 +118,7 @@ type RollingWindow[T Numeric] struct {
 	current int64       // guarded by mu; the current bucket's number
 	sum     T           // guarded by mu; sum over ring
 	count   int64       // guarded by mu; count over ring
+	gone    Bucket[T]   // guarded by mu; every value that has left the current bucket
 }
 
 // New returns a window of size buckets, each spanning interval.
@@ -258,6 +259,14 @@ func (w *RollingWindow[T]) SnapshotAt(t time.Time) Snapshot[T] {
 	}
 }
 
+// Lifetime returns the sum and the count of every value ever added to the
+// window, expired or not. It takes the window's lock for a moment.
+func (w *RollingWindow[T]) Lifetime() Bucket[T] {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Bucket[T]{Sum: w.gone.Sum + w.value(w.curSum.Load()), Count: w.gone.Count + w.curCount.Load()}
+}
+
 // value decodes bits stored by the window.
 func (w *RollingWindow[T]) value(bits uint64) T {
 	if w.float {
@@ -330,6 +339,8 @@ func (w *RollingWindow[T]) moveLocked(t time.Time) {
 func (w *RollingWindow[T]) advanceLocked(e int64) {
 	w.seq.Add(1) // readers wait from here
 	done := Bucket[T]{Sum: w.value(w.curSum.Swap(0)), Count: w.curCount.Swap(0)}
+	w.gone.Sum += done.Sum
+	w.gone.Count += done.Count
 	gap := e - w.current
 	prev := Bucket[T]{}
 	if gap >= w.size { // every bucket, the one just finished too, has expired
@@ -363,8 +374,8 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 // Callers hold w.mu.
 func (w *RollingWindow[T]) restartLocked(t time.Time) {
 	w.seq.Add(1)
-	w.curSum.Store(0)
-	w.curCount.Store(0)
+	w.gone.Sum += w.value(w.curSum.Swap(0))
+	w.gone.Count += w.curCount.Swap(0)
 	clear(w.ring)
 	w.sum, w.count, w.current = 0, 0, 0
 	w.base.Store(&t)

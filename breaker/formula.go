@@ -1,0 +1,88 @@
+package breaker
+
+import "math"
+
+// formula is the drop decision: the SRE book's equation 21-1 and the
+// refinements that options switch on. It is the one place the decision is
+// written; Allow, Stats and events all call it.
+type formula struct {
+	k          float64 // multiplier on accepts; larger is more tolerant
+	protection float64 // failures tolerated beyond k·accepts
+	aggression float64 // the drop probability is ratio^(1/aggression)
+	// countDrops counts drops as requests, at most k−1 per admitted call
+	// in the window.
+	countDrops bool
+	// trustRecent sets older outcomes aside when the newest buckets agree.
+	trustRecent bool
+}
+
+// tally is what the formula reads from a breaker's windows.
+type tally struct {
+	successes, failures int64 // admitted calls in the window, by outcome
+	drops               int64 // calls dropped in the window
+	// The newest finished bucket and the current one, together.
+	recentSuccesses, recentFailures int64
+}
+
+// ratio returns the share of calls to drop before aggression:
+//
+//	max(0, (total − protection − K·accepts) / (total + 1))
+//
+// with accepts the successes and total the admitted calls, plus, with
+// countDrops, the drops up to (K−1)·admitted. With trustRecent, when the
+// newest finished bucket and the current one hold only failures, more than
+// protection of them, older successes are set aside (accepts is 0, total the
+// failures); when they hold only successes, more than protection, nothing
+// is dropped.
+//
+// The cap on counted drops keeps the numerator at or below
+// K·failures − protection, so drops alone never keep a dependency shed once
+// its failures have left the window.
+func (f *formula) ratio(c tally) float64 {
+	successes := float64(c.successes)
+	admitted := float64(c.successes + c.failures)
+	if f.trustRecent {
+		switch {
+		case c.recentSuccesses == 0 && float64(c.recentFailures) > f.protection: // down
+			successes, admitted = 0, float64(c.failures)
+		case c.recentFailures == 0 && float64(c.recentSuccesses) > f.protection: // up
+			return 0
+		}
+	}
+	total := admitted
+	if f.countDrops {
+		total += min(float64(c.drops), (f.k-1)*admitted)
+	}
+	num := total - f.protection - f.k*successes
+	if !(num > 0) {
+		return 0
+	}
+	return num / (total + 1)
+}
+
+// probability returns the probability that a call is dropped, given the
+// formula's ratio: ratio^(1/aggression).
+func (f *formula) probability(ratio float64) float64 {
+	if !(ratio > 0) {
+		return 0
+	}
+	if f.aggression == 1 {
+		return ratio
+	}
+	return math.Pow(ratio, 1/f.aggression)
+}
+
+// drops reports whether a call is dropped, given the formula's ratio and a
+// draw u uniform in [0, 1): when u < ratio^(1/aggression), compared as
+// u^aggression < ratio, which needs no power for the usual aggressions.
+func (f *formula) drops(ratio, u float64) bool {
+	switch f.aggression {
+	case 1:
+		return u < ratio
+	case 1.5: // the default
+		return u*math.Sqrt(u) < ratio
+	case 2:
+		return u*u < ratio
+	}
+	return math.Pow(u, f.aggression) < ratio
+}

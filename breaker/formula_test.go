@@ -1,0 +1,123 @@
+package breaker
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// plain is the card's formula: no refinement.
+var plain = formula{k: 1.5, protection: 5, aggression: 1}
+
+func TestFormula_ratio_plain(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		f          formula
+		succ, fail int64
+		want       float64
+	}{
+		{name: "empty window", f: plain, want: 0},
+		{name: "healthy", f: formula{k: 2, protection: 5, aggression: 1}, succ: 100, want: 0},
+		{name: "failures within protection", f: plain, fail: 5, want: 0},
+		{name: "first failure past protection", f: plain, fail: 6, want: 1.0 / 7},
+		{name: "all failing", f: plain, fail: 100, want: 95.0 / 101},
+		{name: "one third succeeding", f: plain, succ: 40, fail: 80, want: 55.0 / 121},
+		{name: "exactly at the K boundary", f: formula{k: 1.5, aggression: 1}, succ: 100, fail: 50, want: 0},
+		{name: "just past the K boundary", f: formula{k: 1.5, aggression: 1}, succ: 100, fail: 51, want: 1.0 / 152},
+		{name: "K 1, no protection", f: formula{k: 1, aggression: 1}, succ: 5, fail: 5, want: 5.0 / 11},
+		{name: "huge counts", f: plain, fail: math.MaxInt32, want: (math.MaxInt32 - 5.0) / (math.MaxInt32 + 1.0)},
+		{name: "drops ignored", f: plain, succ: 40, fail: 80, want: 55.0 / 121},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tally{successes: tc.succ, failures: tc.fail, drops: 1000, recentFailures: tc.fail}
+			assert.InDelta(t, tc.want, tc.f.ratio(c), 1e-12)
+		})
+	}
+}
+
+func TestFormula_ratio_countedDrops(t *testing.T) {
+	f := plain
+	f.countDrops = true
+	for _, tc := range []struct {
+		name              string
+		succ, fail, drops int64
+		want              float64
+	}{
+		{name: "no drops", succ: 40, fail: 80, want: 55.0 / 121},
+		{name: "drops under the cap", succ: 40, fail: 80, drops: 30, want: (150 - 5 - 60.0) / 151},
+		{name: "drops capped at K−1 per admitted call", succ: 40, fail: 80, drops: 1000, want: (180 - 5 - 60.0) / 181},
+		{name: "drops alone never shed a healthy window", succ: 100, drops: 1_000_000, want: 0},
+		{name: "capped: numerator at most K·failures − protection", succ: 100, fail: 3, drops: 1_000_000, want: 0},
+		{name: "no admitted call, no counted drop", drops: 50, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tally{successes: tc.succ, failures: tc.fail, drops: tc.drops}
+			assert.InDelta(t, tc.want, f.ratio(c), 1e-12)
+		})
+	}
+}
+
+func TestFormula_ratio_trustRecent(t *testing.T) {
+	f := plain
+	f.trustRecent = true
+	for _, tc := range []struct {
+		name                   string
+		succ, fail             int64
+		recentSucc, recentFail int64
+		want                   float64
+	}{
+		{name: "down: older successes set aside", succ: 1000, fail: 10, recentFail: 10, want: 5.0 / 11},
+		{name: "down needs more than protection", succ: 1000, fail: 5, recentFail: 5, want: 0},
+		{name: "up: older failures set aside", succ: 6, fail: 100, recentSucc: 6, want: 0},
+		{name: "up needs more than protection", succ: 5, fail: 100, recentSucc: 5, want: (105 - 5 - 7.5) / 106},
+		{name: "mixed recent buckets keep the formula", succ: 40, fail: 80, recentSucc: 4, recentFail: 8, want: 55.0 / 121},
+		{name: "quiet recent buckets keep the formula", succ: 40, fail: 80, want: 55.0 / 121},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tally{successes: tc.succ, failures: tc.fail, recentSuccesses: tc.recentSucc, recentFailures: tc.recentFail}
+			assert.InDelta(t, tc.want, f.ratio(c), 1e-12)
+		})
+	}
+}
+
+func TestFormula_ratio_allRefinements(t *testing.T) {
+	f := formula{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}
+	// Down, with drops: successes set aside, drops capped at 0.5·failures.
+	c := tally{successes: 1000, failures: 20, drops: 500, recentFailures: 20}
+	assert.InDelta(t, (30-5.0)/31, f.ratio(c), 1e-12)
+	assert.InDelta(t, math.Pow((30-5.0)/31, 1/1.5), f.probability(f.ratio(c)), 1e-12)
+}
+
+func TestFormula_probability_aggression(t *testing.T) {
+	for _, tc := range []struct {
+		aggression, ratio, want float64
+	}{
+		{aggression: 1, ratio: 0.25, want: 0.25},
+		{aggression: 1.5, ratio: 0.125, want: 0.25},
+		{aggression: 2, ratio: 0.25, want: 0.5},
+		{aggression: 3, ratio: 0.125, want: 0.5},
+		{aggression: 10, ratio: 0, want: 0},
+		{aggression: 1.5, ratio: 1, want: 1},
+	} {
+		f := formula{aggression: tc.aggression}
+		assert.InDelta(t, tc.want, f.probability(tc.ratio), 1e-12, "aggression %v ratio %v", tc.aggression, tc.ratio)
+	}
+}
+
+// drops must agree with probability: a draw u drops exactly when u is
+// below the probability.
+func TestFormula_drops_agreesWithProbability(t *testing.T) {
+	for _, aggression := range []float64{1, 1.5, 2, 2.5, 10} {
+		f := formula{aggression: aggression}
+		for _, ratio := range []float64{1e-9, 0.01, 0.125, 0.5, 0.9, 1} {
+			p := f.probability(ratio)
+			for _, u := range []float64{0, p * (1 - 1e-9), p * (1 + 1e-9), 0.5, 1 - 1e-12} {
+				if u >= 1 {
+					continue
+				}
+				assert.Equal(t, u < p, f.drops(ratio, u), "aggression %v ratio %v u %v (p %v)", aggression, ratio, u, p)
+			}
+		}
+	}
+}
