@@ -169,17 +169,22 @@ func (b *googleBreaker) wallNow() time.Time {
 
 func (b *googleBreaker) Name() string { return b.name }
 
-// tally reads what the formula needs at time t.
+// tally reads what the formula needs at time t. A window without failures
+// is read no further: the formula drops nothing then, whatever the drops and
+// the newest buckets hold (see formula.ratio).
 func (b *googleBreaker) tally(t time.Time) tally {
-	o := b.outcomes.SnapshotAt(t)
-	c := tally{
-		successes:       o.Sum,
-		failures:        o.Count - o.Sum,
-		recentSuccesses: o.Previous.Sum + o.Current.Sum,
-		recentFailures:  o.Previous.Count + o.Current.Count - o.Previous.Sum - o.Current.Sum,
+	successes, admitted := b.outcomes.TotalsAt(t)
+	c := tally{successes: successes, failures: admitted - successes}
+	if c.failures == 0 {
+		return c
+	}
+	if b.formula.trustRecent {
+		prev, cur := b.outcomes.RecentAt(t)
+		c.recentSuccesses = prev.Sum + cur.Sum
+		c.recentFailures = prev.Count + cur.Count - c.recentSuccesses
 	}
 	if b.formula.countDrops {
-		c.drops = b.drops.SnapshotAt(t).Sum
+		c.drops, _ = b.drops.TotalsAt(t)
 	}
 	return c
 }
@@ -189,16 +194,16 @@ func (b *googleBreaker) tally(t time.Time) tally {
 func (b *googleBreaker) admit() error {
 	t := b.now()
 	c := b.tally(t)
-	ratio := b.formula.ratio(c)
+	num, den := b.formula.ratio(c)
 	if b.events != nil {
-		b.events.observe(b, t, ratio)
+		b.events.observe(b, t, num, den)
 	}
-	if ratio == 0 || !b.formula.drops(ratio, b.proba.Float64()) {
+	if num == 0 || !b.formula.drops(num, den, b.proba.Float64()) {
 		return nil
 	}
 	b.drops.AddAt(t, 1)
 	if b.events != nil && b.events.drops {
-		b.events.dropped(b, b.formula.probability(ratio))
+		b.events.dropped(b, b.formula.probability(num, den))
 	}
 	return b.reasons.err(b.name)
 }

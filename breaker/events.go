@@ -138,19 +138,19 @@ func newEvents(o options, bucket time.Duration, start time.Time) *events {
 }
 
 // observe looks for a change of shedding at time t, given the formula's
-// ratio then, once per bucket: the call that finds a check due makes it.
+// ratio num/den then, once per bucket: the call that finds a check due makes it.
 // A clock stepped back by more than the window restarts the checks.
-func (e *events) observe(b *googleBreaker, t time.Time, ratio float64) {
+func (e *events) observe(b *googleBreaker, t time.Time, num, den float64) {
 	now := int64(t.Sub(e.start))
 	next := e.next.Load()
 	if (now < next && now >= next-e.window) || !e.next.CompareAndSwap(next, (now/e.bucket+1)*e.bucket) {
 		return
 	}
-	if ratio > 0 {
+	if num > 0 {
 		e.lastShed.Store(now)
 		if e.shedding.CompareAndSwap(false, true) {
 			e.send(Event{Kind: SheddingStarted, Breaker: b.name, At: b.wallNow(),
-				DropProbability: b.formula.probability(ratio), Reasons: b.reasons.snapshot()})
+				DropProbability: b.formula.probability(num, den), Reasons: b.reasons.snapshot()})
 		}
 		return
 	}

@@ -24,10 +24,12 @@ type tally struct {
 	recentSuccesses, recentFailures int64
 }
 
-// ratio returns the share of calls to drop before aggression:
+// ratio returns the share of calls to drop before aggression,
 //
 //	max(0, (total − protection − K·accepts) / (total + 1))
 //
+// as a fraction num/den, with num 0 when nothing is dropped, so that the
+// call path compares without a division (see drops)
 // with accepts the successes and total the admitted calls, plus, with
 // countDrops, the drops up to (K−1)·admitted. With trustRecent, when the
 // newest finished bucket and the current one hold only failures, more than
@@ -37,8 +39,19 @@ type tally struct {
 //
 // The cap on counted drops keeps the numerator at or below
 // K·failures − protection, so drops alone never keep a dependency shed once
-// its failures have left the window.
-func (f *formula) ratio(c tally) float64 {
+// its failures have left the window: without failures the ratio is 0,
+// whatever the drops and the newest buckets hold.
+func (f *formula) ratio(c tally) (num, den float64) {
+	if c.failures == 0 { // the numerator is at most K·failures − protection
+		return 0, 1
+	}
+	return f.ratioOfFailing(c)
+}
+
+// ratioOfFailing is ratio for a window with failures; ratio stays small
+// enough to be inlined on the call path, where windows without failures
+// are the common case.
+func (f *formula) ratioOfFailing(c tally) (num, den float64) {
 	successes := float64(c.successes)
 	admitted := float64(c.successes + c.failures)
 	if f.trustRecent {
@@ -46,43 +59,45 @@ func (f *formula) ratio(c tally) float64 {
 		case c.recentSuccesses == 0 && float64(c.recentFailures) > f.protection: // down
 			successes, admitted = 0, float64(c.failures)
 		case c.recentFailures == 0 && float64(c.recentSuccesses) > f.protection: // up
-			return 0
+			return 0, 1
 		}
 	}
 	total := admitted
 	if f.countDrops {
 		total += min(float64(c.drops), (f.k-1)*admitted)
 	}
-	num := total - f.protection - f.k*successes
+	num = total - f.protection - f.k*successes
 	if !(num > 0) {
-		return 0
+		return 0, 1
 	}
-	return num / (total + 1)
+	return num, total + 1
 }
 
 // probability returns the probability that a call is dropped, given the
-// formula's ratio: ratio^(1/aggression).
-func (f *formula) probability(ratio float64) float64 {
-	if !(ratio > 0) {
+// formula's ratio num/den: (num/den)^(1/aggression).
+func (f *formula) probability(num, den float64) float64 {
+	if !(num > 0) {
 		return 0
 	}
+	ratio := num / den
 	if f.aggression == 1 {
 		return ratio
 	}
 	return math.Pow(ratio, 1/f.aggression)
 }
 
-// drops reports whether a call is dropped, given the formula's ratio and a
-// draw u uniform in [0, 1): when u < ratio^(1/aggression), compared as
-// u^aggression < ratio, which needs no power for the usual aggressions.
-func (f *formula) drops(ratio, u float64) bool {
+// drops reports whether a call is dropped, given the formula's ratio
+// num/den and a draw u uniform in [0, 1): when u < (num/den)^(1/aggression),
+// compared as u^aggression·den < num, which needs no division, nor a power
+// for the usual aggressions.
+func (f *formula) drops(num, den, u float64) bool {
 	switch f.aggression {
 	case 1:
-		return u < ratio
+		return u*den < num
 	case 1.5: // the default
-		return u*math.Sqrt(u) < ratio
+		return u*math.Sqrt(u)*den < num
 	case 2:
-		return u*u < ratio
+		return u*u*den < num
 	}
-	return math.Pow(u, f.aggression) < ratio
+	return math.Pow(u, f.aggression)*den < num
 }

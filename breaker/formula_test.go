@@ -31,7 +31,7 @@ func TestFormula_ratio_plain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tally{successes: tc.succ, failures: tc.fail, drops: 1000, recentFailures: tc.fail}
-			assert.InDelta(t, tc.want, tc.f.ratio(c), 1e-12)
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(c)), 1e-12)
 		})
 	}
 }
@@ -53,7 +53,7 @@ func TestFormula_ratio_countedDrops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tally{successes: tc.succ, failures: tc.fail, drops: tc.drops}
-			assert.InDelta(t, tc.want, f.ratio(c), 1e-12)
+			assert.InDelta(t, tc.want, f.probability(f.ratio(c)), 1e-12)
 		})
 	}
 }
@@ -76,7 +76,7 @@ func TestFormula_ratio_trustRecent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tally{successes: tc.succ, failures: tc.fail, recentSuccesses: tc.recentSucc, recentFailures: tc.recentFail}
-			assert.InDelta(t, tc.want, f.ratio(c), 1e-12)
+			assert.InDelta(t, tc.want, f.probability(f.ratio(c)), 1e-12)
 		})
 	}
 }
@@ -85,8 +85,9 @@ func TestFormula_ratio_allRefinements(t *testing.T) {
 	f := formula{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}
 	// Down, with drops: successes set aside, drops capped at 0.5·failures.
 	c := tally{successes: 1000, failures: 20, drops: 500, recentFailures: 20}
-	assert.InDelta(t, (30-5.0)/31, f.ratio(c), 1e-12)
-	assert.InDelta(t, math.Pow((30-5.0)/31, 1/1.5), f.probability(f.ratio(c)), 1e-12)
+	num, den := f.ratio(c)
+	assert.InDelta(t, (30-5.0)/31, num/den, 1e-12)
+	assert.InDelta(t, math.Pow((30-5.0)/31, 1/1.5), f.probability(num, den), 1e-12)
 }
 
 func TestFormula_probability_aggression(t *testing.T) {
@@ -101,7 +102,7 @@ func TestFormula_probability_aggression(t *testing.T) {
 		{aggression: 1.5, ratio: 1, want: 1},
 	} {
 		f := formula{aggression: tc.aggression}
-		assert.InDelta(t, tc.want, f.probability(tc.ratio), 1e-12, "aggression %v ratio %v", tc.aggression, tc.ratio)
+		assert.InDelta(t, tc.want, f.probability(tc.ratio, 1), 1e-12, "aggression %v ratio %v", tc.aggression, tc.ratio)
 	}
 }
 
@@ -111,12 +112,30 @@ func TestFormula_drops_agreesWithProbability(t *testing.T) {
 	for _, aggression := range []float64{1, 1.5, 2, 2.5, 10} {
 		f := formula{aggression: aggression}
 		for _, ratio := range []float64{1e-9, 0.01, 0.125, 0.5, 0.9, 1} {
-			p := f.probability(ratio)
+			num, den := ratio*7, 7.0 // any fraction num/den
+			p := f.probability(num, den)
 			for _, u := range []float64{0, p * (1 - 1e-9), p * (1 + 1e-9), 0.5, 1 - 1e-12} {
 				if u >= 1 {
 					continue
 				}
-				assert.Equal(t, u < p, f.drops(ratio, u), "aggression %v ratio %v u %v (p %v)", aggression, ratio, u, p)
+				assert.Equal(t, u < p, f.drops(num, den, u), "aggression %v ratio %v u %v (p %v)", aggression, ratio, u, p)
+			}
+		}
+	}
+}
+
+// tally reads the drops and the newest buckets only for a window with
+// failures: without any, they cannot change the ratio.
+func TestFormula_ratio_noFailuresNoDrop(t *testing.T) {
+	for _, f := range []formula{plain, {k: 1, aggression: 1, countDrops: true, trustRecent: true},
+		{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}} {
+		for _, succ := range []int64{0, 1, 100, 1 << 40} {
+			for _, drops := range []int64{0, 1, 1000, 1 << 50} {
+				for _, recent := range []int64{0, 3, 1 << 20} {
+					c := tally{successes: succ, drops: drops, recentSuccesses: recent}
+					num, _ := f.ratio(c)
+					assert.Zero(t, num, "%+v %+v", f, c)
+				}
 			}
 		}
 	}

@@ -58,10 +58,10 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 func (b *googleBreaker) Stats() Stats {
 	t := b.now()
 	c := b.tally(t)
-	c.drops = b.drops.SnapshotAt(t).Sum
-	ratio := b.formula.ratio(c)
+	c.drops, _ = b.drops.TotalsAt(t)
+	num, den := b.formula.ratio(c)
 	if b.events != nil {
-		b.events.observe(b, t, ratio)
+		b.events.observe(b, t, num, den)
 	}
 	outcomes, drops := b.outcomes.Lifetime(), b.drops.Lifetime()
 	return Stats{
@@ -72,7 +72,7 @@ func (b *googleBreaker) Stats() Stats {
 		TotalSuccesses:  outcomes.Sum,
 		TotalFailures:   outcomes.Count - outcomes.Sum,
 		TotalDrops:      drops.Count,
-		DropProbability: b.formula.probability(ratio),
+		DropProbability: b.formula.probability(num, den),
 		Reasons:         b.reasons.snapshot(),
 	}
 }

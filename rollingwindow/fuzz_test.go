@@ -140,13 +140,14 @@ func FuzzWindow(f *testing.F) {
 				wantBuckets--
 			}
 			require.Equal(t, wantBuckets, buckets)
-			snap := wi.Snapshot()
+			prev, cur := wi.Recent()
 			prevSum, prevCount := ref.bucket(ref.current - 1)
 			curSum, curCount := ref.bucket(ref.current)
-			require.Equal(t, rollingwindow.Bucket[int64]{Sum: prevSum, Count: prevCount}, snap.Previous, "Snapshot.Previous")
-			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, snap.Current, "Snapshot.Current")
-			require.Equal(t, wantSum, snap.Sum, "Snapshot.Sum")
-			require.Equal(t, wantCount, snap.Count, "Snapshot.Count")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: prevSum, Count: prevCount}, prev, "Recent: previous")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, cur, "Recent: current")
+			fprev, fcur := wf.Recent()
+			require.Equal(t, prevCount, fprev.Count, "float64 Recent: previous")
+			require.Equal(t, curCount, fcur.Count, "float64 Recent: current")
 			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, wi.Lifetime(), "Lifetime")
 		}
 

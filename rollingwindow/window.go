@@ -24,17 +24,6 @@ type Bucket[T Numeric] struct {
 	Count int64
 }
 
-// Snapshot is what a [RollingWindow] holds at one instant.
-type Snapshot[T Numeric] struct {
-	// Sum and Count are over the buckets inside the window, the current one
-	// included unless the window was made with [IgnoreCurrentBucket].
-	Sum   T
-	Count int64
-	// Previous is the newest finished bucket (empty if no value was added
-	// while it was current), and Current the bucket values are added to now.
-	Previous, Current Bucket[T]
-}
-
 // Clock is the one method a [RollingWindow] reads time through.
 // github.com/benbjohnson/clock's Clock and *Mock satisfy it, and so does any
 // type with a Now method.
@@ -52,9 +41,8 @@ type options struct {
 }
 
 // IgnoreCurrentBucket leaves the bucket now being written out of
-// [RollingWindow.Totals], [RollingWindow.Snapshot]'s Sum and Count, and
-// [RollingWindow.Reduce], so that readers see only complete buckets. By
-// default the current bucket is included.
+// [RollingWindow.Totals] and [RollingWindow.Reduce], so that readers see
+// only complete buckets. By default the current bucket is included.
 func IgnoreCurrentBucket() Option {
 	return func(o *options) { o.ignoreCurrent = true }
 }
@@ -106,8 +94,13 @@ type RollingWindow[T Numeric] struct {
 
 	// Values are stored as bits: an int64's for integer types (which
 	// wraps as the types do), a float64's for floating-point ones.
-	curSum    atomic.Uint64 // the current bucket
-	curCount  atomic.Int64
+	//
+	// The current bucket's count is curSum + curRest for integer types, so
+	// that adding a 1 or a 0 (a success or a failure, to a breaker) is one
+	// atomic add, seen whole by readers; curRest is the count itself for
+	// floating-point types.
+	curSum    atomic.Uint64
+	curRest   atomic.Int64
 	doneSum   atomic.Uint64 // the finished buckets inside the window
 	doneCount atomic.Int64
 	prevSum   atomic.Uint64 // the newest finished bucket
@@ -210,10 +203,23 @@ func (w *RollingWindow[T]) AddCurrent(v T) {
 				break
 			}
 		}
-	} else if v != 0 {
+		w.curRest.Add(1)
+		return
+	}
+	if v != 0 {
 		w.curSum.Add(uint64(int64(v)))
 	}
-	w.curCount.Add(1)
+	if v != 1 {
+		w.curRest.Add(1 - int64(v))
+	}
+}
+
+// decodeCurrent decodes the current bucket from its stored sum and rest.
+func (w *RollingWindow[T]) decodeCurrent(sumBits uint64, rest int64) Bucket[T] {
+	if w.float {
+		return Bucket[T]{Sum: w.value(sumBits), Count: rest}
+	}
+	return Bucket[T]{Sum: w.value(sumBits), Count: int64(sumBits) + rest}
 }
 
 // Totals returns the sum and the count of the values added to the buckets
@@ -222,39 +228,48 @@ func (w *RollingWindow[T]) AddCurrent(v T) {
 //
 // For float types the running sum is rebuilt from the buckets whenever a
 // bucket expires, so rounding cannot build up beyond one bucket's interval.
-func (w *RollingWindow[T]) Totals() (sum T, count int64) {
-	s := w.SnapshotAt(w.now())
-	return s.Sum, s.Count
-}
+func (w *RollingWindow[T]) Totals() (sum T, count int64) { return w.TotalsAt(w.now()) }
 
-// Snapshot returns what the window holds now.
-func (w *RollingWindow[T]) Snapshot() Snapshot[T] { return w.SnapshotAt(w.now()) }
-
-// SnapshotAt returns what the window holds at time t, moving it there
+// TotalsAt is [RollingWindow.Totals] at time t, moving the window there
 // first; see [RollingWindow.AddAt].
-func (w *RollingWindow[T]) SnapshotAt(t time.Time) Snapshot[T] {
+func (w *RollingWindow[T]) TotalsAt(t time.Time) (sum T, count int64) {
 	w.moveTo(t)
 	for {
 		seq := w.seq.Load()
 		if seq&1 == 0 {
 			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
-			prevSum, prevCount := w.prevSum.Load(), w.prevCount.Load()
-			curSum, curCount := w.curSum.Load(), w.curCount.Load()
+			curSum, curRest := w.curSum.Load(), w.curRest.Load()
 			if w.seq.Load() == seq {
-				s := Snapshot[T]{
-					Sum:      w.value(doneSum),
-					Count:    doneCount,
-					Previous: Bucket[T]{Sum: w.value(prevSum), Count: prevCount},
-					Current:  Bucket[T]{Sum: w.value(curSum), Count: curCount},
+				if w.ignoreCurrent {
+					return w.value(doneSum), doneCount
 				}
-				if !w.ignoreCurrent {
-					s.Sum += s.Current.Sum
-					s.Count += s.Current.Count
-				}
-				return s
+				cur := w.decodeCurrent(curSum, curRest)
+				return w.value(doneSum) + cur.Sum, doneCount + cur.Count
 			}
 		}
 		w.mu.Lock() // wait for the window to finish moving
+		w.mu.Unlock()
+	}
+}
+
+// Recent returns the newest finished bucket (empty if nothing was added
+// while it was current) and the current one.
+func (w *RollingWindow[T]) Recent() (previous, current Bucket[T]) { return w.RecentAt(w.now()) }
+
+// RecentAt is [RollingWindow.Recent] at time t, moving the window there
+// first; see [RollingWindow.AddAt].
+func (w *RollingWindow[T]) RecentAt(t time.Time) (previous, current Bucket[T]) {
+	w.moveTo(t)
+	for {
+		seq := w.seq.Load()
+		if seq&1 == 0 {
+			prevSum, prevCount := w.prevSum.Load(), w.prevCount.Load()
+			curSum, curRest := w.curSum.Load(), w.curRest.Load()
+			if w.seq.Load() == seq {
+				return Bucket[T]{Sum: w.value(prevSum), Count: prevCount}, w.decodeCurrent(curSum, curRest)
+			}
+		}
+		w.mu.Lock()
 		w.mu.Unlock()
 	}
 }
@@ -264,7 +279,8 @@ func (w *RollingWindow[T]) SnapshotAt(t time.Time) Snapshot[T] {
 func (w *RollingWindow[T]) Lifetime() Bucket[T] {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return Bucket[T]{Sum: w.gone.Sum + w.value(w.curSum.Load()), Count: w.gone.Count + w.curCount.Load()}
+	cur := w.decodeCurrent(w.curSum.Load(), w.curRest.Load())
+	return Bucket[T]{Sum: w.gone.Sum + cur.Sum, Count: w.gone.Count + cur.Count}
 }
 
 // value decodes bits stored by the window.
@@ -299,7 +315,7 @@ func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
 	}
 	// The current bucket's values are added outside the lock: read them
 	// while the window cannot move.
-	snapshot[w.size-1] = Bucket[T]{Sum: w.value(w.curSum.Load()), Count: w.curCount.Load()}
+	snapshot[w.size-1] = w.decodeCurrent(w.curSum.Load(), w.curRest.Load())
 	w.mu.Unlock()
 	if w.ignoreCurrent {
 		snapshot = snapshot[:w.size-1]
@@ -338,7 +354,7 @@ func (w *RollingWindow[T]) moveLocked(t time.Time) {
 // Callers hold w.mu.
 func (w *RollingWindow[T]) advanceLocked(e int64) {
 	w.seq.Add(1) // readers wait from here
-	done := Bucket[T]{Sum: w.value(w.curSum.Swap(0)), Count: w.curCount.Swap(0)}
+	done := w.takeCurrent()
 	w.gone.Sum += done.Sum
 	w.gone.Count += done.Count
 	gap := e - w.current
@@ -370,12 +386,20 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 	w.publishLocked(prev)
 }
 
+// takeCurrent empties the current bucket and returns what it held. An add
+// racing with it may land its sum in one bucket and its count in the next;
+// totals stay exact. Callers hold w.mu.
+func (w *RollingWindow[T]) takeCurrent() Bucket[T] {
+	return w.decodeCurrent(w.curSum.Swap(0), w.curRest.Swap(0))
+}
+
 // restartLocked empties the window and starts it afresh at t.
 // Callers hold w.mu.
 func (w *RollingWindow[T]) restartLocked(t time.Time) {
 	w.seq.Add(1)
-	w.gone.Sum += w.value(w.curSum.Swap(0))
-	w.gone.Count += w.curCount.Swap(0)
+	left := w.takeCurrent()
+	w.gone.Sum += left.Sum
+	w.gone.Count += left.Count
 	clear(w.ring)
 	w.sum, w.count, w.current = 0, 0, 0
 	w.base.Store(&t)
@@ -401,3 +425,4 @@ func mod(a, n int64) int64 {
 	}
 	return r
 }
+
