@@ -17,9 +17,10 @@
 // The breaker: -k, -protection, -window, -buckets, -aggression, -count-drops
 // and -trust-recent, with the breaker's defaults and ranges (the options
 // WithK, WithProtection, WithWindow, WithBuckets, WithAggression,
-// WithDropsCounted and WithTrustRecent); -plain selects the plain formula
-// (WithPlainFormula), overriding the three after -buckets. -seed seeds the
-// breaker's random source and the dependency's.
+// WithDropsCounted and WithTrustRecent). -plain selects the plain formula
+// (WithPlainFormula): aggression 1, drops not counted and no trust in recent
+// buckets, whatever -aggression, -count-drops and -trust-recent say. -seed
+// seeds the breaker's random source and the dependency's.
 //
 // The built-in scenario: the dependency is healthy with a few errors, then
 // down (every call fails), then healed (no call fails), then overloaded (it

@@ -41,7 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability (1 to 10)")
 	fs.BoolVar(&cfg.countDrops, "count-drops", breaker.DefaultDropsCounted, "count the breaker's drops as requests, up to K-1 per admitted call")
 	fs.BoolVar(&cfg.trust, "trust-recent", breaker.DefaultTrustRecent, "trust the newest buckets over older ones when they agree")
-	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula: no aggression, drops not counted (overrides -aggression and -count-drops)")
+	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of calls that fail while healthy (0 to 1); healed, none fail, and overloaded, only the excess")
 	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate served while overloaded (0 to 1)")

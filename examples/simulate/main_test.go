@@ -160,3 +160,13 @@ func TestRun_comparisonRow(t *testing.T) {
 	assert.Contains(t, out, "| – | 2.9 % | 0.2 s | 0.2 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
 }
+
+func TestRun_plainOverridesTheRefinements(t *testing.T) {
+	on, off := defaultConfig(), defaultConfig()
+	on.plain, off.plain = true, true
+	on.aggression, on.countDrops, on.trust = 3, true, true
+	off.aggression, off.countDrops, off.trust = 1, false, false
+	out := runToString(t, on)
+	assert.Equal(t, runToString(t, off), out, "-plain ignores -aggression, -count-drops and -trust-recent")
+	assert.Contains(t, out, "buckets=20, plain formula;")
+}
