@@ -18,7 +18,7 @@ func main() {
 	if err != nil {
 		os.Exit(2) // parseFlags printed the error and the usage
 	}
-	if err := run(cfg, os.Stdout); err != nil {
+	if err := run(cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "simulate:", err)
 		os.Exit(2)
 	}
@@ -51,8 +51,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.phases[overload].length, "overload", cfg.phases[overload].length, "length of the overloaded phase")
 	fs.StringVar(&cfg.scenarioFile, "scenario", "", "simulate the phases of this JSON `file` instead of the built-in four")
 	fs.StringVar(&cfg.replayFile, "replay", "", "replay this CSV `trace` of timestamp,outcome rows instead of simulating")
-	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay")
-	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`")
+	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay, and name it on stderr")
+	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "print only the summary")
 	if err := fs.Parse(args); err != nil {
@@ -89,11 +89,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, nil
 }
 
-// run simulates cfg, or replays its trace, and prints the report to out.
-// It also writes the chart and the trace cfg asks for.
-func run(cfg config, out io.Writer) error {
+// run simulates cfg, or replays its trace, and prints the report to stdout.
+// It also writes the chart and the trace cfg asks for, and then says on
+// stderr, one line per file, where they went; -quiet leaves those lines in.
+func run(cfg config, stdout, stderr io.Writer) error {
 	if cfg.replayFile != "" {
-		return runReplay(cfg, out)
+		return runReplay(cfg, stdout, stderr)
 	}
 	sc, err := cfg.scenario()
 	if err != nil {
@@ -108,12 +109,23 @@ func run(cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	c := simulationChart(cfg, res)
 	if cfg.svgFile != "" {
-		if err := writeSVGFile(cfg.svgFile, simulationChart(cfg, res)); err != nil {
+		if err := writeSVGFile(cfg.svgFile, c); err != nil {
 			return err
 		}
 	}
-	printSimulation(out, cfg, res)
+	printSimulation(stdout, cfg, res)
+	if cfg.recordFile != "" {
+		calls := 0
+		for _, p := range res.phases {
+			calls += p.offered
+		}
+		fmt.Fprintf(stderr, "wrote %s (trace of %d calls, for -replay)\n", cfg.recordFile, calls)
+	}
+	if cfg.svgFile != "" {
+		fmt.Fprintf(stderr, "wrote %s (%s)\n", cfg.svgFile, c.about())
+	}
 	return nil
 }
 
@@ -135,16 +147,20 @@ func simulateRecording(bc breakerConfig, sc scenario, path string) (*result, err
 	return res, nil
 }
 
-func runReplay(cfg config, out io.Writer) error {
+func runReplay(cfg config, stdout, stderr io.Writer) error {
 	res, err := replayFile(cfg.breakerConfig, cfg.replayFile)
 	if err != nil {
 		return err
 	}
+	c := replayChart(cfg, res)
 	if cfg.svgFile != "" {
-		if err := writeSVGFile(cfg.svgFile, replayChart(cfg, res)); err != nil {
+		if err := writeSVGFile(cfg.svgFile, c); err != nil {
 			return err
 		}
 	}
-	printReplay(out, cfg, res)
+	printReplay(stdout, cfg, res)
+	if cfg.svgFile != "" {
+		fmt.Fprintf(stderr, "wrote %s (%s)\n", cfg.svgFile, c.about())
+	}
 	return nil
 }

@@ -71,6 +71,13 @@ func (c chart) bins() (time.Duration, []counts) {
 	return time.Duration(per) * time.Second, bins
 }
 
+// about says what the chart plots, for the line that reports it written:
+// "SVG chart of 35s in 100ms bins".
+func (c chart) about() string {
+	width, bins := c.bins()
+	return fmt.Sprintf("SVG chart of %v in %v bins", time.Duration(len(bins))*width, width)
+}
+
 // writeSVGFile writes the chart to path.
 func writeSVGFile(path string, c chart) error {
 	var buf bytes.Buffer
