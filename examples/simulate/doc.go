@@ -44,7 +44,11 @@
 //     calls per second and the drop ratio (dropped/offered) on a second axis
 //     from 0 to 1, over time, with the phases shaded. Runs up to a minute are
 //     charted per 100 ms, longer ones per second or, beyond 10 minutes,
-//     per a few seconds.
+//     per a few seconds. The title (the breaker's settings) and the
+//     subtitle (the traffic and the seed) wrap to the chart's width, on at
+//     most three lines each, the last cut with "…" if need be, and the
+//     chart grows taller to hold them; the SVG's title and desc elements
+//     keep them whole.
 //   - -quiet: leave out the per-second table.
 //
 // -scenario and -replay replace the built-in scenario, so they cannot be
