@@ -28,7 +28,8 @@ type band struct {
 }
 
 // The chart's geometry, in SVG user units: the plot area is [plotLeft,
-// plotRight] × [plotTop, plotBottom] inside a width × height view box.
+// plotRight] × [plotTop, plotBottom] inside a chartWidth × chartHeight view
+// box, for a header of two lines; a longer header moves the plot down.
 const (
 	chartWidth  = 960
 	chartHeight = 500
@@ -126,12 +127,14 @@ func writeSVG(w io.Writer, c chart) {
 	p.printf("<title>%s</title>\n", esc(c.title))
 	p.printf("<desc>%s</desc>\n", esc(c.subtitle)) // in full, should the header have cut it
 	p.printf(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, chartHeight+shift)
-	y := 26
-	for _, line := range titleLines {
+	y := 26 // the first title line's baseline
+	for i, line := range titleLines {
+		if i > 0 {
+			y += titleLeading
+		}
 		p.printf(`<text class="title" x="%d" y="%d" font-size="%d" font-weight="bold">%s</text>`+"\n", plotLeft, y, titleSize, esc(line))
-		y += titleLeading
 	}
-	y += 20 - titleLeading
+	y += 20 // the subtitle's first baseline, below the title's last
 	for _, line := range subtitleLines {
 		p.printf(`<text class="subtitle" x="%d" y="%d">%s</text>`+"\n", plotLeft, y, esc(line))
 		y += subtitleLeading
