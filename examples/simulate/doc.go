@@ -26,9 +26,10 @@
 // down (every call fails), then healed (no call fails), then overloaded (it
 // serves only part of the offered rate; the excess fails, the rest
 // succeeds). -rate sets the requests offered per second (1 to 1,000,000),
-// -errors the share of calls that fail while healthy, -capacity the share of the offered rate served while overloaded,
-// and -healthy, -outage, -healed and -overload the length of each phase (0
-// leaves it out). testdata/standard.json is the same scenario as a file.
+// -errors the share of calls that fail while healthy, -capacity the share
+// of the offered rate served while overloaded, and -healthy, -outage,
+// -healed and -overload the length of each phase (0 leaves it out).
+// testdata/standard.json is the same scenario as a file.
 //
 // The rest:
 //
