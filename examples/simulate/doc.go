@@ -17,17 +17,19 @@
 // The breaker: -k, -protection, -window, -buckets, -aggression, -count-drops
 // and -trust-recent, with the breaker's defaults and ranges (the options
 // WithK, WithProtection, WithWindow, WithBuckets, WithAggression,
-// WithDropsCounted and WithTrustRecent); -plain selects the plain formula
-// (WithPlainFormula), overriding the three after -buckets. -seed seeds the
-// breaker's random source and the dependency's.
+// WithDropsCounted and WithTrustRecent). -plain selects the plain formula
+// (WithPlainFormula): aggression 1, drops not counted and no trust in recent
+// buckets, whatever -aggression, -count-drops and -trust-recent say. -seed
+// seeds the breaker's random source and the dependency's.
 //
 // The built-in scenario: the dependency is healthy with a few errors, then
 // down (every call fails), then healed (no call fails), then overloaded (it
 // serves only part of the offered rate; the excess fails, the rest
 // succeeds). -rate sets the requests offered per second (1 to 1,000,000),
-// -errors the share of calls that fail while healthy, -capacity the share of the offered rate served while overloaded,
-// and -healthy, -outage, -healed and -overload the length of each phase (0
-// leaves it out). testdata/standard.json is the same scenario as a file.
+// -errors the share of calls that fail while healthy, -capacity the share
+// of the offered rate served while overloaded, and -healthy, -outage,
+// -healed and -overload the length of each phase (0 leaves it out).
+// testdata/standard.json is the same scenario as a file.
 //
 // The rest:
 //
@@ -43,11 +45,21 @@
 //     calls per second and the drop ratio (dropped/offered) on a second axis
 //     from 0 to 1, over time, with the phases shaded. Runs up to a minute are
 //     charted per 100 ms, longer ones per second or, beyond 10 minutes,
-//     per a few seconds.
+//     per a few seconds. The title (the breaker's settings) and the
+//     subtitle (the traffic and the seed) wrap to the chart's width, on at
+//     most three lines each, the last cut with "…" if need be, and the
+//     chart grows taller to hold them; the SVG's title and desc elements
+//     keep them whole.
 //   - -quiet: leave out the per-second table.
 //
 // -scenario and -replay replace the built-in scenario, so they cannot be
 // combined with its flags, nor with each other; -record needs a simulation.
+//
+// The report goes to stdout, the same with or without -svg and -record.
+// Each file written is then named on stderr, even with -quiet:
+//
+//	wrote trace.csv (trace of 70000 calls, for -replay)
+//	wrote chart.svg (SVG chart of 35s in 100ms bins)
 //
 // # Scenario files
 //

@@ -18,7 +18,7 @@ func main() {
 	if err != nil {
 		os.Exit(2) // parseFlags printed the error and the usage
 	}
-	if err := run(cfg, os.Stdout); err != nil {
+	if err := run(cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "simulate:", err)
 		os.Exit(2)
 	}
@@ -34,27 +34,40 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Float64Var(&cfg.k, "k", breaker.DefaultK, "K, the multiplier on accepts (>= 1)")
-	fs.IntVar(&cfg.protection, "protection", breaker.DefaultProtection, "failures tolerated before dropping (>= 0)")
-	fs.DurationVar(&cfg.window, "window", breaker.DefaultWindow, "span of the rolling window")
-	fs.IntVar(&cfg.buckets, "buckets", breaker.DefaultBuckets, "buckets in the window")
-	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability (1 to 10)")
-	fs.BoolVar(&cfg.countDrops, "count-drops", true, "count the breaker's drops as requests, up to K-1 per admitted call")
-	fs.BoolVar(&cfg.trust, "trust-recent", true, "trust the newest buckets over older ones when they agree")
-	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula: no aggression, drops not counted (overrides -aggression and -count-drops)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage of simulate:
+  go run ./examples/simulate [flags]
+
+Drives a breaker against a simulated dependency on a virtual clock, or
+replays a recorded trace through one, and prints what it let through and
+what it shed. By default the dependency is healthy, down, healed, then
+overloaded, at -rate requests/s. go doc ./examples/simulate explains the
+report, the scenario and trace formats.
+
+`)
+		fs.PrintDefaults()
+	}
+	fs.Float64Var(&cfg.k, "k", breaker.DefaultK, "K, the multiplier on accepts: about K calls are let through per success; larger tolerates more failures (at least 1)")
+	fs.IntVar(&cfg.protection, "protection", breaker.DefaultProtection, "failures tolerated beyond K·accepts before any call is dropped (at least 0)")
+	fs.DurationVar(&cfg.window, "window", breaker.DefaultWindow, "span of the rolling window of outcomes; longer is steadier and slower to react")
+	fs.IntVar(&cfg.buckets, "buckets", breaker.DefaultBuckets, "buckets the window is split into; outcomes leave it a bucket at a time (1 to 65,536, each at least 1ms)")
+	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability p: the breaker drops with p^(1/aggression); larger sheds sooner (1 to 10)")
+	fs.BoolVar(&cfg.countDrops, "count-drops", true, "count the breaker's drops as requests in the formula, at most K-1 per admitted call")
+	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
+	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
-	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of calls that fail while healthy (0 to 1); healed, none fail, and overloaded, only the excess")
-	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate served while overloaded (0 to 1)")
-	fs.DurationVar(&cfg.phases[healthy].length, "healthy", cfg.phases[healthy].length, "length of the healthy phase")
-	fs.DurationVar(&cfg.phases[outage].length, "outage", cfg.phases[outage].length, "length of the hard outage")
-	fs.DurationVar(&cfg.phases[healed].length, "healed", cfg.phases[healed].length, "length of the healed phase")
-	fs.DurationVar(&cfg.phases[overload].length, "overload", cfg.phases[overload].length, "length of the overloaded phase")
+	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls that fail in the healthy phase (0 to 1); in the healed phase none fail, in the overload phase those beyond -capacity")
+	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate the dependency serves in the overload phase (0 to 1)")
+	fs.DurationVar(&cfg.phases[healthy].length, "healthy", cfg.phases[healthy].length, "length of the healthy phase, in which -errors of the calls fail (0 leaves it out)")
+	fs.DurationVar(&cfg.phases[outage].length, "outage", cfg.phases[outage].length, "length of the outage phase, in which every call fails (0 leaves it out)")
+	fs.DurationVar(&cfg.phases[healed].length, "healed", cfg.phases[healed].length, "length of the healed phase, in which no call fails (0 leaves it out)")
+	fs.DurationVar(&cfg.phases[overload].length, "overload", cfg.phases[overload].length, "length of the overload phase, in which the calls beyond -capacity fail (0 leaves it out)")
 	fs.StringVar(&cfg.scenarioFile, "scenario", "", "simulate the phases of this JSON `file` instead of the built-in four")
 	fs.StringVar(&cfg.replayFile, "replay", "", "replay this CSV `trace` of timestamp,outcome rows instead of simulating")
-	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay")
-	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`")
+	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay, and name it on stderr")
+	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
-	fs.BoolVar(&cfg.quiet, "quiet", false, "print only the summary")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -89,11 +102,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, nil
 }
 
-// run simulates cfg, or replays its trace, and prints the report to out.
-// It also writes the chart and the trace cfg asks for.
-func run(cfg config, out io.Writer) error {
+// run simulates cfg, or replays its trace, and prints the report to stdout.
+// It also writes the chart and the trace cfg asks for, and then says on
+// stderr, one line per file, where they went; -quiet leaves those lines in.
+func run(cfg config, stdout, stderr io.Writer) error {
 	if cfg.replayFile != "" {
-		return runReplay(cfg, out)
+		return runReplay(cfg, stdout, stderr)
 	}
 	sc, err := cfg.scenario()
 	if err != nil {
@@ -108,12 +122,23 @@ func run(cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	c := simulationChart(cfg, res)
 	if cfg.svgFile != "" {
-		if err := writeSVGFile(cfg.svgFile, simulationChart(cfg, res)); err != nil {
+		if err := writeSVGFile(cfg.svgFile, c); err != nil {
 			return err
 		}
 	}
-	printSimulation(out, cfg, res)
+	printSimulation(stdout, cfg, res)
+	if cfg.recordFile != "" {
+		calls := 0
+		for _, p := range res.phases {
+			calls += p.offered
+		}
+		fmt.Fprintf(stderr, "wrote %s (trace of %d calls, for -replay)\n", cfg.recordFile, calls)
+	}
+	if cfg.svgFile != "" {
+		fmt.Fprintf(stderr, "wrote %s (%s)\n", cfg.svgFile, c.about())
+	}
 	return nil
 }
 
@@ -135,16 +160,20 @@ func simulateRecording(bc breakerConfig, sc scenario, path string) (*result, err
 	return res, nil
 }
 
-func runReplay(cfg config, out io.Writer) error {
+func runReplay(cfg config, stdout, stderr io.Writer) error {
 	res, err := replayFile(cfg.breakerConfig, cfg.replayFile)
 	if err != nil {
 		return err
 	}
+	c := replayChart(cfg, res)
 	if cfg.svgFile != "" {
-		if err := writeSVGFile(cfg.svgFile, replayChart(cfg, res)); err != nil {
+		if err := writeSVGFile(cfg.svgFile, c); err != nil {
 			return err
 		}
 	}
-	printReplay(out, cfg, res)
+	printReplay(stdout, cfg, res)
+	if cfg.svgFile != "" {
+		fmt.Fprintf(stderr, "wrote %s (%s)\n", cfg.svgFile, c.about())
+	}
 	return nil
 }

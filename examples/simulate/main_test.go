@@ -17,7 +17,7 @@ import (
 func runToString(t *testing.T, cfg config) string {
 	t.Helper()
 	var out bytes.Buffer
-	require.NoError(t, run(cfg, &out))
+	require.NoError(t, run(cfg, &out, io.Discard))
 	return out.String()
 }
 
@@ -90,7 +90,7 @@ func TestRun_invalidConfig(t *testing.T) {
 			cfg := defaultConfig()
 			tc.change(&cfg)
 			var out bytes.Buffer
-			assert.EqualError(t, run(cfg, &out), tc.want)
+			assert.EqualError(t, run(cfg, &out, io.Discard), tc.want)
 			assert.Empty(t, out.String())
 		})
 	}
@@ -144,7 +144,7 @@ func TestRun_scenarioFile(t *testing.T) {
 	cfg.scenarioFile = filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(cfg.scenarioFile, []byte(`{"phases": [{"duration": "1s"}]}`), 0o644))
 	var buf bytes.Buffer
-	assert.EqualError(t, run(cfg, &buf), cfg.scenarioFile+`: phase 1 ("phase 1"): rate: missing (requests offered per second)`)
+	assert.EqualError(t, run(cfg, &buf, io.Discard), cfg.scenarioFile+`: phase 1 ("phase 1"): rate: missing (requests offered per second)`)
 	assert.Empty(t, buf.String())
 }
 
@@ -159,4 +159,42 @@ func TestRun_comparisonRow(t *testing.T) {
 	out = runToString(t, cfg)
 	assert.Contains(t, out, "| – | 2.9 % | 0.2 s | 0.2 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
+}
+
+func TestRun_plainOverridesTheRefinements(t *testing.T) {
+	on, off := defaultConfig(), defaultConfig()
+	on.plain, off.plain = true, true
+	on.aggression, on.countDrops, on.trust = 3, true, true
+	off.aggression, off.countDrops, off.trust = 1, false, false
+	out := runToString(t, on)
+	assert.Equal(t, runToString(t, off), out, "-plain ignores -aggression, -count-drops and -trust-recent")
+	assert.Contains(t, out, "buckets=20, plain formula;")
+}
+
+func TestRun_saysWhereTheFilesWent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := defaultConfig()
+	cfg.quiet = true // a file asked for is still reported
+	var stdout, stderr bytes.Buffer
+	require.NoError(t, run(cfg, &stdout, &stderr))
+	assert.Empty(t, stderr.String(), "no file, nothing to say")
+	quietReport := stdout.String()
+
+	cfg.svgFile = filepath.Join(dir, "chart.svg")
+	cfg.recordFile = filepath.Join(dir, "trace.csv")
+	stdout.Reset()
+	require.NoError(t, run(cfg, &stdout, &stderr))
+	assert.Equal(t, "wrote "+cfg.recordFile+" (trace of 70000 calls, for -replay)\n"+
+		"wrote "+cfg.svgFile+" (SVG chart of 35s in 100ms bins)\n", stderr.String())
+	assert.Equal(t, quietReport, stdout.String(), "the report is the same with or without files")
+	assert.FileExists(t, cfg.svgFile)
+
+	replay := defaultConfig()
+	replay.replayFile = cfg.recordFile
+	replay.svgFile = filepath.Join(dir, "replay.svg")
+	replay.quiet = true
+	stderr.Reset()
+	require.NoError(t, run(replay, io.Discard, &stderr))
+	assert.Equal(t, "wrote "+replay.svgFile+" (SVG chart of 35s in 100ms bins)\n", stderr.String())
+	assert.FileExists(t, replay.svgFile)
 }

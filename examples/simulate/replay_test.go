@@ -113,7 +113,7 @@ func TestRun_replayErrorNamesTheFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("0,ok\n1,nope\n"), 0o644))
 	cfg := defaultConfig()
 	cfg.replayFile = path
-	err := run(cfg, io.Discard)
+	err := run(cfg, io.Discard, io.Discard)
 	assert.EqualError(t, err, path+`: line 2: outcome "nope": want success, ok, 1 or true; failure, error, 0 or false`)
 }
 
@@ -198,7 +198,7 @@ func TestRun_recordRemovedOnError(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.k = 0.5
 	cfg.recordFile = filepath.Join(t.TempDir(), "trace.csv")
-	require.Error(t, run(cfg, io.Discard))
+	require.Error(t, run(cfg, io.Discard, io.Discard))
 	_, err := os.Stat(cfg.recordFile)
 	assert.True(t, os.IsNotExist(err), "no half-written trace is left")
 }

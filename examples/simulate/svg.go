@@ -28,7 +28,8 @@ type band struct {
 }
 
 // The chart's geometry, in SVG user units: the plot area is [plotLeft,
-// plotRight] × [plotTop, plotBottom] inside a width × height view box.
+// plotRight] × [plotTop, plotBottom] inside a chartWidth × chartHeight view
+// box, for a header of two lines; a longer header moves the plot down.
 const (
 	chartWidth  = 960
 	chartHeight = 500
@@ -37,6 +38,20 @@ const (
 	plotTop     = 64
 	plotBottom  = 400
 	maxBins     = 600 // points per series at most
+)
+
+// The header above the plot: the title's lines in bold at titleSize, then
+// the subtitle's at fontSize, the chart's own. Each wraps within
+// [plotLeft, headerRight] onto at most maxHeaderLines lines. Each line
+// beyond one title line and one subtitle line moves everything below the
+// header down by its leading, and the canvas grows to match.
+const (
+	fontSize        = 12
+	titleSize       = 13
+	titleLeading    = 17
+	subtitleLeading = 16
+	headerRight     = chartWidth - 16
+	maxHeaderLines  = 3
 )
 
 // The series, with their colours and the names the SVG gives them.
@@ -71,6 +86,13 @@ func (c chart) bins() (time.Duration, []counts) {
 	return time.Duration(per) * time.Second, bins
 }
 
+// about says what the chart plots, for the line that reports it written:
+// "SVG chart of 35s in 100ms bins".
+func (c chart) about() string {
+	width, bins := c.bins()
+	return fmt.Sprintf("SVG chart of %v in %v bins", time.Duration(len(bins))*width, width)
+}
+
 // writeSVGFile writes the chart to path.
 func writeSVGFile(path string, c chart) error {
 	var buf bytes.Buffer
@@ -95,13 +117,29 @@ func writeSVG(w io.Writer, c chart) {
 	yLeft := func(v float64) float64 { return plotBottom - (plotBottom-plotTop)*v/top }
 	yRight := func(p float64) float64 { return plotBottom - (plotBottom-plotTop)*p }
 
+	titleLines := wrapText(c.title, titleSize, true, headerRight-plotLeft, maxHeaderLines)
+	subtitleLines := wrapText(c.subtitle, fontSize, false, headerRight-plotLeft, maxHeaderLines)
+	shift := titleLeading*(len(titleLines)-1) + subtitleLeading*(len(subtitleLines)-1)
+
 	p := &svgWriter{w: w}
-	p.printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n",
-		chartWidth, chartHeight, chartWidth, chartHeight)
+	p.printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" font-family="sans-serif" font-size="%d">`+"\n",
+		chartWidth, chartHeight+shift, chartWidth, chartHeight+shift, fontSize)
 	p.printf("<title>%s</title>\n", esc(c.title))
-	p.printf(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, chartHeight)
-	p.printf(`<text x="%d" y="26" font-size="13" font-weight="bold">%s</text>`+"\n", plotLeft, esc(c.title))
-	p.printf(`<text x="%d" y="46">%s</text>`+"\n", plotLeft, esc(c.subtitle))
+	p.printf("<desc>%s</desc>\n", esc(c.subtitle)) // in full, should the header have cut it
+	p.printf(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, chartHeight+shift)
+	y := 26 // the first title line's baseline
+	for i, line := range titleLines {
+		if i > 0 {
+			y += titleLeading
+		}
+		p.printf(`<text class="title" x="%d" y="%d" font-size="%d" font-weight="bold">%s</text>`+"\n", plotLeft, y, titleSize, esc(line))
+	}
+	y += 20 // the subtitle's first baseline, below the title's last
+	for _, line := range subtitleLines {
+		p.printf(`<text class="subtitle" x="%d" y="%d">%s</text>`+"\n", plotLeft, y, esc(line))
+		y += subtitleLeading
+	}
+	p.printf(`<g transform="translate(0 %d)">`+"\n", shift)
 
 	// Phases, behind everything else.
 	for i, b := range c.bands {
@@ -116,7 +154,7 @@ func writeSVG(w io.Writer, c chart) {
 		}
 		p.printf(`<rect class="phase" x="%s" y="%d" width="%s" height="%d" fill="%s" fill-opacity="%s"/>`+"\n",
 			num(from), plotTop, num(to-from), plotBottom-plotTop, fill, opacity)
-		if to-from >= 7*float64(len(b.name))+8 { // room for the label
+		if to-from >= textWidth(b.name, fontSize, false)+8 { // room for the label
 			p.printf(`<text class="phase-label" x="%s" y="%d" fill="#444444">%s</text>`+"\n", num(from+4), plotTop+14, esc(b.name))
 		}
 	}
@@ -178,13 +216,91 @@ func writeSVG(w io.Writer, c chart) {
 	}
 
 	// Legend, under the axis label.
-	lx := plotLeft
+	lx := float64(plotLeft)
 	for _, s := range chartSeries {
-		p.printf(`<g class="legend"><line x1="%d" y1="470" x2="%d" y2="470" %s/><text x="%d" y="474">%s</text></g>`+"\n",
-			lx, lx+24, s.style, lx+30, esc(s.label))
-		lx += 40 + 7*len(s.label)
+		p.printf(`<g class="legend"><line x1="%s" y1="470" x2="%s" y2="470" %s/><text x="%s" y="474">%s</text></g>`+"\n",
+			num(lx), num(lx+24), s.style, num(lx+30), esc(s.label))
+		lx += 40 + textWidth(s.label, fontSize, false)
 	}
-	p.printf("</svg>\n")
+	p.printf("</g>\n</svg>\n")
+}
+
+// wrapText splits s at spaces into lines that textWidth puts within width
+// at the given size. When s needs more than one line, a word ending in a
+// colon ends its line too, so that "simulation: K=1.5 …" breaks after the
+// colon. At most maxLines lines: the rest of the text joins the last one,
+// and a line still too wide (a long word, a path) is cut and ends in "…".
+func wrapText(s string, size float64, bold bool, width float64, maxLines int) []string {
+	if textWidth(s, size, bold) <= width {
+		return []string{s}
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(lines) < maxLines-1 && textWidth(line+" "+word, size, bold) > width:
+			lines = append(lines, line)
+			line = word
+		default:
+			line += " " + word
+		}
+		if strings.HasSuffix(line, ":") && len(lines) < maxLines-1 {
+			lines = append(lines, line)
+			line = ""
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	for i, l := range lines {
+		lines[i] = cutText(l, size, bold, width)
+	}
+	return lines
+}
+
+// cutText returns s if textWidth puts it within width, else as much of s
+// as fits followed by "…".
+func cutText(s string, size float64, bold bool, width float64) string {
+	if textWidth(s, size, bold) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && textWidth(string(r)+"…", size, bold) > width {
+		r = r[:len(r)-1]
+	}
+	return strings.TrimRight(string(r), " ") + "…"
+}
+
+// textWidth estimates the width of s at the given font size, in user units.
+// The widths per character are those of DejaVu Sans, the widest of the
+// common sans-serif fonts, rounded up, so that text that fits by this
+// estimate fits in the font the viewer picks; bold adds 13 %.
+func textWidth(s string, size float64, bold bool) float64 {
+	em := 0.0
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune(" .,:;'!|ijl", r):
+			em += 0.34
+		case strings.ContainsRune(`frt-/\()[]{}"`, r):
+			em += 0.5
+		case strings.ContainsRune("mwMW%@", r):
+			em += 1
+		case strings.ContainsRune("=+<>~#&", r):
+			em += 0.84
+		case r >= 'A' && r <= 'Z':
+			em += 0.74
+		case r >= 0x2E80: // CJK and other full-width scripts
+			em += 1
+		default:
+			em += 0.64
+		}
+	}
+	if bold {
+		em *= 1.13
+	}
+	return em * size
 }
 
 // svgWriter is fmt.Fprintf bound to one writer. writeSVG's callers give it

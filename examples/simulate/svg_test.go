@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func simulationSVG(t *testing.T, cfg config) []byte {
 
 func TestWriteSVG_seriesWithinTheViewBox(t *testing.T) {
 	root := parseSVG(t, simulationSVG(t, defaultConfig()))
-	assert.Equal(t, "0 0 960 500", root.attr("viewBox"))
+	assert.Equal(t, "0 0 960 517", root.attr("viewBox"), "the title takes two lines")
 
 	paths := map[string][][2]float64{}
 	var phases, labels []string
@@ -103,7 +104,7 @@ func TestWriteSVG_seriesWithinTheViewBox(t *testing.T) {
 	assert.Len(t, paths["offered"], 350, "35 s in 100 ms bins")
 	assert.Equal(t, []string{"healthy", "outage", "healed", "overload"}, labels)
 	assert.Len(t, phases, 4)
-	assert.Contains(t, texts, "srebreaker simulation: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true")
+	assert.Contains(t, texts, "srebreaker simulation:\nK=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true\n")
 	assert.Contains(t, texts, "2000 requests/s offered; seed 1")
 	assert.Contains(t, texts, "time since the start")
 	assert.Contains(t, texts, "drop probability (right axis)")
@@ -158,6 +159,101 @@ func TestWriteSVG_escapesText(t *testing.T) {
 	})
 	assert.Contains(t, texts, `a <b> & "c"`)
 	assert.Contains(t, texts, "<&>")
+}
+
+// headerLines returns the text lines above the plot, the svg element's own
+// text children, each with its estimated width, and the last one's
+// baseline.
+func headerLines(t *testing.T, root svgNode) (lines []string, widths []float64, lastBaseline float64) {
+	t.Helper()
+	for _, n := range root.Nodes {
+		if n.XMLName.Local != "text" {
+			continue
+		}
+		y, err := strconv.ParseFloat(n.attr("y"), 64)
+		require.NoError(t, err)
+		size := float64(fontSize)
+		if fs := n.attr("font-size"); fs != "" {
+			size, err = strconv.ParseFloat(fs, 64)
+			require.NoError(t, err)
+		}
+		lines = append(lines, n.Text)
+		widths = append(widths, textWidth(n.Text, size, n.attr("font-weight") == "bold"))
+		lastBaseline = max(lastBaseline, y)
+	}
+	return lines, widths, lastBaseline
+}
+
+func TestWriteSVG_headerFitsTheCanvas(t *testing.T) {
+	res, err := simulate(defaultConfig())
+	require.NoError(t, err)
+	long := simulationChart(defaultConfig(), res)
+	long.title = "srebreaker simulation: K=1.2345 protection=12 window=1m30s buckets=45 aggression=2.75 drops counted=true trust recent=true"
+	long.subtitle = "scenario /tmp/a-rather-long-directory-name-for-scenarios/slow-brownout-with-a-long-name.json: 6 phases over 2m0s; seed 1"
+	huge := long
+	huge.title = strings.Repeat("a very long title ", 60)
+	huge.subtitle = strings.Repeat("/a-path-without-spaces", 30)
+
+	for _, tc := range []struct {
+		name  string
+		c     chart
+		lines []string // the header's lines, if given
+	}{
+		{"default", simulationChart(defaultConfig(), res), []string{
+			"srebreaker simulation:",
+			"K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true",
+			"2000 requests/s offered; seed 1"}},
+		{"long options and path", long, nil},
+		{"longer than the header holds", huge, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			writeSVG(&buf, tc.c)
+			root := parseSVG(t, buf.Bytes())
+			lines, widths, baseline := headerLines(t, root)
+			require.NotEmpty(t, lines)
+			for i, line := range lines {
+				assert.LessOrEqual(t, plotLeft+widths[i], float64(chartWidth), "line %q runs off the canvas", line)
+			}
+			if tc.lines != nil {
+				assert.Equal(t, tc.lines, lines)
+			}
+			if !strings.Contains(strings.Join(lines, ""), "…") {
+				assert.Equal(t, tc.c.title+" "+tc.c.subtitle, strings.Join(lines, " "), "nothing is left out")
+			}
+			var height float64
+			_, err := fmt.Sscanf(root.attr("viewBox"), "0 0 960 %g", &height)
+			require.NoError(t, err)
+			offset := height - chartHeight // how far the plot moved down
+			assert.Less(t, baseline+8, plotTop+offset, "the header clears the plot")
+		})
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	const width = 200
+	for _, tc := range []struct {
+		name, s string
+		want    []string
+	}{
+		{"fits", "short title: K=2", []string{"short title: K=2"}},
+		{"breaks after the colon", "srebreaker simulation: K=1.5 window=2s",
+			[]string{"srebreaker simulation:", "K=1.5 window=2s"}},
+		{"breaks at spaces", "one two three four five six seven eight nine ten eleven",
+			[]string{"one two three four five six", "seven eight nine ten eleven"}},
+		{"cuts a long word", "scenario /a/long/path/to/a/scenario/file/brownout.json: 6 phases",
+			[]string{"scenario", "/a/long/path/to/a/scenario/f…", "6 phases"}},
+		{"cuts the last line", strings.Repeat("word ", 40),
+			[]string{"word word word word word", "word word word word word", "word word word word word…"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := wrapText(tc.s, 12, false, width, 3)
+			assert.Equal(t, tc.want, got)
+			for _, line := range got {
+				assert.LessOrEqual(t, textWidth(line, 12, false), float64(width), "line %q", line)
+			}
+		})
+	}
 }
 
 func TestNiceCeil(t *testing.T) {
