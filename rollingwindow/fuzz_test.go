@@ -94,11 +94,11 @@ func FuzzWindow(f *testing.F) {
 		return out
 	}
 	const add, forward, jump, back, addCurrent, leap = 0, 1, 2, 3, 4, 5
-	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 0), op(add, 2)))                          // zero advance
-	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 4), op(add, 2), op(forward, 4)))          // exactly one bucket (4 quarter-intervals)
-	f.Add(uint8(3), true, cat(op(add, 5), op(jump, 1), op(add, 6), op(jump, 1<<40), op(add, 7))) // jumps longer than the window
-	f.Add(uint8(2), false, cat(op(add, math.MaxInt64), op(add, math.MaxInt64), op(forward, 4)))  // large values wrap as int64 does
-	f.Add(uint8(5), true, cat(op(add, 3), op(back, 9), op(add, 4), op(forward, 40), op(add, 1))) // clock steps back
+	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 0), op(add, 2)))                                 // zero advance
+	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 4), op(add, 2), op(forward, 4)))                 // exactly one bucket (4 quarter-intervals)
+	f.Add(uint8(3), true, cat(op(add, 5), op(jump, 1), op(add, 6), op(jump, 1<<40), op(add, 7)))        // jumps longer than the window
+	f.Add(uint8(2), false, cat(op(add, math.MaxInt64), op(add, math.MaxInt64), op(forward, 4)))         // large values wrap as int64 does
+	f.Add(uint8(5), true, cat(op(add, 3), op(back, 9), op(add, 4), op(forward, 40), op(add, 1)))        // clock steps back
 	f.Add(uint8(3), false, cat(op(add, 1), op(leap, 0), op(add, 2), op(forward, 4), op(addCurrent, 3))) // centuries ahead
 	f.Add(uint8(2), true, cat(op(add, 1), op(back, 64), op(addCurrent, 2), op(forward, 4)))             // back past the window
 	f.Fuzz(func(t *testing.T, size uint8, ignoreCurrent bool, steps []byte) {

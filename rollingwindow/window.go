@@ -425,4 +425,3 @@ func mod(a, n int64) int64 {
 	}
 	return r
 }
-
