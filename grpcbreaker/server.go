@@ -50,7 +50,10 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // StreamServerInterceptor is [UnaryServerInterceptor] for streaming
 // handlers: it records how the handler ended, once it returns. Set it
 // inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
-// panics as UnaryServerInterceptor does when an option is invalid.
+// panics as UnaryServerInterceptor does when an option is invalid. With
+// grpc.UnknownServiceHandler, the full methods it sees are whatever clients
+// send: give a [WithKey] that maps them to a bounded set, or bound the
+// registry with [breaker.Registry.SetLimit].
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
