@@ -1,6 +1,9 @@
 // Package expvarbreaker publishes the state of a registry's breakers
 // through the standard library's expvar, as one JSON map from breaker name
-// to its figures: what /debug/vars serves.
+// to its figures: what /debug/vars serves. Any [breaker.Source] will do:
+// [breaker.DefaultRegistry] holds the breakers of the package-level
+// functions and, unless given another registry, those of httpbreaker's
+// Transports and Handlers and grpcbreaker's interceptors.
 //
 // Importing expvar, as this package does, registers /debug/vars on
 // http.DefaultServeMux.
@@ -12,11 +15,6 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 )
-
-// Ranger is what Func reads: [breaker.Registry] is one.
-type Ranger interface {
-	Range(f func(name string, b breaker.Breaker) bool)
-}
 
 // Figures is what is published per breaker: [breaker.Stats] with JSON names.
 type Figures struct {
@@ -41,12 +39,14 @@ type Reason struct {
 }
 
 // Func returns an expvar.Func whose value is a map from the name of each of
-// r's breakers that reports stats (see [breaker.StatsOf]) to its Figures,
-// read anew each time the variable is read.
-func Func(r Ranger) expvar.Func {
+// src's breakers that reports stats (see [breaker.StatsOf]) to its Figures,
+// read anew each time the variable is read. src is usually a
+// *[breaker.Registry]; [breaker.Breakers] lists breakers that no registry
+// holds.
+func Func(src breaker.Source) expvar.Func {
 	return func() any {
 		out := map[string]Figures{}
-		r.Range(func(name string, b breaker.Breaker) bool {
+		src.Range(func(name string, b breaker.Breaker) bool {
 			if s, ok := breaker.StatsOf(b); ok {
 				out[name] = figures(s)
 			}
@@ -56,10 +56,11 @@ func Func(r Ranger) expvar.Func {
 	}
 }
 
-// Publish publishes [Func] of r as the expvar variable name. Like
-// expvar.Publish, it panics if name is already published.
-func Publish(name string, r Ranger) {
-	expvar.Publish(name, Func(r))
+// Publish publishes [Func] of src as the expvar variable name, as in
+// Publish("breakers", breaker.DefaultRegistry()). Like expvar.Publish, it
+// panics if name is already published.
+func Publish(name string, src breaker.Source) {
+	expvar.Publish(name, Func(src))
 }
 
 func figures(s breaker.Stats) Figures {

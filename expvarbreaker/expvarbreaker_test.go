@@ -69,6 +69,17 @@ func TestPublish_twicePanics(t *testing.T) {
 	assert.Panics(t, func() { expvarbreaker.Publish(name, r) })
 }
 
+func TestFunc_breakersOutsideARegistry(t *testing.T) {
+	b := breaker.MustNew(breaker.WithName("payments"))
+	p, err := b.Allow()
+	require.NoError(t, err)
+	p.Accept()
+	var got map[string]expvarbreaker.Figures
+	require.NoError(t, json.Unmarshal([]byte(expvarbreaker.Func(breaker.Breakers{b, breaker.Nop()}).String()), &got))
+	assert.Equal(t, map[string]expvarbreaker.Figures{"payments": {Successes: 1, Requests: 1, TotalSuccesses: 1,
+		Reasons: []expvarbreaker.Reason{}}}, got, "the Nop breaker reports nothing")
+}
+
 // runs numbers the variables the tests publish.
 var runs atomic.Int64
 

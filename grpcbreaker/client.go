@@ -13,26 +13,30 @@ import (
 
 // UnaryClientInterceptor returns an interceptor that starts a unary call
 // only if the breaker for its key admits it, and records how the call
-// ended. Set it with grpc.WithUnaryInterceptor or grpc.WithChainUnaryInterceptor.
+// ended. Set it inline with grpc.WithUnaryInterceptor or
+// grpc.WithChainUnaryInterceptor:
+//
+//	cc, err := grpc.NewClient(target, creds,
+//		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor()))
+//
+// The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
+// says otherwise, under the key [DefaultKey] gives: target and method.
 //
 // A dropped call fails with status code Unavailable and a message that
 // names the breaker and its last failure reasons; its error matches
 // [breaker.ErrServiceUnavailable]. When the call's context is already done,
 // the interceptor returns its status (Canceled or DeadlineExceeded) and
 // records nothing. A panic in the invoker is recorded as a failure and
-// raised again. The constructor returns an error wrapping
-// [ErrInvalidOption] when an option is invalid.
-func UnaryClientInterceptor(opts ...Option) (grpc.UnaryClientInterceptor, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
+// raised again. The constructor panics, with an error wrapping
+// [ErrInvalidOption] that names the option, when an option is invalid.
+func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
+	o := mustOptions(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		p, err := o.registry.Get(o.key(ctx, cc.Target(), method)).Allow()
+		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).Allow()
 		if err != nil {
 			return clientShed(err)
 		}
@@ -50,7 +54,7 @@ func UnaryClientInterceptor(opts ...Option) (grpc.UnaryClientInterceptor, error)
 		recorded = true
 		o.record(p, ctx, err)
 		return err
-	}, nil
+	}
 }
 
 // StreamClientInterceptor returns an interceptor that opens a stream only
@@ -59,23 +63,21 @@ func UnaryClientInterceptor(opts ...Option) (grpc.UnaryClientInterceptor, error)
 // SendMsg returns an error other than io.EOF, when the response of a
 // stream without server streaming arrives, or, if the caller abandons the
 // stream first, when the call's context is done (canceled: neither; past
-// its deadline: DeadlineExceeded). Set it with grpc.WithStreamInterceptor or
-// grpc.WithChainStreamInterceptor.
+// its deadline: DeadlineExceeded). Set it inline with
+// grpc.WithStreamInterceptor or grpc.WithChainStreamInterceptor.
 //
-// Drops, a context already done and panics are handled as by
-// [UnaryClientInterceptor]. The constructor returns an error wrapping
-// [ErrInvalidOption] when an option is invalid.
-func StreamClientInterceptor(opts ...Option) (grpc.StreamClientInterceptor, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
+// Breakers, keys, drops, a context already done, panics and invalid options
+// are handled as by [UnaryClientInterceptor]; a unary and a stream
+// interceptor with the same options share the breaker of a target and
+// method.
+func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
+	o := mustOptions(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		p, err := o.registry.Get(o.key(ctx, cc.Target(), method)).Allow()
+		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).Allow()
 		if err != nil {
 			return nil, clientShed(err)
 		}
@@ -98,7 +100,7 @@ func StreamClientInterceptor(opts ...Option) (grpc.StreamClientInterceptor, erro
 		s := &clientStream{ClientStream: cs, o: o, p: p, ctx: ctx, serverStreams: desc.ServerStreams}
 		s.stop = context.AfterFunc(ctx, s.abandoned)
 		return s, nil
-	}, nil
+	}
 }
 
 // clientStream notes when a stream ends and records its outcome once.

@@ -25,20 +25,18 @@ type client struct {
 	server *echoServer
 	cc     *grpc.ClientConn
 	reg    *countingRegistry
-	target string // the connection's target, the start of every key
+	target string // the server's address, the start of every key
 }
 
 func newClient(t *testing.T, opts ...grpcbreaker.Option) *client {
 	t.Helper()
 	es, addr := startServer(t)
 	reg := newRegistry()
-	opts = append([]grpcbreaker.Option{grpcbreaker.WithRegistry(reg)}, opts...)
-	unary, err := grpcbreaker.UnaryClientInterceptor(opts...)
-	require.NoError(t, err)
-	stream, err := grpcbreaker.StreamClientInterceptor(opts...)
-	require.NoError(t, err)
+	opts = append([]grpcbreaker.Option{grpcbreaker.WithBreakers(reg.Get)}, opts...)
+	unary := grpcbreaker.UnaryClientInterceptor(opts...)
+	stream := grpcbreaker.StreamClientInterceptor(opts...)
 	cc := dial(t, addr, grpc.WithUnaryInterceptor(unary), grpc.WithStreamInterceptor(stream))
-	return &client{server: es, cc: cc, reg: reg, target: "passthrough:///" + addr}
+	return &client{server: es, cc: cc, reg: reg, target: addr}
 }
 
 func (c *client) outcomes(method string) [3]int64 { return outcomes(c.reg, c.target+method) }
@@ -194,11 +192,10 @@ func panicky(context.Context, string, any, any, *grpc.ClientConn, grpc.UnaryInvo
 func TestUnaryClientInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	_, addr := startServer(t)
 	reg := newRegistry()
-	unary, err := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))
-	require.NoError(t, err)
+	unary := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithBreakers(reg.Get))
 	cc := dial(t, addr, grpc.WithChainUnaryInterceptor(unary, panicky))
 	assert.PanicsWithValue(t, "interceptor bug", func() { _, _ = call(context.Background(), cc, "a") })
-	assert.Equal(t, failure, outcomes(reg, "passthrough:///"+addr+callMethod))
+	assert.Equal(t, failure, outcomes(reg, addr+callMethod))
 }
 
 func TestStreamClientInterceptor_serverStream(t *testing.T) {
@@ -354,10 +351,8 @@ func TestStreamClientInterceptor_dropsNeverReachTheServer(t *testing.T) {
 func TestClientInterceptors_concurrent(t *testing.T) {
 	es, addr := startServer(t)
 	reg := newRegistry(breaker.WithK(1000)) // never sheds
-	unary, err := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))
-	require.NoError(t, err)
-	stream, err := grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(reg))
-	require.NoError(t, err)
+	unary := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithBreakers(reg.Get))
+	stream := grpcbreaker.StreamClientInterceptor(grpcbreaker.WithBreakers(reg.Get))
 	cc := dial(t, addr, grpc.WithUnaryInterceptor(unary), grpc.WithStreamInterceptor(stream))
 
 	const goroutines, calls = 8, 20
@@ -385,7 +380,7 @@ func TestClientInterceptors_concurrent(t *testing.T) {
 	}
 	wg.Wait()
 	const n = goroutines * calls
-	target := "passthrough:///" + addr
+	target := addr
 	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, outcomes(reg, target+callMethod))
 	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, outcomes(reg, target+listMethod))
 	assert.Equal(t, int64(2*n), es.received.Load())
@@ -407,15 +402,20 @@ func TestInterceptors_invalidOptions(t *testing.T) {
 			"grpcbreaker: invalid option: WithFailureCodes(Code(17)): Code(17) cannot be a failure code; valid codes are Canceled to Unauthenticated"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			for name, build := range map[string]func(...grpcbreaker.Option) (any, error){
-				"UnaryClient":  func(o ...grpcbreaker.Option) (any, error) { return grpcbreaker.UnaryClientInterceptor(o...) },
-				"StreamClient": func(o ...grpcbreaker.Option) (any, error) { return grpcbreaker.StreamClientInterceptor(o...) },
-				"UnaryServer":  func(o ...grpcbreaker.Option) (any, error) { return grpcbreaker.UnaryServerInterceptor(o...) },
-				"StreamServer": func(o ...grpcbreaker.Option) (any, error) { return grpcbreaker.StreamServerInterceptor(o...) },
+			for name, build := range map[string]func(...grpcbreaker.Option){
+				"UnaryClient":  func(o ...grpcbreaker.Option) { grpcbreaker.UnaryClientInterceptor(o...) },
+				"StreamClient": func(o ...grpcbreaker.Option) { grpcbreaker.StreamClientInterceptor(o...) },
+				"UnaryServer":  func(o ...grpcbreaker.Option) { grpcbreaker.UnaryServerInterceptor(o...) },
+				"StreamServer": func(o ...grpcbreaker.Option) { grpcbreaker.StreamServerInterceptor(o...) },
 			} {
-				_, err := build(tc.opt)
-				assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption, name)
-				assert.EqualError(t, err, tc.want, name)
+				assert.PanicsWithError(t, tc.want, func() { build(tc.opt) }, name)
+				func() {
+					defer func() {
+						err, _ := recover().(error)
+						assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption, name)
+					}()
+					build(tc.opt)
+				}()
 			}
 		})
 	}

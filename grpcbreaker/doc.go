@@ -5,7 +5,7 @@
 //
 // The client interceptors ([UnaryClientInterceptor],
 // [StreamClientInterceptor]) take a breaker per target and full method from
-// a [Registry] and start a call only if that breaker admits it. A call that
+// a [breaker.Registry] and start a call only if that breaker admits it. A call that
 // ends with one of the failure codes (by default [DefaultFailureCodes]:
 // Unavailable, DeadlineExceeded, ResourceExhausted, Internal, DataLoss and
 // Unknown) counts as a failure; a call the caller canceled counts as
@@ -18,6 +18,19 @@
 // [StreamServerInterceptor]) do the same on the server, per full method:
 // they shed calls with Unavailable when the handlers' own failures say the
 // server is overloaded.
+//
+// The constructors return the interceptor itself, to be written inline in
+// grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
+// Every interceptor takes its breakers from [breaker.DefaultRegistry]
+// unless [WithRegistry] gives another: the registry behind breaker.Do and
+// the other package-level functions, which httpbreaker uses too. An
+// exporter given that registry, such as
+// prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
+// breaker they make, under the key [DefaultKey] gives:
+// "127.0.0.1:50051/pkg.Service/Method" on a client, whichever of
+// "127.0.0.1:50051", "dns:///127.0.0.1:50051" or
+// "passthrough:///127.0.0.1:50051" the connection was made with, and
+// "server:/pkg.Service/Method" on a server.
 //
 // Every interceptor is safe for concurrent use by multiple goroutines.
 package grpcbreaker

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -19,51 +23,41 @@ import (
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-// The examples run the test service (test.Echo, described by hand in
-// helpers_test.go) on loopback; a mock clock and a seeded random source
-// make their output reproducible, and real code leaves both at their
-// defaults.
+// The examples run a real gRPC server on loopback. Each gives its
+// interceptors a registry whose breakers read a mock clock and a seeded
+// random source, so that the output is reproducible; real code leaves out
+// WithRegistry, and its breakers live in breaker.DefaultRegistry().
 
-func exampleRegistry() *breaker.Registry {
-	mock := clock.NewMock()
-	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
-}
-
-// exampleServer serves the test service on 127.0.0.1 with a port the
-// system picks, and returns its address and a function that stops it.
-func exampleServer(opts ...grpc.ServerOption) (*echoServer, string, func()) {
+func ExampleUnaryClientInterceptor() {
+	// A server that answers every call with Unavailable.
+	var received atomic.Int64
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+		received.Add(1)
+		return status.Error(codes.Unavailable, "overloaded")
+	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	srv := grpc.NewServer(opts...)
-	es := &echoServer{arrived: make(chan struct{}, 16)}
-	srv.RegisterService(&echoDesc, es)
 	go func() { _ = srv.Serve(ln) }()
-	return es, ln.Addr().String(), srv.Stop
-}
+	defer srv.Stop()
 
-func ExampleUnaryClientInterceptor() {
-	es, addr, stop := exampleServer()
-	defer stop()
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
-	unary, err := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(exampleRegistry()))
-	if err != nil {
-		panic(err)
-	}
-	cc, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(unary))
+	cc, err := grpc.NewClient(ln.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))))
 	if err != nil {
 		panic(err)
 	}
 	defer cc.Close()
+	client := healthpb.NewHealthClient(cc)
 
 	failed, shed := 0, 0
 	for range 100 {
-		// The server answers Unavailable to this request.
-		err := cc.Invoke(context.Background(), "/test.Echo/Call",
-			wrapperspb.String(fmt.Sprintf("code:%d", codes.Unavailable)), new(wrapperspb.StringValue))
+		_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 		switch {
 		case errors.Is(err, breaker.ErrServiceUnavailable): // also status code Unavailable
 			shed++
@@ -71,69 +65,130 @@ func ExampleUnaryClientInterceptor() {
 			failed++
 		}
 	}
-	fmt.Println("failed:", failed, "shed:", shed, "received by the server:", es.received.Load())
+	fmt.Println("failed:", failed, "shed:", shed, "received by the server:", received.Load())
 	// Output: failed: 21 shed: 79 received by the server: 21
 }
 
 func ExampleUnaryServerInterceptor() {
-	unary, err := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(exampleRegistry()))
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+
+	// The interceptor after the breaker's stands in for a failing handler.
+	failing := func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
+		return nil, status.Error(codes.Internal, "database unreachable")
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
+		grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(registry)), failing))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	_, addr, stop := exampleServer(grpc.UnaryInterceptor(unary))
-	defer stop()
-	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		panic(err)
 	}
 	defer cc.Close()
+	client := healthpb.NewHealthClient(cc)
 
 	byCode := map[codes.Code]int{}
 	for range 100 {
-		// The handler fails with Internal.
-		err := cc.Invoke(context.Background(), "/test.Echo/Call",
-			wrapperspb.String(fmt.Sprintf("code:%d", codes.Internal)), new(wrapperspb.StringValue))
+		_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 		byCode[status.Code(err)]++
 	}
 	fmt.Println(byCode)
-	// Output: map[Internal:21 Unavailable:79]
+	registry.Range(func(name string, _ breaker.Breaker) bool {
+		fmt.Println("the server's breaker:", name)
+		return true
+	})
+	// Output:
+	// map[Internal:21 Unavailable:79]
+	// the server's breaker: server:/grpc.health.v1.Health/Check
 }
 
 func ExampleStreamClientInterceptor() {
-	_, addr, stop := exampleServer()
-	defer stop()
-
-	reg := exampleRegistry()
-	stream, err := grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(reg))
+	// A server that answers every stream with three messages.
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+		for i := range 3 {
+			if err := ss.SendMsg(wrapperspb.Int64(int64(i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	cc, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStreamInterceptor(stream))
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	registry := breaker.NewRegistry()
+	cc, err := grpc.NewClient(ln.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(registry))))
 	if err != nil {
 		panic(err)
 	}
 	defer cc.Close()
 
-	// A server stream of three messages: the breaker records the call once,
-	// when RecvMsg reports the end.
-	s, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/test.Echo/List")
+	// A server stream: the breaker records the call once, when RecvMsg
+	// reports the end.
+	s, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/numbers.Numbers/List")
 	if err != nil {
 		panic(err)
 	}
-	_ = s.SendMsg(wrapperspb.String("n:3"))
 	_ = s.CloseSend()
 	for {
-		msg := new(wrapperspb.StringValue)
+		msg := new(wrapperspb.Int64Value)
 		if err := s.RecvMsg(msg); err != nil {
 			fmt.Println("end:", err)
 			break
 		}
 		fmt.Println("message", msg.GetValue())
 	}
+	st, _ := breaker.StatsOf(registry.Get(ln.Addr().String() + "/numbers.Numbers/List"))
+	fmt.Println("successes:", st.TotalSuccesses)
 	// Output:
 	// message 0
 	// message 1
 	// message 2
 	// end: EOF
+	// successes: 1
+}
+
+func ExampleDefaultKey() {
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	// Three ways of writing one target: one breaker.
+	registry := breaker.NewRegistry()
+	addr := ln.Addr().String()
+	for _, target := range []string{addr, "dns:///" + addr, "passthrough:///" + addr} {
+		cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))))
+		if err != nil {
+			panic(err)
+		}
+		if _, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+			panic(err)
+		}
+		cc.Close()
+	}
+	registry.Range(func(name string, b breaker.Breaker) bool {
+		s, _ := breaker.StatsOf(b)
+		fmt.Println(strings.Replace(name, addr, "127.0.0.1:PORT", 1), "successes:", s.TotalSuccesses)
+		return true
+	})
+	// Output: 127.0.0.1:PORT/grpc.health.v1.Health/Check successes: 3
 }

@@ -12,8 +12,12 @@ import (
 )
 
 // ErrInvalidOption is wrapped by the error an interceptor constructor
-// returns for an invalid option; the full text names the option and what
-// was wrong with it.
+// panics with when an option is invalid; the full text names the option and
+// what was wrong with it. Options are meant to be written in code, so that
+// the constructors fit inline in grpc.NewClient and grpc.NewServer; a
+// caller that builds failure codes from configuration can check them first
+// (at least one code, none of them OK, none above Unauthenticated), or
+// recover the panic and test it with errors.Is.
 var ErrInvalidOption = errors.New("grpcbreaker: invalid option")
 
 // DefaultFailureCodes are the status codes that count as a failure unless
@@ -30,44 +34,82 @@ func DefaultFailureCodes() []codes.Code {
 // maxCode is the largest status code gRPC defines.
 const maxCode = codes.Unauthenticated
 
-// Registry gives the breaker for a key, the same breaker for the same key
-// every time. *[breaker.Registry] implements it; another implementation can
-// wrap one, to observe or override what it hands out.
-type Registry interface {
-	Get(key string) breaker.Breaker
-}
-
 // KeyFunc names the breaker for a call: calls with the same key share a
-// breaker. target is the client connection's target (as given to
-// grpc.NewClient), empty on the server; fullMethod is
-// "/package.Service/Method". It may be called from many goroutines at once.
+// breaker. On a client, target is the client connection's target (as given
+// to grpc.NewClient) without the dns or passthrough scheme and authority
+// gRPC reads it with, so that "127.0.0.1:50051", "dns:///127.0.0.1:50051"
+// and "passthrough:///127.0.0.1:50051" are all "127.0.0.1:50051"; targets of
+// other schemes ("unix:///run/app.sock", "xds:///payments") stay as given.
+// On a server, target is empty. fullMethod is "/package.Service/Method". A
+// KeyFunc may be called from many goroutines at once.
 type KeyFunc func(ctx context.Context, target, fullMethod string) string
 
-// DefaultKey is the default [KeyFunc]: target and full method joined, such
-// as "dns:///api.example.com:443/pkg.Service/Method" on a client and
-// "/pkg.Service/Method" on a server.
+// DefaultKey is the default [KeyFunc]. On a client it joins target and full
+// method, such as "api.example.com:443/pkg.Service/Method"; on a server
+// (target empty) it is "server:" and the full method, such as
+// "server:/pkg.Service/Method", so that the breakers of a process's clients
+// and servers can share [breaker.DefaultRegistry] without meeting, and an
+// exporter tells them apart.
 func DefaultKey(_ context.Context, target, fullMethod string) string {
+	if target == "" {
+		return serverPrefix + fullMethod
+	}
 	return target + fullMethod
+}
+
+// serverPrefix starts the keys DefaultKey gives on a server. No target
+// reads as "server:" followed by a slash.
+const serverPrefix = "server:"
+
+// endpoint removes from a client connection's target the dns: or
+// passthrough: scheme and the //authority/ that may follow it, as gRPC's
+// resolvers do before they read the host and port, so that every way of
+// writing one target names one breaker. Schemes are case-insensitive.
+// Other targets, and those with nothing after the scheme, are returned as
+// they are. It does not allocate.
+func endpoint(target string) string {
+	scheme, rest, ok := strings.Cut(target, ":")
+	if !ok || !strings.EqualFold(scheme, "dns") && !strings.EqualFold(scheme, "passthrough") {
+		return target
+	}
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		_, rest, ok = strings.Cut(after, "/") // the authority, such as a DNS server, goes
+		if !ok {
+			return target
+		}
+	}
+	if rest = strings.TrimPrefix(rest, "/"); rest == "" {
+		return target // no host: gRPC refuses it; keep it whole rather than look like a server's key
+	}
+	return rest
 }
 
 // Option configures an interceptor.
 type Option func(*options)
 
 type options struct {
-	registry Registry
+	registry *breaker.Registry
+	get      func(key string) breaker.Breaker // registry.Get, unless a test sets it
 	key      KeyFunc
 	codes    []codes.Code // as given, for the error text
 	failures uint32       // bit c set: code c is a failure
 }
 
+// mustOptions applies opts over the defaults and validates them; it panics
+// with an error wrapping ErrInvalidOption when one is invalid.
+func mustOptions(opts []Option) *options {
+	o, err := newOptions(opts)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
 // newOptions applies opts over the defaults and validates them.
 func newOptions(opts []Option) (*options, error) {
-	o := &options{registry: breaker.NewRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
+	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
 	for _, opt := range opts {
 		opt(o)
-	}
-	if r, ok := o.registry.(*breaker.Registry); ok && r == nil {
-		o.registry = nil
 	}
 	switch {
 	case o.registry == nil:
@@ -84,6 +126,9 @@ func newOptions(opts []Option) (*options, error) {
 		}
 		o.failures |= 1 << c
 	}
+	if o.get == nil {
+		o.get = o.registry.Get
+	}
 	return o, nil
 }
 
@@ -95,19 +140,25 @@ func joinCodes(cs []codes.Code) string {
 	return strings.Join(s, ", ")
 }
 
-// WithRegistry sets the registry the breakers come from, one per key,
-// usually a *[breaker.Registry], so that they can be shared with other code
-// or configured with [breaker.NewRegistry]'s options. Default: a new
-// breaker.Registry with the default options for each interceptor, whose
-// breakers no other code sees. It must not be nil.
-func WithRegistry(r Registry) Option {
+// WithRegistry sets the registry the breakers come from, one per key.
+// Default [breaker.DefaultRegistry], the registry behind package breaker's
+// package-level functions, which httpbreaker's Transport and Handler also
+// use: every interceptor of the program shares it, so that the unary and
+// stream interceptors of a connection, and of several connections to one
+// target, use one breaker per target and method, and an exporter given that
+// registry reports them all. Give a registry of your own for breakers with
+// other options ([breaker.NewRegistry]'s, or [breaker.Registry.Configure]
+// per key) or to keep them apart from the rest. It must not be nil.
+func WithRegistry(r *breaker.Registry) Option {
 	return func(o *options) { o.registry = r }
 }
 
 // WithKey sets the function that names the breaker for a call. Default
 // [DefaultKey]: one breaker per target and method on a client, per method
 // on a server. Return the target alone for one breaker per server, or the
-// service name for one per service. It must not be nil.
+// service name for one per service; since clients and servers share a
+// registry by default, keep a server's keys apart from its clients'. It
+// must not be nil.
 func WithKey(key KeyFunc) Option {
 	return func(o *options) { o.key = key }
 }

@@ -7,23 +7,26 @@ import (
 )
 
 // UnaryServerInterceptor returns an interceptor that sheds load: it runs a
-// unary handler only if the breaker for the call's key (by default its full
-// method) admits it, and records how the handler ended. A shed call fails
-// with status code Unavailable and a message that says the server's breaker
-// shed it; the breaker's failure reasons are not sent to the client. A call
-// whose client canceled it counts as neither. A panic in the handler is
-// recorded as a failure and raised again. Set it with grpc.UnaryInterceptor
-// or grpc.ChainUnaryInterceptor.
+// unary handler only if the breaker for the call's key admits it, and
+// records how the handler ended. Set it inline with grpc.UnaryInterceptor or
+// grpc.ChainUnaryInterceptor:
 //
-// The constructor returns an error wrapping [ErrInvalidOption] when an
-// option is invalid.
-func UnaryServerInterceptor(opts ...Option) (grpc.UnaryServerInterceptor, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
+//	srv := grpc.NewServer(grpc.UnaryInterceptor(grpcbreaker.UnaryServerInterceptor()))
+//
+// The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
+// says otherwise, under the key [DefaultKey] gives: "server:" and the full
+// method, apart from the keys of the process's clients.
+//
+// A shed call fails with status code Unavailable and a message that says
+// the server's breaker shed it; the breaker's failure reasons are not sent
+// to the client. A call whose client canceled it counts as neither. A panic
+// in the handler is recorded as a failure and raised again. The constructor
+// panics, with an error wrapping [ErrInvalidOption] that names the option,
+// when an option is invalid.
+func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
+	o := mustOptions(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		p, err := o.registry.Get(o.key(ctx, "", info.FullMethod)).Allow()
+		p, err := o.get(o.key(ctx, "", info.FullMethod)).Allow()
 		if err != nil {
 			return nil, serverShed(err)
 		}
@@ -41,20 +44,21 @@ func UnaryServerInterceptor(opts ...Option) (grpc.UnaryServerInterceptor, error)
 		recorded = true
 		o.record(p, ctx, err)
 		return resp, err
-	}, nil
+	}
 }
 
 // StreamServerInterceptor is [UnaryServerInterceptor] for streaming
-// handlers: it records how the handler ended, once it returns. Set it with
-// grpc.StreamInterceptor or grpc.ChainStreamInterceptor.
-func StreamServerInterceptor(opts ...Option) (grpc.StreamServerInterceptor, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
+// handlers: it records how the handler ended, once it returns. Set it
+// inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
+// panics as UnaryServerInterceptor does when an option is invalid. With
+// grpc.UnknownServiceHandler, the full methods it sees are whatever clients
+// send: give a [WithKey] that maps them to a bounded set, or bound the
+// registry with [breaker.Registry.SetLimit].
+func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
+	o := mustOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
-		p, err := o.registry.Get(o.key(ctx, "", info.FullMethod)).Allow()
+		p, err := o.get(o.key(ctx, "", info.FullMethod)).Allow()
 		if err != nil {
 			return serverShed(err)
 		}
@@ -72,5 +76,5 @@ func StreamServerInterceptor(opts ...Option) (grpc.StreamServerInterceptor, erro
 		recorded = true
 		o.record(p, ctx, err)
 		return err
-	}, nil
+	}
 }

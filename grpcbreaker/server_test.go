@@ -30,14 +30,15 @@ type guardedServer struct {
 	panics chan any
 }
 
+// serverKey is the key DefaultKey gives a server's breaker for method.
+func serverKey(method string) string { return "server:" + method }
+
 func newGuardedServer(t *testing.T, opts ...grpcbreaker.Option) *guardedServer {
 	t.Helper()
 	reg := newRegistry()
-	opts = append([]grpcbreaker.Option{grpcbreaker.WithRegistry(reg)}, opts...)
-	unary, err := grpcbreaker.UnaryServerInterceptor(opts...)
-	require.NoError(t, err)
-	stream, err := grpcbreaker.StreamServerInterceptor(opts...)
-	require.NoError(t, err)
+	opts = append([]grpcbreaker.Option{grpcbreaker.WithBreakers(reg.Get)}, opts...)
+	unary := grpcbreaker.UnaryServerInterceptor(opts...)
+	stream := grpcbreaker.StreamServerInterceptor(opts...)
 	panics := make(chan any, 16)
 	recoverUnary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
@@ -98,7 +99,7 @@ func TestUnaryServerInterceptor_classifiesCodes(t *testing.T) {
 			gs := newGuardedServer(t)
 			_, err := call(context.Background(), gs.cc, fmt.Sprintf("code:%d", tc.code))
 			assert.Equal(t, tc.code, status.Code(err))
-			assert.Equal(t, tc.want, outcomes(gs.reg, callMethod))
+			assert.Equal(t, tc.want, outcomes(gs.reg, serverKey(callMethod)))
 		})
 	}
 }
@@ -110,7 +111,7 @@ func TestUnaryServerInterceptor_clientCancelIsIgnored(t *testing.T) {
 	_, err := call(ctx, gs.cc, "block")
 	assert.Equal(t, codes.Canceled, status.Code(err))
 	waitReported(t, gs.reg) // the handler returns after the client has gone
-	assert.Equal(t, neither, outcomes(gs.reg, callMethod), "the client gave up: the server is not to blame")
+	assert.Equal(t, neither, outcomes(gs.reg, serverKey(callMethod)), "the client gave up: the server is not to blame")
 }
 
 func TestUnaryServerInterceptor_sheds(t *testing.T) {
@@ -131,7 +132,7 @@ func TestUnaryServerInterceptor_sheds(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150, "a failing server sheds")
 	assert.Equal(t, served, gs.server.received.Load(), "a shed call never reaches the handler")
-	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, callMethod), "sheds are not recorded")
+	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, serverKey(callMethod)), "sheds are not recorded")
 }
 
 func TestUnaryServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
@@ -139,7 +140,7 @@ func TestUnaryServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	_, err := call(context.Background(), gs.cc, "panic")
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.Equal(t, "handler bug", <-gs.panics, "the same value is raised again")
-	assert.Equal(t, failure, outcomes(gs.reg, callMethod))
+	assert.Equal(t, failure, outcomes(gs.reg, serverKey(callMethod)))
 }
 
 func TestUnaryServerInterceptor_withKey(t *testing.T) {
@@ -153,13 +154,13 @@ func TestUnaryServerInterceptor_withKey(t *testing.T) {
 func TestStreamServerInterceptor_classifies(t *testing.T) {
 	gs := newGuardedServer(t)
 	require.NoError(t, list(context.Background(), gs.cc, "n:3"))
-	assert.Equal(t, success, outcomes(gs.reg, listMethod))
+	assert.Equal(t, success, outcomes(gs.reg, serverKey(listMethod)))
 	err := list(context.Background(), gs.cc, fmt.Sprintf("n:1,code:%d", codes.Unavailable))
 	assert.Equal(t, codes.Unavailable, status.Code(err))
-	assert.Equal(t, [3]int64{1, 1, 0}, outcomes(gs.reg, listMethod))
+	assert.Equal(t, [3]int64{1, 1, 0}, outcomes(gs.reg, serverKey(listMethod)))
 	err = list(context.Background(), gs.cc, fmt.Sprintf("code:%d", codes.NotFound))
 	assert.Equal(t, codes.NotFound, status.Code(err))
-	assert.Equal(t, [3]int64{2, 1, 0}, outcomes(gs.reg, listMethod))
+	assert.Equal(t, [3]int64{2, 1, 0}, outcomes(gs.reg, serverKey(listMethod)))
 }
 
 func TestStreamServerInterceptor_sheds(t *testing.T) {
@@ -179,7 +180,7 @@ func TestStreamServerInterceptor_sheds(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150)
 	assert.Equal(t, served, gs.server.received.Load(), "a shed stream never reaches the handler")
-	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, listMethod))
+	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, serverKey(listMethod)))
 }
 
 func TestStreamServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
@@ -187,15 +188,14 @@ func TestStreamServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	err := list(context.Background(), gs.cc, "panic")
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.Equal(t, "handler bug", <-gs.panics)
-	assert.Equal(t, failure, outcomes(gs.reg, listMethod))
+	assert.Equal(t, failure, outcomes(gs.reg, serverKey(listMethod)))
 }
 
 func TestServerInterceptors_shedErrorInProcess(t *testing.T) {
 	// Inside the server, an interceptor outside the breaker's can tell a
 	// shed call with errors.Is.
 	reg := newRegistry()
-	unary, err := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(reg))
-	require.NoError(t, err)
+	unary := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get))
 	info := &grpc.UnaryServerInfo{FullMethod: callMethod}
 	failing := func(context.Context, any) (any, error) { return nil, status.Error(codes.Internal, "down") }
 	var shedErr error

@@ -16,7 +16,15 @@
 // On the server side, a [Handler] wraps an [http.Handler] and sheds requests
 // with 503 Service Unavailable and a Retry-After header when the handler's
 // own failures, 5xx responses and panics ([ServerClassifier]), say that it
-// is overloaded.
+// is overloaded. Its one breaker is named [DefaultHandlerKey] unless
+// WithKey says otherwise.
+//
+// Both take their breakers from [breaker.DefaultRegistry] unless
+// [WithRegistry] gives another: the registry behind breaker.Do and the
+// other package-level functions, which grpcbreaker's interceptors use too.
+// An exporter given that registry, such as
+// prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
+// breaker they make, under its key.
 //
 // Neither reads nor closes a response body to classify it.
 //

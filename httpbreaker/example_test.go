@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,46 +17,31 @@ import (
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-// The examples run a real server on loopback, since a RoundTripper is only
-// worth showing against one; a mock clock and a seeded random source make
-// their output reproducible, and real code leaves both at their defaults.
-
-// exampleServer serves h on 127.0.0.1 with a port the system picks, and
-// returns its URL and a function that stops it.
-func exampleServer(h http.Handler) (string, func()) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }
-}
-
-// exampleRegistry returns a registry whose breakers read a mock clock and a
-// seeded random source.
-func exampleRegistry() *breaker.Registry {
-	mock := clock.NewMock()
-	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
-}
+// The examples run a real server on loopback (httptest), since a
+// RoundTripper is only worth showing against one. Each gives its Transport
+// or Handler a registry whose breakers read a mock clock and a seeded
+// random source, so that the output is reproducible; real code leaves out
+// WithRegistry, and its breakers live in breaker.DefaultRegistry().
 
 func ExampleNewTransport() {
 	var received atomic.Int64
-	url, stop := exampleServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		received.Add(1)
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
-	defer stop()
+	defer srv.Close()
 
-	// One breaker per host, from this registry.
-	tr := httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(exampleRegistry()))
-	client := &http.Client{Transport: tr}
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+
+	// One breaker per host, from the registry.
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(registry))}
 	defer client.CloseIdleConnections()
 
 	failed, dropped := 0, 0
 	for range 100 {
-		resp, err := client.Get(url)
+		resp, err := client.Get(srv.URL)
 		if errors.Is(err, breaker.ErrServiceUnavailable) {
 			dropped++ // never sent
 			continue
@@ -73,10 +58,14 @@ func ExampleNewTransport() {
 }
 
 func ExampleWithFallback() {
-	url, stop := exampleServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusBadGateway)
 	}))
-	defer stop()
+	defer srv.Close()
+
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// Dropped requests get a stale answer instead of an error.
 	stale := func(req *http.Request, err error) (*http.Response, error) {
@@ -89,12 +78,12 @@ func ExampleWithFallback() {
 		}, nil
 	}
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil,
-		httpbreaker.WithRegistry(exampleRegistry()), httpbreaker.WithFallback(stale))}
+		httpbreaker.WithRegistry(registry), httpbreaker.WithFallback(stale))}
 	defer client.CloseIdleConnections()
 
 	answers := map[string]int{}
 	for range 100 {
-		resp, err := client.Get(url + "/prices")
+		resp, err := client.Get(srv.URL + "/prices")
 		if err != nil {
 			panic(err)
 		}
@@ -107,19 +96,21 @@ func ExampleWithFallback() {
 }
 
 func ExampleNewHandler() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+
 	// A handler that fails: the breaker in front of it starts shedding.
 	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unreachable", http.StatusInternalServerError)
 	})
-	h := httpbreaker.MustNewHandler(failing, httpbreaker.WithRegistry(exampleRegistry()))
-	url, stop := exampleServer(h)
-	defer stop()
+	srv := httptest.NewServer(httpbreaker.MustNewHandler(failing, httpbreaker.WithRegistry(registry)))
+	defer srv.Close()
 
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
+	client := srv.Client()
 	statuses := map[string]int{}
 	for range 100 {
-		resp, err := (&http.Client{Transport: tr}).Get(url)
+		resp, err := client.Get(srv.URL)
 		if err != nil {
 			panic(err)
 		}
@@ -127,14 +118,22 @@ func ExampleNewHandler() {
 		statuses[fmt.Sprintf("%d Retry-After=%q", resp.StatusCode, resp.Header.Get("Retry-After"))]++
 	}
 	fmt.Println(statuses)
-	// Output: map[500 Retry-After="":21 503 Retry-After="1":79]
+	s, _ := breaker.StatsOf(registry.Get(httpbreaker.DefaultHandlerKey))
+	fmt.Println("the handler's breaker:", s.Name)
+	// Output:
+	// map[500 Retry-After="":21 503 Retry-After="1":79]
+	// the handler's breaker: server:http
 }
 
 func ExampleWithClassifier() {
-	url, stop := exampleServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 	}))
-	defer stop()
+	defer srv.Close()
+
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// For this dependency a 404 means it lost data: count it as a failure,
 	// and defer to the default for everything else.
@@ -145,12 +144,12 @@ func ExampleWithClassifier() {
 		return httpbreaker.ClientClassifier(req, resp, err)
 	}
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil,
-		httpbreaker.WithRegistry(exampleRegistry()), httpbreaker.WithClassifier(classify))}
+		httpbreaker.WithRegistry(registry), httpbreaker.WithClassifier(classify))}
 	defer client.CloseIdleConnections()
 
 	notFound, dropped := 0, 0
 	for range 100 {
-		resp, err := client.Get(url + "/documents/7")
+		resp, err := client.Get(srv.URL + "/documents/7")
 		if errors.Is(err, breaker.ErrServiceUnavailable) {
 			dropped++
 			continue
@@ -163,4 +162,31 @@ func ExampleWithClassifier() {
 	}
 	fmt.Println("404:", notFound, "dropped:", dropped)
 	// Output: 404: 21 dropped: 79
+}
+
+func ExampleWithRegistry() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	}))
+	defer srv.Close()
+
+	// Breakers of their own for these hosts, kept out of
+	// breaker.DefaultRegistry(): at most 1000 of them, and more tolerant of
+	// failures than the default.
+	registry := breaker.NewRegistry(breaker.WithK(2))
+	registry.SetLimit(1000)
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(registry))}
+	defer client.CloseIdleConnections()
+
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+
+	// The breaker of the server's host, 127.0.0.1 and its port.
+	host := strings.TrimPrefix(srv.URL, "http://")
+	s, _ := breaker.StatsOf(registry.Get(host))
+	fmt.Println("successes:", s.TotalSuccesses, "failures:", s.TotalFailures)
+	// Output: successes: 1 failures: 0
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
 )
 
 // Handler is an [http.Handler] that sheds load: it passes a request to the
@@ -30,7 +31,7 @@ import (
 // A Handler is safe for concurrent use by multiple goroutines.
 type Handler struct {
 	next       http.Handler
-	registry   Registry
+	breakers   func(key string) breaker.Breaker
 	key        func(*http.Request) string
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
@@ -48,7 +49,7 @@ func NewHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	}
 	return &Handler{
 		next:       next,
-		registry:   o.registry,
+		breakers:   o.get,
 		key:        o.key,
 		classifier: o.classifier,
 		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
@@ -79,7 +80,7 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, err := h.registry.Get(h.key(r)).Allow()
+	p, err := h.breakers(h.key(r)).Allow()
 	if err != nil {
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)

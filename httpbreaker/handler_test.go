@@ -24,9 +24,6 @@ import (
 	"github.com/srebreaker/srebreaker/httpbreaker"
 )
 
-// handlerKey is the name of a Handler's one breaker without WithKey.
-const handlerKey = "handler"
-
 // app is the handler under the breaker. Paths:
 //
 //	/status/N  answers status N
@@ -54,7 +51,7 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func serveHandler(t *testing.T, next http.Handler, opts ...httpbreaker.Option) (string, *countingRegistry, *http.Client) {
 	t.Helper()
 	reg := newRegistry()
-	h, err := httpbreaker.NewHandler(next, append([]httpbreaker.Option{httpbreaker.WithRegistry(reg)}, opts...)...)
+	h, err := httpbreaker.NewHandler(next, append([]httpbreaker.Option{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
 	require.NoError(t, err)
 	base := serve(t, h)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -77,7 +74,7 @@ func TestHandler_ServeHTTP_classifiesStatuses(t *testing.T) {
 			code, _, err := get(client, fmt.Sprintf("%s/status/%d", base, tc.status))
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, code)
-			accepts, total := totals(reg, handlerKey)
+			accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 			assert.Equal(t, int64(1), total)
 			if tc.ok {
 				assert.Equal(t, int64(1), accepts, "status %d is a success", tc.status)
@@ -93,7 +90,7 @@ func TestHandler_ServeHTTP_implicitOK(t *testing.T) {
 	code, _, err := get(client, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts, "a handler that writes nothing answers 200")
 	assert.Equal(t, int64(1), total)
 }
@@ -107,7 +104,7 @@ func TestHandler_ServeHTTP_informationalThenFailure(t *testing.T) {
 	code, _, err := get(client, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, 500, code)
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts, "the final status counts, not 103 Early Hints")
 	assert.Equal(t, int64(1), total)
 }
@@ -138,7 +135,7 @@ func TestHandler_ServeHTTP_shedsWith503(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150, "a failing handler is shed")
 	assert.Equal(t, int64(served), a.served.Load(), "a shed request never reaches the handler")
-	_, total := totals(reg, handlerKey)
+	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(served), total, "sheds are not recorded")
 }
 
@@ -175,7 +172,7 @@ func recoverer(next http.Handler, got chan<- any) http.Handler {
 func TestHandler_ServeHTTP_panicIsFailureAndRaised(t *testing.T) {
 	reg := newRegistry()
 	var classified error
-	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithRegistry(reg),
+	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithBreakers(reg.Get),
 		httpbreaker.WithClassifier(func(req *http.Request, resp *http.Response, err error) httpbreaker.Outcome {
 			classified = err
 			return httpbreaker.ServerClassifier(req, resp, err)
@@ -189,7 +186,7 @@ func TestHandler_ServeHTTP_panicIsFailureAndRaised(t *testing.T) {
 	require.ErrorAs(t, classified, &perr, "the classifier sees a *PanicError")
 	assert.Equal(t, "kaboom", perr.Value)
 	assert.EqualError(t, perr, "httpbreaker: handler panicked: kaboom")
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -199,7 +196,7 @@ func TestHandler_ServeHTTP_abortHandler(t *testing.T) {
 	// http.ErrAbortHandler; the breaker must not change that.
 	reg := newRegistry()
 	classified := make(chan error, 1)
-	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithRegistry(reg),
+	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithBreakers(reg.Get),
 		httpbreaker.WithClassifier(func(req *http.Request, resp *http.Response, err error) httpbreaker.Outcome {
 			classified <- err
 			return httpbreaker.ServerClassifier(req, resp, err)
@@ -220,7 +217,7 @@ func TestHandler_ServeHTTP_abortHandler(t *testing.T) {
 	require.Error(t, err, "the connection is closed without an answer")
 	assert.ErrorIs(t, <-classified, http.ErrAbortHandler, "the classifier can tell an abort")
 	<-reg.reported
-	_, total := totals(reg, handlerKey)
+	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), total)
 	require.NoError(t, srv.Close())
 	logMu.Lock()
@@ -239,7 +236,7 @@ func TestHandler_ServeHTTP_panicAfterClientLeftIsIgnored(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done() // the client goes away
 		panic(http.ErrAbortHandler)
-	}), httpbreaker.WithRegistry(reg))
+	}), httpbreaker.WithBreakers(reg.Get))
 	got := make(chan any, 1)
 	base := serve(t, recoverer(h, got))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -249,9 +246,9 @@ func TestHandler_ServeHTTP_panicAfterClientLeftIsIgnored(t *testing.T) {
 	_, err = http.DefaultClient.Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, http.ErrAbortHandler, <-got)
-	_, total := totals(reg, handlerKey)
+	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), total)
-	assert.Equal(t, int64(1), ignored(reg, handlerKey), "the client left: recorded as neither")
+	assert.Equal(t, int64(1), ignored(reg, httpbreaker.DefaultHandlerKey), "the client left: recorded as neither")
 }
 
 func TestHandler_ServeHTTP_flushStreams(t *testing.T) {
@@ -280,7 +277,7 @@ func TestHandler_ServeHTTP_flushStreams(t *testing.T) {
 	rest, err := io.ReadAll(br)
 	require.NoError(t, err)
 	assert.Equal(t, "second\n", string(rest))
-	accepts, _ := totals(reg, handlerKey)
+	accepts, _ := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts)
 }
 
@@ -299,7 +296,7 @@ func TestHandler_ServeHTTP_hijack(t *testing.T) {
 	assert.Equal(t, 200, code)
 	assert.Equal(t, "hijacked", body)
 	<-reg.reported // the client can read the answer before the handler returns
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -321,14 +318,14 @@ func TestHandler_ServeHTTP_readFrom(t *testing.T) {
 
 func TestHandler_ServeHTTP_classifierPanicIsFailure(t *testing.T) {
 	reg := newRegistry()
-	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithRegistry(reg),
+	h := httpbreaker.MustNewHandler(&app{}, httpbreaker.WithBreakers(reg.Get),
 		httpbreaker.WithClassifier(func(*http.Request, *http.Response, error) httpbreaker.Outcome { panic("classifier bug") }))
 	got := make(chan any, 1)
 	base := serve(t, recoverer(h, got))
 	_, _, err := get(http.DefaultClient, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, "classifier bug", <-got)
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -336,7 +333,7 @@ func TestHandler_ServeHTTP_classifierPanicIsFailure(t *testing.T) {
 func TestHandler_ServeHTTP_concurrent(t *testing.T) {
 	a := &app{}
 	reg := newRegistry(breaker.WithK(1000)) // never sheds
-	h := httpbreaker.MustNewHandler(a, httpbreaker.WithRegistry(reg))
+	h := httpbreaker.MustNewHandler(a, httpbreaker.WithBreakers(reg.Get))
 	base := serve(t, h)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
@@ -359,7 +356,7 @@ func TestHandler_ServeHTTP_concurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	accepts, total := totals(reg, handlerKey)
+	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(goroutines*calls), total)
 	assert.Equal(t, int64(goroutines*calls*4/5), accepts)
 	assert.Equal(t, int64(goroutines*calls), a.served.Load())

@@ -18,8 +18,12 @@ var ErrInvalidOption = errors.New("httpbreaker: invalid option")
 // request unless [WithRetryAfter] says otherwise.
 const DefaultRetryAfter = time.Second
 
-// handlerKey names the one breaker a Handler uses without WithKey.
-const handlerKey = "handler"
+// DefaultHandlerKey names the one breaker a [Handler] uses unless
+// [WithKey] says otherwise. It cannot be a host, which is what a
+// [Transport]'s keys are by default, so that client and server breakers
+// can share [breaker.DefaultRegistry]: tune it there with
+// breaker.DefaultRegistry().Configure(httpbreaker.DefaultHandlerKey, …).
+const DefaultHandlerKey = "server:http"
 
 // Option configures a [Transport] or a [Handler]. Most options apply to
 // both; [WithFallback] only to a Transport and [WithRetryAfter] only to a
@@ -34,15 +38,9 @@ const (
 	serverSide
 )
 
-// Registry gives the breaker for a key, the same breaker for the same key
-// every time. *[breaker.Registry] implements it; another implementation can
-// wrap one, to observe or override what it hands out.
-type Registry interface {
-	Get(key string) breaker.Breaker
-}
-
 type options struct {
-	registry      Registry
+	registry      *breaker.Registry
+	get           func(key string) breaker.Breaker // registry.Get, unless a test sets it
 	key           func(*http.Request) string
 	classifier    Classifier
 	fallback      func(*http.Request, error) (*http.Response, error)
@@ -53,17 +51,14 @@ type options struct {
 
 // newOptions applies opts over the defaults of s and validates them.
 func newOptions(s side, opts []Option) (options, error) {
-	o := options{registry: breaker.NewRegistry(), retryAfter: DefaultRetryAfter}
+	o := options{registry: breaker.DefaultRegistry(), retryAfter: DefaultRetryAfter}
 	if s == clientSide {
 		o.key, o.classifier = hostKey, ClientClassifier
 	} else {
-		o.key, o.classifier = func(*http.Request) string { return handlerKey }, ServerClassifier
+		o.key, o.classifier = func(*http.Request) string { return DefaultHandlerKey }, ServerClassifier
 	}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if r, ok := o.registry.(*breaker.Registry); ok && r == nil {
-		o.registry = nil
 	}
 	switch {
 	case o.registry == nil:
@@ -80,6 +75,9 @@ func newOptions(s side, opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
 	}
+	if o.get == nil {
+		o.get = o.registry.Get
+	}
 	return o, nil
 }
 
@@ -92,12 +90,18 @@ func hostKey(req *http.Request) string {
 	return req.Host
 }
 
-// WithRegistry sets the registry the breakers come from, one per key,
-// usually a *[breaker.Registry], so that they can be shared with other code
-// or configured with [breaker.NewRegistry]'s options. Default: a new
-// breaker.Registry with the default options for each Transport or Handler,
-// whose breakers no other code sees. It must not be nil.
-func WithRegistry(r Registry) Option {
+// WithRegistry sets the registry the breakers come from, one per key.
+// Default [breaker.DefaultRegistry], the registry behind package breaker's
+// package-level functions, which grpcbreaker's interceptors also use: every
+// Transport and Handler of the program shares it, so that one breaker
+// guards a host however many clients call it, and an exporter given that
+// registry reports them all. Give a registry of your own for breakers with
+// other options ([breaker.NewRegistry]'s, or [breaker.Registry.Configure]
+// per key) or to keep them apart from the rest. It must not be nil.
+//
+// Keys built from what the program does not control (hosts of URLs that
+// users supply) should be bounded: see [breaker.Registry.SetLimit].
+func WithRegistry(r *breaker.Registry) Option {
 	return func(o *options) { o.registry = r }
 }
 
@@ -105,11 +109,14 @@ func WithRegistry(r Registry) Option {
 // with the same key share a breaker. For a Transport the default is the
 // URL's host with its port ("api.example.com", "127.0.0.1:8080"); host plus
 // route, or a service name, are common choices. For a Handler the default
-// is one breaker for every request the handler serves, because URL paths
-// are chosen by clients and a breaker per path would let them grow the
-// registry without bound; give a key with a bounded set of values, such as
-// the route pattern (r.Pattern on Go 1.23 and later). The function must not
-// be nil, and may be called from many goroutines at once.
+// is [DefaultHandlerKey], one breaker for every request the handler serves,
+// because URL paths are chosen by clients and a breaker per path would let
+// them grow the registry without bound; give a key with a bounded set of
+// values, such as the route pattern (r.Pattern on Go 1.23 and later).
+// Since Transports and Handlers share a registry by default, a Handler's
+// keys should be ones no host can be: a pattern starts with a method or a
+// slash, and a prefix such as "server:" does too. The function must not be
+// nil, and may be called from many goroutines at once.
 func WithKey(key func(req *http.Request) string) Option {
 	return func(o *options) { o.key = key }
 }

@@ -28,7 +28,7 @@ import (
 // A Transport is safe for concurrent use by multiple goroutines.
 type Transport struct {
 	base       http.RoundTripper
-	registry   Registry
+	breakers   func(key string) breaker.Breaker
 	key        func(*http.Request) string
 	classifier Classifier
 	fallback   func(*http.Request, error) (*http.Response, error)
@@ -45,7 +45,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &Transport{base: base, registry: o.registry, key: o.key, classifier: o.classifier, fallback: o.fallback}, nil
+	return &Transport{base: base, breakers: o.get, key: o.key, classifier: o.classifier, fallback: o.fallback}, nil
 }
 
 // MustNewTransport is like [NewTransport] but panics, with the message
@@ -66,7 +66,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	p, err := t.registry.Get(t.key(req)).AllowCtx(ctx)
+	p, err := t.breakers(t.key(req)).AllowCtx(ctx)
 	if err != nil {
 		closeBody(req)
 		if t.fallback != nil && errors.Is(err, breaker.ErrServiceUnavailable) {

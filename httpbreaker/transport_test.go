@@ -66,7 +66,7 @@ func setup(t *testing.T, opts ...httpbreaker.Option) (*dependency, string, strin
 	dep := newDependency()
 	base := serve(t, dep)
 	reg := newRegistry()
-	client := newClient(t, append([]httpbreaker.Option{httpbreaker.WithRegistry(reg)}, opts...)...)
+	client := newClient(t, append([]httpbreaker.Option{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
 	return dep, base, strings.TrimPrefix(base, "http://"), reg, client
 }
 
@@ -233,7 +233,7 @@ func TestTransport_RoundTrip_dropsNeverReachTheServer(t *testing.T) {
 func TestTransport_RoundTrip_dropErrorFromRoundTrip(t *testing.T) {
 	dep, base, _, reg, client := setup(t)
 	before := failUntilShedding(t, client, base)
-	tr := httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(reg))
+	tr := httpbreaker.MustNewTransport(nil, httpbreaker.WithBreakers(reg.Get))
 	drops := 0
 	for range 50 {
 		body := &trackedBody{r: strings.NewReader("payload")}
@@ -291,7 +291,7 @@ func TestTransport_RoundTrip_bodiesBelongToTheCaller(t *testing.T) {
 	base := serve(t, dep)
 	inner := &trackingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
 	defer inner.base.(*http.Transport).CloseIdleConnections()
-	tr := httpbreaker.MustNewTransport(inner, httpbreaker.WithRegistry(newRegistry()))
+	tr := httpbreaker.MustNewTransport(inner, httpbreaker.WithBreakers(newRegistry().Get))
 
 	for _, status := range []int{200, 404, 429, 503} {
 		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/status/%d", base, status), nil)
@@ -323,7 +323,7 @@ func TestTransport_RoundTrip_requestBodySent(t *testing.T) {
 
 func TestTransport_RoundTrip_breakerPerHost(t *testing.T) {
 	reg := newRegistry()
-	client := newClient(t, httpbreaker.WithRegistry(reg))
+	client := newClient(t, httpbreaker.WithBreakers(reg.Get))
 	failing, healthy := serve(t, newDependency()), serve(t, newDependency())
 	before := failUntilShedding(t, client, failing)
 	for range 50 {
@@ -411,7 +411,7 @@ func (panickingTransport) RoundTrip(*http.Request) (*http.Response, error) { pan
 
 func TestTransport_RoundTrip_panicIsFailureAndRaised(t *testing.T) {
 	reg := newRegistry()
-	tr := httpbreaker.MustNewTransport(panickingTransport{}, httpbreaker.WithRegistry(reg))
+	tr := httpbreaker.MustNewTransport(panickingTransport{}, httpbreaker.WithBreakers(reg.Get))
 	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
 	require.NoError(t, err)
 	assert.PanicsWithValue(t, "transport bug", func() { _, _ = tr.RoundTrip(req) })
@@ -443,7 +443,7 @@ func TestTransport_RoundTrip_concurrent(t *testing.T) {
 	reg := newRegistry(breaker.WithK(1000)) // never sheds: every call is counted
 	dep := newDependency()
 	base := serve(t, dep)
-	client := newClient(t, httpbreaker.WithRegistry(reg))
+	client := newClient(t, httpbreaker.WithBreakers(reg.Get))
 	const goroutines, calls = 8, 25
 	var wg sync.WaitGroup
 	for g := range goroutines {

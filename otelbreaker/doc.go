@@ -1,5 +1,6 @@
-// Package otelbreaker reports the breakers of a [breaker.Registry] through
-// the OpenTelemetry metric API: per breaker, counters of the calls it saw,
+// Package otelbreaker reports the breakers of a [breaker.Source], such as
+// [breaker.DefaultRegistry] or another *[breaker.Registry], through the
+// OpenTelemetry metric API: per breaker, counters of the calls it saw,
 // admitted and succeeded, admitted and failed, and dropped, and a gauge of
 // its drop probability. It is a module of its own, so that the core module
 // does not depend on OpenTelemetry.
@@ -10,8 +11,8 @@
 // call path, which stays free of allocations. The instruments, each with
 // the attribute breaker (see [BreakerKey]) holding the breaker's name:
 //
-//	srebreaker.requests          Int64ObservableCounter  {call}  calls asked: accepts + failures + drops
-//	srebreaker.accepts           Int64ObservableCounter  {call}  admitted calls that succeeded
+//	srebreaker.requests          Int64ObservableCounter  {call}  calls asked: successes + failures + drops
+//	srebreaker.successes         Int64ObservableCounter  {call}  admitted calls that succeeded
 //	srebreaker.failures          Int64ObservableCounter  {call}  admitted calls that failed
 //	srebreaker.drops             Int64ObservableCounter  {call}  calls dropped (estimated)
 //	srebreaker.drop_probability  Float64ObservableGauge  1       probability that a call asking now is dropped

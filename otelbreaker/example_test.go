@@ -73,9 +73,9 @@ func Example() {
 		fmt.Println(l)
 	}
 	// Output:
-	// srebreaker.accepts{breaker=payments} 3 {call}
 	// srebreaker.drop_probability{breaker=payments} 0 1
 	// srebreaker.drops{breaker=payments} 0 {call}
 	// srebreaker.failures{breaker=payments} 1 {call}
 	// srebreaker.requests{breaker=payments} 4 {call}
+	// srebreaker.successes{breaker=payments} 3 {call}
 }

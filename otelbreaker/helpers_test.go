@@ -24,14 +24,14 @@ func newRegistry(t *testing.T) (*breaker.Registry, *clock.Mock) {
 	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1))), mock
 }
 
-// newReader registers r with a new SDK provider whose manual reader it
+// newReader registers src with a new SDK provider whose manual reader it
 // returns; the registration is undone when the test ends.
-func newReader(t *testing.T, r otelbreaker.Registry) *sdkmetric.ManualReader {
+func newReader(t *testing.T, src breaker.Source) *sdkmetric.ManualReader {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	reg, err := otelbreaker.Register(r, otelbreaker.WithMeterProvider(mp))
+	reg, err := otelbreaker.Register(src, otelbreaker.WithMeterProvider(mp))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = reg.Unregister() })
 	return reader

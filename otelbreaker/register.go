@@ -16,38 +16,30 @@ import (
 const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 
 // BreakerKey is the key of the attribute that holds a breaker's name on
-// every data point: the name [Registry.Range] gives it, which for a
+// every data point: the name the [breaker.Source] gives it, which for a
 // *[breaker.Registry] is the name given to Get.
 const BreakerKey attribute.Key = "breaker"
 
-// Registry is the set of breakers that [Register] reports: Range calls f
-// for each breaker and its name until f returns false. *[breaker.Registry]
-// implements it; another implementation can report a set of its own, or
-// a filtered view of a registry. Names must be distinct, since observations
-// under one name add up. Range is called once per collection, from the
-// goroutine that collects, and must be safe to call while the breakers are
-// in use.
-type Registry interface {
-	Range(f func(name string, b breaker.Breaker) bool)
-}
-
 // Register creates the instruments listed in the package documentation
 // with a Meter named [ScopeName] from the meter provider (see
-// [WithMeterProvider]), and a callback that observes the breakers of r
-// each time the provider collects. Breakers added to r later are reported
-// from the next collection on.
+// [WithMeterProvider]), and a callback that observes the breakers of src
+// each time the provider collects: usually a *[breaker.Registry], such as
+// [breaker.DefaultRegistry], or a [breaker.Breakers] list. Breakers added to
+// a registry later are reported from the next collection on. Range is
+// called once per collection, from the goroutine that collects.
 //
 // Call Unregister on the returned registration to stop the observations;
-// the instruments stay with the provider, without data points. Register
-// each registry once per provider: two registrations observe on their own,
-// and the SDK adds up their observations of the same breaker.
+// the instruments stay with the provider, without data points. Several
+// sources can be registered with one provider, each once, as long as their
+// breakers' names differ: two registrations observe on their own, and the
+// SDK adds up their observations of the same name.
 //
-// The error wraps [ErrInvalidOption] for an invalid option or a nil r;
+// The error wraps [ErrInvalidOption] for an invalid option or a nil src;
 // otherwise it wraps the provider's error for an instrument or the
 // callback it could not create, and names which.
-func Register(r Registry, opts ...Option) (metric.Registration, error) {
-	if reg, ok := r.(*breaker.Registry); r == nil || ok && reg == nil {
-		return nil, fmt.Errorf("%w: Register(nil): registry must not be nil", ErrInvalidOption)
+func Register(src breaker.Source, opts ...Option) (metric.Registration, error) {
+	if r, ok := src.(*breaker.Registry); src == nil || ok && r == nil {
+		return nil, fmt.Errorf("%w: Register(nil): the source of breakers must not be nil", ErrInvalidOption)
 	}
 	o, err := newOptions(opts)
 	if err != nil {
@@ -58,8 +50,8 @@ func Register(r Registry, opts ...Option) (metric.Registration, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := meter.RegisterCallback(ins.observe(r),
-		ins.requests, ins.accepts, ins.failures, ins.drops, ins.dropProbability)
+	reg, err := meter.RegisterCallback(ins.observe(src),
+		ins.requests, ins.successes, ins.failures, ins.drops, ins.dropProbability)
 	if err != nil {
 		return nil, fmt.Errorf("otelbreaker: registering the callback: %w", err)
 	}
@@ -68,8 +60,8 @@ func Register(r Registry, opts ...Option) (metric.Registration, error) {
 
 // instruments are the asynchronous instruments of one registration.
 type instruments struct {
-	requests, accepts, failures, drops metric.Int64ObservableCounter
-	dropProbability                    metric.Float64ObservableGauge
+	requests, successes, failures, drops metric.Int64ObservableCounter
+	dropProbability                      metric.Float64ObservableGauge
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -80,7 +72,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	}{
 		{&ins.requests, "srebreaker.requests",
 			"Calls that asked the breaker: admitted calls that succeeded or failed, and dropped calls (estimated)."},
-		{&ins.accepts, "srebreaker.accepts", "Calls the breaker admitted that succeeded."},
+		{&ins.successes, "srebreaker.successes", "Calls the breaker admitted that succeeded."},
 		{&ins.failures, "srebreaker.failures", "Calls the breaker admitted that failed."},
 		{&ins.drops, "srebreaker.drops",
 			"Calls the breaker dropped, estimated: one drop in 8, drawn at random, counts as 8."},
@@ -102,18 +94,18 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	return &ins, nil
 }
 
-// observe returns the callback that reports the breakers of r. It runs on
-// collection only, never on a breaker's call path.
-func (ins *instruments) observe(r Registry) metric.Callback {
+// observe returns the callback that reports the breakers of src. It runs
+// on collection only, never on a breaker's call path.
+func (ins *instruments) observe(src breaker.Source) metric.Callback {
 	return func(_ context.Context, o metric.Observer) error {
-		r.Range(func(name string, b breaker.Breaker) bool {
+		src.Range(func(name string, b breaker.Breaker) bool {
 			s, ok := breaker.StatsOf(b)
 			if !ok {
 				return true // a Nop breaker, or one that reports nothing
 			}
 			attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(name)))
 			o.ObserveInt64(ins.requests, s.TotalSuccesses+s.TotalFailures+s.TotalDrops, attrs)
-			o.ObserveInt64(ins.accepts, s.TotalSuccesses, attrs)
+			o.ObserveInt64(ins.successes, s.TotalSuccesses, attrs)
 			o.ObserveInt64(ins.failures, s.TotalFailures, attrs)
 			o.ObserveInt64(ins.drops, s.TotalDrops, attrs)
 			o.ObserveFloat64(ins.dropProbability, s.DropProbability, attrs)

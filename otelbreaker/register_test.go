@@ -1,6 +1,7 @@
 package otelbreaker_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ func TestRegister_instruments(t *testing.T) {
 		gauge      bool
 	}{
 		{name: "srebreaker.requests", unit: "{call}"},
-		{name: "srebreaker.accepts", unit: "{call}"},
+		{name: "srebreaker.successes", unit: "{call}"},
 		{name: "srebreaker.failures", unit: "{call}"},
 		{name: "srebreaker.drops", unit: "{call}"},
 		{name: "srebreaker.drop_probability", unit: "1", gauge: true},
@@ -80,7 +81,7 @@ func TestRegister_observesEachBreaker(t *testing.T) {
 	assert.Equal(t, map[string]int64{"payments": 40, "search": int64(failures) + want.TotalDrops, "idle": 0},
 		points[int64](got["srebreaker.requests"]), "accepts + failures + drops; legacy (Nop) skipped")
 	assert.Equal(t, map[string]int64{"payments": 30, "search": 0, "idle": 0},
-		points[int64](got["srebreaker.accepts"]))
+		points[int64](got["srebreaker.successes"]))
 	assert.Equal(t, map[string]int64{"payments": 10, "search": int64(failures), "idle": 0},
 		points[int64](got["srebreaker.failures"]))
 	assert.Equal(t, map[string]int64{"payments": 0, "search": want.TotalDrops, "idle": 0},
@@ -96,15 +97,15 @@ func TestRegister_countersGrowBetweenCollections(t *testing.T) {
 	r, _ := newRegistry(t)
 	reader := newReader(t, r)
 	record(t, r.Get("payments"), 3, 1)
-	assert.Equal(t, map[string]int64{"payments": 3}, points[int64](collect(t, reader)["srebreaker.accepts"]))
+	assert.Equal(t, map[string]int64{"payments": 3}, points[int64](collect(t, reader)["srebreaker.successes"]))
 
 	record(t, r.Get("payments"), 2, 0)
 	record(t, r.Get("search"), 1, 0)
 	assert.Equal(t, map[string]int64{"payments": 5, "search": 1},
-		points[int64](collect(t, reader)["srebreaker.accepts"]), "cumulative; new breakers show up")
+		points[int64](collect(t, reader)["srebreaker.successes"]), "cumulative; new breakers show up")
 }
 
-// set is a Registry of the caller's own.
+// set is a breaker.Source of the caller's own.
 type set map[string]breaker.Breaker
 
 func (s set) Range(f func(string, breaker.Breaker) bool) {
@@ -115,12 +116,30 @@ func (s set) Range(f func(string, breaker.Breaker) bool) {
 	}
 }
 
-func TestRegister_registryOfYourOwn(t *testing.T) {
+func TestRegister_sourceOfYourOwn(t *testing.T) {
 	b := breaker.MustNew(breaker.WithName("ignored"))
 	record(t, b, 2, 1)
 	reader := newReader(t, set{"payments": b, "off": breaker.Nop()})
 	assert.Equal(t, map[string]int64{"payments": 3}, points[int64](collect(t, reader)["srebreaker.requests"]),
 		"named by Range, not by the breaker; Nop skipped")
+}
+
+func TestRegister_breakersAndARegistryWithOneProvider(t *testing.T) {
+	r, _ := newRegistry(t)
+	record(t, r.Get("payments"), 2, 0)
+	b := breaker.MustNew(breaker.WithName("search"))
+	record(t, b, 1, 1)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	for _, src := range []breaker.Source{r, breaker.Breakers{b}} {
+		reg, err := otelbreaker.Register(src, otelbreaker.WithMeterProvider(mp))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = reg.Unregister() })
+	}
+	got := collect(t, reader)
+	assert.Equal(t, map[string]int64{"payments": 2, "search": 1}, points[int64](got["srebreaker.successes"]))
+	assert.Equal(t, map[string]int64{"payments": 0, "search": 1}, points[int64](got["srebreaker.failures"]))
 }
 
 func TestRegister_unregisterStopsTheObservations(t *testing.T) {
@@ -130,7 +149,7 @@ func TestRegister_unregisterStopsTheObservations(t *testing.T) {
 	reg, err := otelbreaker.Register(r,
 		otelbreaker.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	require.NoError(t, err)
-	require.Len(t, points[int64](collect(t, reader)["srebreaker.accepts"]), 1)
+	require.Len(t, points[int64](collect(t, reader)["srebreaker.successes"]), 1)
 
 	require.NoError(t, reg.Unregister())
 	record(t, r.Get("payments"), 1, 0)
@@ -148,7 +167,7 @@ func TestRegister_globalProviderByDefault(t *testing.T) {
 	reg, err := otelbreaker.Register(r) // no WithMeterProvider: the global one
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, reg.Unregister()) })
-	assert.Equal(t, map[string]int64{"payments": 1}, points[int64](collect(t, reader)["srebreaker.accepts"]))
+	assert.Equal(t, map[string]int64{"payments": 1}, points[int64](collect(t, reader)["srebreaker.successes"]))
 }
 
 func TestRegister_noopProvider(t *testing.T) {
@@ -162,19 +181,20 @@ func TestRegister_invalid(t *testing.T) {
 	r, _ := newRegistry(t)
 	tests := []struct {
 		name string
-		r    otelbreaker.Registry
+		src  breaker.Source
 		opts []otelbreaker.Option
 		want string
 	}{
-		{name: "nil registry", r: nil, want: "otelbreaker: invalid option: Register(nil): registry must not be nil"},
-		{name: "nil *breaker.Registry", r: (*breaker.Registry)(nil),
-			want: "otelbreaker: invalid option: Register(nil): registry must not be nil"},
-		{name: "nil provider", r: r, opts: []otelbreaker.Option{otelbreaker.WithMeterProvider(nil)},
+		{name: "nil source", src: nil,
+			want: "otelbreaker: invalid option: Register(nil): the source of breakers must not be nil"},
+		{name: "nil *breaker.Registry", src: (*breaker.Registry)(nil),
+			want: "otelbreaker: invalid option: Register(nil): the source of breakers must not be nil"},
+		{name: "nil provider", src: r, opts: []otelbreaker.Option{otelbreaker.WithMeterProvider(nil)},
 			want: "otelbreaker: invalid option: WithMeterProvider(nil): meter provider must not be nil"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg, err := otelbreaker.Register(tc.r, tc.opts...)
+			reg, err := otelbreaker.Register(tc.src, tc.opts...)
 			assert.Nil(t, reg)
 			assert.ErrorIs(t, err, otelbreaker.ErrInvalidOption)
 			assert.EqualError(t, err, tc.want)
@@ -285,7 +305,7 @@ func TestRegister_collectWhileCallsRun(t *testing.T) {
 
 	got := collect(t, reader)
 	var outcomes int64
-	for _, n := range points[int64](got["srebreaker.accepts"]) {
+	for _, n := range points[int64](got["srebreaker.successes"]) {
 		outcomes += n
 	}
 	for _, n := range points[int64](got["srebreaker.failures"]) {
@@ -307,7 +327,7 @@ func TestRegister_hotPathStaysFreeOfAllocations(t *testing.T) {
 		p, _ := b.Allow()
 		p.Accept()
 	}))
-	assert.Equal(t, map[string]int64{"payments": 2002}, points[int64](collect(t, reader)["srebreaker.accepts"]),
+	assert.Equal(t, map[string]int64{"payments": 2002}, points[int64](collect(t, reader)["srebreaker.successes"]),
 		"1001 runs each, the first one a warm-up")
 }
 
@@ -321,6 +341,6 @@ func TestRegister_twiceAddsUp(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { assert.NoError(t, reg.Unregister()) })
 	}
-	assert.Equal(t, map[string]int64{"payments": 2}, points[int64](collect(t, reader)["srebreaker.accepts"]),
+	assert.Equal(t, map[string]int64{"payments": 2}, points[int64](collect(t, reader)["srebreaker.successes"]),
 		"the SDK adds up the two callbacks' observations, as the documentation warns")
 }

@@ -2,76 +2,126 @@ package prombreaker
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
-// Source is a set of named breakers that a [Collector] reports on.
-// *[breaker.Registry] implements it; [Breakers] is one for breakers made
-// with [breaker.New] outside a registry. Range calls f for each breaker and
-// its name until f returns false, and may be called from many goroutines
-// at once. The names must be distinct: a Prometheus registry refuses a
-// scrape with two series of the same name and labels.
-type Source interface {
-	Range(f func(name string, b breaker.Breaker) bool)
-}
-
-// Breakers is a fixed list of breakers, a [Source] for breakers that no
-// registry holds; each is reported under its [breaker.Breaker.Name], and
-// nil entries are skipped:
+// Sources names several sources of breakers for one [Collector], such as
+// two registries, so that a single Prometheus registry exports them all:
 //
-//	c, err := prombreaker.NewCollector(prombreaker.Breakers{payments, search})
-type Breakers []breaker.Breaker
+//	prombreaker.MustNewCollector(prombreaker.Sources{
+//		"default": breaker.DefaultRegistry(),
+//		"batch":   batchRegistry,
+//	})
+//
+// A Collector over Sources labels each series with the breaker's name
+// ([BreakerLabel]) and the name of its source ([SourceLabel]), so that
+// breakers of the same name in two sources stay apart. Source names must
+// not be empty and sources must not be nil; [NewCollector] says which one
+// is wrong.
+//
+// Sources is itself a [breaker.Source], for other readers: its Range calls
+// f for each breaker of each source, sources in the order of their names,
+// under the source's name, a slash and the breaker's name
+// ("batch/payments").
+type Sources map[string]breaker.Source
 
-// Range calls f for each breaker of bs that is not nil, in order, until f
-// returns false.
-func (bs Breakers) Range(f func(name string, b breaker.Breaker) bool) {
-	for _, b := range bs {
-		if b != nil && !f(b.Name(), b) {
+// Range calls f for each breaker of each source, in the order of the
+// sources' names, as "source/breaker", until f returns false.
+func (s Sources) Range(f func(name string, b breaker.Breaker) bool) {
+	for _, name := range slices.Sorted(maps.Keys(s)) {
+		more := true
+		s[name].Range(func(bn string, b breaker.Breaker) bool {
+			more = f(name+"/"+bn, b)
+			return more
+		})
+		if !more {
 			return
 		}
 	}
 }
 
+// source is one source of a Collector and the value of its SourceLabel.
+type source struct {
+	name string // "" when the collector has a single source and no SourceLabel
+	src  breaker.Source
+}
+
 // Collector is a prometheus.Collector that reports the breakers of a
-// [Source] each time it is collected (see the package documentation for
-// the metrics). Breakers that do not report [breaker.Stats], such as
+// [breaker.Source] each time it is collected (see the package documentation
+// for the metrics). Breakers that do not report [breaker.Stats], such as
 // [breaker.Nop] and the breakers a registry returns after
 // [breaker.Registry.NoBreakerFor], are left out. Register it with
 // prometheus.MustRegister or a registry of your own.
 //
+// A Prometheus registry takes one Collector with the default options: a
+// second one describes the same metrics and is refused. To export several
+// sources, give one Collector [Sources]; two Collectors with the same
+// constant label names but different values ([WithConstLabels]) can also
+// share a Prometheus registry.
+//
 // A Collector is safe for concurrent use by multiple goroutines.
 type Collector struct {
-	src Source
+	sources []source // in the order of their names
 
-	requests, accepts, failures, drops         *prometheus.Desc // counters
-	probability                                *prometheus.Desc // gauge
-	windowAccepts, windowFailures, windowDrops *prometheus.Desc // gauges
+	requests, successes, failures, drops         *prometheus.Desc // counters
+	probability                                  *prometheus.Desc // gauge
+	windowSuccesses, windowFailures, windowDrops *prometheus.Desc // gauges
 }
 
-// NewCollector returns a collector over src, usually a *[breaker.Registry].
-// It returns an error wrapping [ErrInvalidOption] if src is nil or an
-// option is invalid; the text names the option and the value.
-func NewCollector(src Source, opts ...Option) (*Collector, error) {
-	if r, ok := src.(*breaker.Registry); src == nil || ok && r == nil {
+// NewCollector returns a collector over src: usually
+// [breaker.DefaultRegistry], which holds the breakers of the package-level
+// functions and of httpbreaker's and grpcbreaker's defaults, another
+// *[breaker.Registry], a [breaker.Breakers] list, or [Sources] for several
+// of them. It returns an error wrapping [ErrInvalidOption] if src is nil,
+// holds a nil source or a source without a name, or an option is invalid;
+// the text names the option and the value.
+func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
+	if isNil(src) {
 		return nil, fmt.Errorf("%w: NewCollector(nil): the source of breakers must not be nil", ErrInvalidOption)
 	}
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
 	}
+	variable := []string{BreakerLabel}
+	sources := []source{{src: src}}
+	if ss, ok := src.(Sources); ok {
+		if v, ok := o.labels[SourceLabel]; ok {
+			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): a collector over Sources sets %q to each source's name",
+				ErrInvalidOption, SourceLabel, v, SourceLabel)
+		}
+		variable = append(variable, SourceLabel)
+		sources = sources[:0]
+		for _, name := range slices.Sorted(maps.Keys(ss)) {
+			switch {
+			case name == "":
+				return nil, fmt.Errorf("%w: NewCollector(Sources{%q: …}): a source's name must not be empty",
+					ErrInvalidOption, name)
+			case !utf8.ValidString(name):
+				return nil, fmt.Errorf("%w: NewCollector(Sources{%q: …}): a source's name must be valid UTF-8",
+					ErrInvalidOption, name)
+			case isNil(ss[name]):
+				return nil, fmt.Errorf("%w: NewCollector(Sources{%q: nil}): a source must not be nil",
+					ErrInvalidOption, name)
+			}
+			sources = append(sources, source{name: name, src: ss[name]})
+		}
+	}
 	desc := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", name), help,
-			[]string{BreakerLabel}, o.labels)
+		return prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", name), help, variable, o.labels)
 	}
 	return &Collector{
-		src: src,
+		sources: sources,
 		requests: desc("requests_total",
 			"Calls that asked the breaker: those it admitted that succeeded or failed, and those it dropped."),
-		accepts: desc("accepts_total",
+		successes: desc("successes_total",
 			"Calls the breaker admitted that succeeded."),
 		failures: desc("failures_total",
 			"Calls the breaker admitted that failed."),
@@ -79,7 +129,7 @@ func NewCollector(src Source, opts ...Option) (*Collector, error) {
 			"Calls the breaker dropped without running them; an estimate, one drop in 8 being counted as 8."),
 		probability: desc("drop_probability",
 			"Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1."),
-		windowAccepts: desc("window_accepts",
+		windowSuccesses: desc("window_successes",
 			"Admitted calls that succeeded within the breaker's rolling window."),
 		windowFailures: desc("window_failures",
 			"Admitted calls that failed within the breaker's rolling window."),
@@ -88,11 +138,18 @@ func NewCollector(src Source, opts ...Option) (*Collector, error) {
 	}, nil
 }
 
-// MustNewCollector is like [NewCollector] but panics if src is nil or an
-// option is invalid, for collectors made from literals in code:
+// isNil tells a nil source, or a nil registry in a non-nil interface.
+func isNil(src breaker.Source) bool {
+	r, ok := src.(*breaker.Registry)
+	return src == nil || ok && r == nil
+}
+
+// MustNewCollector is like [NewCollector] but panics, with the message
+// NewCollector would return, when src or an option is invalid, for
+// collectors made from literals in code:
 //
-//	prometheus.MustRegister(prombreaker.MustNewCollector(registry))
-func MustNewCollector(src Source, opts ...Option) *Collector {
+//	prometheus.MustRegister(prombreaker.MustNewCollector(breaker.DefaultRegistry()))
+func MustNewCollector(src breaker.Source, opts ...Option) *Collector {
 	c, err := NewCollector(src, opts...)
 	if err != nil {
 		panic(err.Error())
@@ -110,8 +167,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // descs lists the collector's descriptions in the order Collect sends them.
 func (c *Collector) descs() []*prometheus.Desc {
-	return []*prometheus.Desc{c.requests, c.accepts, c.failures, c.drops,
-		c.probability, c.windowAccepts, c.windowFailures, c.windowDrops}
+	return []*prometheus.Desc{c.requests, c.successes, c.failures, c.drops,
+		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops}
 }
 
 // Collect sends a sample of each metric for each breaker of the source that
@@ -119,27 +176,33 @@ func (c *Collector) descs() []*prometheus.Desc {
 // breaker's snapshot holds its window's lock for a moment and never delays
 // its calls for longer.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.src.Range(func(name string, b breaker.Breaker) bool {
-		s, ok := breaker.StatsOf(b)
-		if !ok {
+	for _, src := range c.sources {
+		src.src.Range(func(name string, b breaker.Breaker) bool {
+			s, ok := breaker.StatsOf(b)
+			if !ok {
+				return true
+			}
+			// A label value must be valid UTF-8, and a breaker's name need
+			// not be; with the name made valid, MustNewConstMetric cannot
+			// panic. Source names were checked by NewCollector.
+			values := []string{strings.ToValidUTF8(name, "\uFFFD")}
+			if src.name != "" {
+				values = append(values, src.name)
+			}
+			send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
+				ch <- prometheus.MustNewConstMetric(d, t, v, values...)
+			}
+			send(c.requests, prometheus.CounterValue, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops))
+			send(c.successes, prometheus.CounterValue, float64(s.TotalSuccesses))
+			send(c.failures, prometheus.CounterValue, float64(s.TotalFailures))
+			send(c.drops, prometheus.CounterValue, float64(s.TotalDrops))
+			send(c.probability, prometheus.GaugeValue, s.DropProbability)
+			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes))
+			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures))
+			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops))
 			return true
-		}
-		// A label value must be valid UTF-8, and a breaker's name need not
-		// be; with the name made valid, MustNewConstMetric cannot panic.
-		name = strings.ToValidUTF8(name, "\uFFFD")
-		send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, t, v, name)
-		}
-		send(c.requests, prometheus.CounterValue, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops))
-		send(c.accepts, prometheus.CounterValue, float64(s.TotalSuccesses))
-		send(c.failures, prometheus.CounterValue, float64(s.TotalFailures))
-		send(c.drops, prometheus.CounterValue, float64(s.TotalDrops))
-		send(c.probability, prometheus.GaugeValue, s.DropProbability)
-		send(c.windowAccepts, prometheus.GaugeValue, float64(s.Successes))
-		send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures))
-		send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops))
-		return true
-	})
+		})
+	}
 }
 
 var _ prometheus.Collector = (*Collector)(nil)

@@ -45,13 +45,13 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 	}{
 		"srebreaker_requests_total": {dto.MetricType_COUNTER,
 			"Calls that asked the breaker: those it admitted that succeeded or failed, and those it dropped."},
-		"srebreaker_accepts_total":  {dto.MetricType_COUNTER, "Calls the breaker admitted that succeeded."},
-		"srebreaker_failures_total": {dto.MetricType_COUNTER, "Calls the breaker admitted that failed."},
+		"srebreaker_successes_total": {dto.MetricType_COUNTER, "Calls the breaker admitted that succeeded."},
+		"srebreaker_failures_total":  {dto.MetricType_COUNTER, "Calls the breaker admitted that failed."},
 		"srebreaker_drops_total": {dto.MetricType_COUNTER,
 			"Calls the breaker dropped without running them; an estimate, one drop in 8 being counted as 8."},
 		"srebreaker_drop_probability": {dto.MetricType_GAUGE,
 			"Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1."},
-		"srebreaker_window_accepts": {dto.MetricType_GAUGE,
+		"srebreaker_window_successes": {dto.MetricType_GAUGE,
 			"Admitted calls that succeeded within the breaker's rolling window."},
 		"srebreaker_window_failures": {dto.MetricType_GAUGE,
 			"Admitted calls that failed within the breaker's rolling window."},
@@ -83,17 +83,17 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 			return v
 		}
 		assert.Equal(t, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops), get("srebreaker_requests_total"), name)
-		assert.Equal(t, float64(s.TotalSuccesses), get("srebreaker_accepts_total"), name)
+		assert.Equal(t, float64(s.TotalSuccesses), get("srebreaker_successes_total"), name)
 		assert.Equal(t, float64(s.TotalFailures), get("srebreaker_failures_total"), name)
 		assert.Equal(t, float64(s.TotalDrops), get("srebreaker_drops_total"), name)
 		assert.Equal(t, s.DropProbability, get("srebreaker_drop_probability"), name)
-		assert.Equal(t, float64(s.Successes), get("srebreaker_window_accepts"), name)
+		assert.Equal(t, float64(s.Successes), get("srebreaker_window_successes"), name)
 		assert.Equal(t, float64(s.Failures), get("srebreaker_window_failures"), name)
 		assert.Equal(t, float64(s.Drops), get("srebreaker_window_drops"), name)
 	}
 
 	// And the values themselves.
-	v, _ := sample(families, "srebreaker_accepts_total", "payments")
+	v, _ := sample(families, "srebreaker_successes_total", "payments")
 	assert.Equal(t, 30.0, v)
 	v, _ = sample(families, "srebreaker_failures_total", "payments")
 	assert.Equal(t, 10.0, v)
@@ -147,8 +147,8 @@ func TestNewCollector_namespaceAndConstLabels(t *testing.T) {
 	require.NoError(t, reg.Register(c2), "constant labels tell the two apart")
 
 	families := scrape(t, server(t, reg))
-	assert.NotContains(t, families, "srebreaker_accepts_total")
-	mf := families["shop_accepts_total"]
+	assert.NotContains(t, families, "srebreaker_successes_total")
+	mf := families["shop_successes_total"]
 	require.NotNil(t, mf)
 	got := map[string]float64{}
 	for _, m := range mf.GetMetric() {
@@ -170,7 +170,7 @@ func TestNewCollector_invalid(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		src  prombreaker.Source
+		src  breaker.Source
 		opt  prombreaker.Option
 		want string
 	}{
@@ -211,24 +211,6 @@ func TestNewCollector_invalid(t *testing.T) {
 	}
 }
 
-func TestBreakers_Range(t *testing.T) {
-	a := breaker.MustNew(breaker.WithName("a"))
-	b := breaker.MustNew(breaker.WithName("b"))
-	var names []string
-	prombreaker.Breakers{a, nil, b, breaker.Nop()}.Range(func(name string, _ breaker.Breaker) bool {
-		names = append(names, name)
-		return true
-	})
-	assert.Equal(t, []string{"a", "b", "nop"}, names, "in order, nil skipped")
-
-	names = nil
-	prombreaker.Breakers{a, b}.Range(func(name string, _ breaker.Breaker) bool {
-		names = append(names, name)
-		return false
-	})
-	assert.Equal(t, []string{"a"}, names, "false stops the iteration")
-}
-
 func TestCollector_breakersOutsideARegistry(t *testing.T) {
 	m := newMock()
 	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(m))
@@ -237,12 +219,12 @@ func TestCollector_breakersOutsideARegistry(t *testing.T) {
 	record(t, odd, 2, 0)
 
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(prombreaker.MustNewCollector(prombreaker.Breakers{b, breaker.Nop(), odd}))
+	reg.MustRegister(prombreaker.MustNewCollector(breaker.Breakers{b, breaker.Nop(), odd}))
 	families := scrape(t, server(t, reg))
 	v, ok := sample(families, "srebreaker_requests_total", "payments")
 	assert.True(t, ok)
 	assert.Equal(t, 5.0, v)
-	v, ok = sample(families, "srebreaker_accepts_total", "odd\uFFFDname")
+	v, ok = sample(families, "srebreaker_successes_total", "odd\uFFFDname")
 	assert.True(t, ok, "a name that is not valid UTF-8 is made valid rather than failing the scrape")
 	assert.Equal(t, 2.0, v)
 	_, ok = sample(families, "srebreaker_requests_total", "nop")
@@ -299,7 +281,7 @@ func TestCollector_scrapesWhileCallsRun(t *testing.T) {
 		families := scrape(t, url)
 		for w := range workers {
 			name := fmt.Sprint("dep-", w)
-			v, ok := sample(families, "srebreaker_accepts_total", name)
+			v, ok := sample(families, "srebreaker_successes_total", name)
 			if !ok {
 				continue
 			}
@@ -313,9 +295,116 @@ func TestCollector_scrapesWhileCallsRun(t *testing.T) {
 	families := scrape(t, url)
 	for w := range workers {
 		name := fmt.Sprint("dep-", w)
-		v, _ := sample(families, "srebreaker_accepts_total", name)
+		v, _ := sample(families, "srebreaker_successes_total", name)
 		assert.Equal(t, float64(calls), v, name)
-		v, _ = sample(families, "srebreaker_window_accepts", name)
+		v, _ = sample(families, "srebreaker_window_successes", name)
 		assert.Equal(t, float64(calls), v, name)
 	}
+}
+
+func TestCollector_sources(t *testing.T) {
+	m := newMock()
+	clients, servers := newRegistry(m), newRegistry(m)
+	record(t, clients.Get("payments"), 3, 0)
+	record(t, servers.Get("payments"), 7, 1)
+	standalone := breaker.MustNew(breaker.WithName("search"), breaker.WithClock(m))
+	record(t, standalone, 2, 0)
+
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(prombreaker.Sources{
+		"client": clients, "server": servers, "other": breaker.Breakers{standalone},
+	}, prombreaker.WithConstLabels(prometheus.Labels{"zone": "a"}))))
+
+	type series struct{ breaker, source string }
+	want := map[series]float64{{"payments", "client"}: 3, {"payments", "server"}: 7, {"search", "other"}: 2}
+	check := func(mf *dto.MetricFamily, how string) {
+		t.Helper()
+		require.NotNil(t, mf, how)
+		got := map[series]float64{}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			assert.Equal(t, map[string]string{"breaker": labels["breaker"], "source": labels["source"], "zone": "a"},
+				labels, how)
+			got[series{labels["breaker"], labels["source"]}] = m.GetCounter().GetValue()
+		}
+		assert.Equal(t, want, got, how)
+	}
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	gathered := map[string]*dto.MetricFamily{}
+	for _, mf := range families {
+		gathered[mf.GetName()] = mf
+	}
+	assert.Len(t, gathered, 8)
+	check(gathered["srebreaker_successes_total"], "gathered")
+	check(scrape(t, server(t, reg))["srebreaker_successes_total"], "scraped over HTTP")
+}
+
+func TestCollector_secondCollectorRefused(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(breaker.NewRegistry())))
+	assert.Error(t, reg.Register(prombreaker.MustNewCollector(breaker.NewRegistry())),
+		"the same metrics twice: what Sources is for")
+}
+
+func TestNewCollector_invalidSources(t *testing.T) {
+	r := breaker.NewRegistry()
+	tests := []struct {
+		name string
+		src  prombreaker.Sources
+		opt  prombreaker.Option
+		want string
+	}{
+		{name: "empty name", src: prombreaker.Sources{"": r, "a": r},
+			want: `NewCollector(Sources{"": …}): a source's name must not be empty`},
+		{name: "nil source", src: prombreaker.Sources{"a": r, "b": nil},
+			want: `NewCollector(Sources{"b": nil}): a source must not be nil`},
+		{name: "nil registry", src: prombreaker.Sources{"a": (*breaker.Registry)(nil)},
+			want: `NewCollector(Sources{"a": nil}): a source must not be nil`},
+		{name: "name not UTF-8", src: prombreaker.Sources{"\xff": r},
+			want: `NewCollector(Sources{"\xff": …}): a source's name must be valid UTF-8`},
+		{name: "source label", src: prombreaker.Sources{"a": r},
+			opt:  prombreaker.WithConstLabels(prometheus.Labels{"source": "x"}),
+			want: `WithConstLabels("source"="x"): a collector over Sources sets "source" to each source's name`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []prombreaker.Option
+			if tc.opt != nil {
+				opts = append(opts, tc.opt)
+			}
+			c, err := prombreaker.NewCollector(tc.src, opts...)
+			assert.Nil(t, c)
+			assert.ErrorIs(t, err, prombreaker.ErrInvalidOption)
+			assert.EqualError(t, err, "prombreaker: invalid option: "+tc.want)
+		})
+	}
+	c, err := prombreaker.NewCollector(r, prombreaker.WithConstLabels(prometheus.Labels{"source": "x"}))
+	assert.NoError(t, err, "a collector over one source may use the label for a constant")
+	assert.NotNil(t, c)
+}
+
+func TestSources_Range(t *testing.T) {
+	a := breaker.MustNew(breaker.WithName("a"))
+	b := breaker.MustNew(breaker.WithName("b"))
+	r := breaker.NewRegistry()
+	r.Get("c")
+	src := prombreaker.Sources{"y": r, "x": breaker.Breakers{a, nil, b, breaker.Nop()}}
+	var names []string
+	src.Range(func(name string, _ breaker.Breaker) bool {
+		names = append(names, name)
+		return true
+	})
+	assert.Equal(t, []string{"x/a", "x/b", "x/nop", "y/c"}, names, "sources by name, each in its order, nil skipped")
+
+	names = nil
+	src.Range(func(name string, _ breaker.Breaker) bool {
+		names = append(names, name)
+		return len(names) < 2
+	})
+	assert.Equal(t, []string{"x/a", "x/b"}, names, "false stops the iteration")
 }

@@ -3,18 +3,21 @@
 // a [Collector] for github.com/prometheus/client_golang. It is a module of
 // its own, so that the core module does not depend on Prometheus.
 //
-// A Collector reads the breakers of a *[breaker.Registry], or of any other
-// [Source] such as a [Breakers] list, when it is scraped: it keeps no state
-// of its own and adds nothing to a breaker's call path. Each breaker that
-// reports [breaker.Stats] gives one series per metric, labelled with its
-// name (label "breaker"):
+// A Collector reads the breakers of a [breaker.Source] when it is scraped:
+// usually [breaker.DefaultRegistry], the registry behind the package-level
+// functions, which httpbreaker's Transport and Handler and grpcbreaker's
+// interceptors also use unless given another; or a *[breaker.Registry] of
+// your own, a [breaker.Breakers] list, or [Sources] for several at once. It
+// keeps no state of its own and adds nothing to a breaker's call path. Each
+// breaker that reports [breaker.Stats] gives one series per metric,
+// labelled with its name (label "breaker"; over Sources also "source"):
 //
-//	srebreaker_requests_total     counter  calls that asked: accepts + failures + drops
-//	srebreaker_accepts_total      counter  admitted calls that succeeded
+//	srebreaker_requests_total     counter  calls that asked: successes + failures + drops
+//	srebreaker_successes_total    counter  admitted calls that succeeded
 //	srebreaker_failures_total     counter  admitted calls that failed
 //	srebreaker_drops_total        counter  calls the breaker dropped (estimated)
 //	srebreaker_drop_probability   gauge    probability that a call asking now is dropped
-//	srebreaker_window_accepts     gauge    accepts within the breaker's rolling window
+//	srebreaker_window_successes   gauge    successes within the breaker's rolling window
 //	srebreaker_window_failures    gauge    failures within the window
 //	srebreaker_window_drops       gauge    drops within the window (estimated)
 //

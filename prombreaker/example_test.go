@@ -21,8 +21,8 @@ func Example() {
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
-	// Usually prometheus.MustRegister(prombreaker.MustNewCollector(registry)),
-	// served by promhttp.Handler().
+	// Usually prometheus.MustRegister(prombreaker.MustNewCollector(
+	// breaker.DefaultRegistry())), served by promhttp.Handler().
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(registry))
 
@@ -49,7 +49,7 @@ func Example() {
 	}
 	for _, mf := range families {
 		switch mf.GetName() {
-		case "srebreaker_accepts_total", "srebreaker_failures_total", "srebreaker_drops_total",
+		case "srebreaker_successes_total", "srebreaker_failures_total", "srebreaker_drops_total",
 			"srebreaker_drop_probability":
 			if _, err := expfmt.MetricFamilyToText(os.Stdout, mf); err != nil {
 				panic(err)
@@ -58,9 +58,6 @@ func Example() {
 	}
 	// Output:
 	// calls dropped: 11
-	// # HELP srebreaker_accepts_total Calls the breaker admitted that succeeded.
-	// # TYPE srebreaker_accepts_total counter
-	// srebreaker_accepts_total{breaker="payments"} 40
 	// # HELP srebreaker_drop_probability Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1.
 	// # TYPE srebreaker_drop_probability gauge
 	// srebreaker_drop_probability{breaker="payments"} 0.5221990579790412
@@ -70,4 +67,7 @@ func Example() {
 	// # HELP srebreaker_failures_total Calls the breaker admitted that failed.
 	// # TYPE srebreaker_failures_total counter
 	// srebreaker_failures_total{breaker="payments"} 49
+	// # HELP srebreaker_successes_total Calls the breaker admitted that succeeded.
+	// # TYPE srebreaker_successes_total counter
+	// srebreaker_successes_total{breaker="payments"} 40
 }

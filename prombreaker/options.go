@@ -19,9 +19,13 @@ const DefaultNamespace = "srebreaker"
 // BreakerLabel is the label that holds a breaker's name on every series.
 const BreakerLabel = "breaker"
 
+// SourceLabel is the label that holds the name of a breaker's source on
+// every series of a [Collector] over [Sources].
+const SourceLabel = "source"
+
 // ErrInvalidOption is wrapped by the error [NewCollector] returns for an
-// invalid option; the full text names the option and what was wrong with
-// it.
+// invalid source or option; the full text names the option and what was
+// wrong with it.
 var ErrInvalidOption = errors.New("prombreaker: invalid option")
 
 // Option configures a [Collector].
@@ -79,10 +83,12 @@ func WithNamespace(namespace string) Option {
 }
 
 // WithConstLabels adds labels with fixed values to every series, such as
-// side="client", so that two collectors can be registered with one
-// Prometheus registry. Default: none. Each name must be a letter or an
+// zone="eu-1". Two collectors whose constant labels have the same names and
+// different values can be registered with one Prometheus registry, though
+// one collector over [Sources] is simpler. Default: none. Each name must be a letter or an
 // underscore followed by letters, digits and underscores, must not start
-// with two underscores and must not be [BreakerLabel]; each value must be
+// with two underscores and must not be [BreakerLabel] (nor [SourceLabel]
+// for a collector over Sources); each value must be
 // valid UTF-8. The map is copied; later options add to it, and a name given
 // twice takes the later value.
 func WithConstLabels(labels prometheus.Labels) Option {

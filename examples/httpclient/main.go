@@ -118,7 +118,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 		opts = append(opts, breaker.WithClock(vclock))
 	}
 	// One breaker per host, made with opts; 5xx and 429 answers count as
-	// failures, and a dropped request is never sent.
+	// failures, and a dropped request is never sent. A program of its own
+	// would leave out WithRegistry, and its breakers would live in
+	// breaker.DefaultRegistry(); a registry of the run's own keeps it
+	// repeatable.
 	transport, err := httpbreaker.NewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry(opts...)))
 	if err != nil {
 		return nil, err

@@ -100,13 +100,13 @@ func (c *virtualClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
 // scrape is what one scrape of /metrics said about the breaker, and when
 // and in which state of the dependency it was taken.
 type scrape struct {
-	at                            time.Duration
-	down                          bool
-	line                          string // the drop probability's line, as served
-	probability                   float64
-	requests, accepts, failures   float64
-	drops                         float64
-	windowAccepts, windowFailures float64
+	at                              time.Duration
+	down                            bool
+	line                            string // the drop probability's line, as served
+	probability                     float64
+	requests, successes, failures   float64
+	drops                           float64
+	windowSuccesses, windowFailures float64
 }
 
 // report is what a run saw: the scrapes, the calls made and shed, and the
@@ -139,9 +139,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	}
 	registry := breaker.NewRegistry(opts...)
 
-	// A program with one registry of breakers would write
-	// prometheus.MustRegister(prombreaker.MustNewCollector(registry)) and
-	// serve promhttp.Handler(); a registry of its own keeps run repeatable.
+	// A program would leave its breakers in breaker.DefaultRegistry(), write
+	// prometheus.MustRegister(prombreaker.MustNewCollector(
+	// breaker.DefaultRegistry())) and serve promhttp.Handler(), as the
+	// README shows; registries of the run's own keep it repeatable.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(registry))
 	mux := http.NewServeMux()
@@ -250,13 +251,13 @@ func scrapeOnce(ctx context.Context, client *http.Client, url string) (scrape, [
 		return 0
 	}
 	s := scrape{
-		probability:    value("srebreaker_drop_probability"),
-		requests:       value("srebreaker_requests_total"),
-		accepts:        value("srebreaker_accepts_total"),
-		failures:       value("srebreaker_failures_total"),
-		drops:          value("srebreaker_drops_total"),
-		windowAccepts:  value("srebreaker_window_accepts"),
-		windowFailures: value("srebreaker_window_failures"),
+		probability:     value("srebreaker_drop_probability"),
+		requests:        value("srebreaker_requests_total"),
+		successes:       value("srebreaker_successes_total"),
+		failures:        value("srebreaker_failures_total"),
+		drops:           value("srebreaker_drops_total"),
+		windowSuccesses: value("srebreaker_window_successes"),
+		windowFailures:  value("srebreaker_window_failures"),
 	}
 
 	var lines []string

@@ -28,14 +28,14 @@ func TestRun_dropProbabilityRisesAndFalls(t *testing.T) {
 		case s.at >= 3500*time.Millisecond:
 			assert.Equal(t, 0.0, s.probability, "at %v: healed and let back in", s.at)
 		}
-		assert.Equal(t, s.accepts+s.failures+s.drops, s.requests, "at %v", s.at)
+		assert.Equal(t, s.successes+s.failures+s.drops, s.requests, "at %v", s.at)
 	}
 	assert.Greater(t, peak, 0.8, "the failing dependency is shed")
 
 	last := rep.scrapes[len(rep.scrapes)-1]
-	assert.Equal(t, float64(rep.sent), last.accepts+last.failures, "every call that ran was counted")
+	assert.Equal(t, float64(rep.sent), last.successes+last.failures, "every call that ran was counted")
 	assert.InEpsilon(t, float64(rep.shed), last.drops, 0.25, "drops are estimated")
-	assert.Greater(t, last.windowAccepts, 300.0, "the window's 2 s, healthy and admitted once the breaker let the calls back in")
+	assert.Greater(t, last.windowSuccesses, 300.0, "the window's 2 s, healthy and admitted once the breaker let the calls back in")
 	assert.Zero(t, last.windowFailures)
 
 	assert.Contains(t, out.String(), "serving http://127.0.0.1:")

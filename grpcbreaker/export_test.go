@@ -1,0 +1,13 @@
+package grpcbreaker
+
+import "github.com/srebreaker/srebreaker/breaker"
+
+// WithBreakers makes an interceptor take its breakers from get rather than
+// from a registry, for tests that wrap a registry's breakers to count what
+// is reported on them.
+func WithBreakers(get func(key string) breaker.Breaker) Option {
+	return func(o *options) { o.get = get }
+}
+
+// Endpoint is endpoint, for the table test.
+var Endpoint = endpoint

@@ -1,0 +1,131 @@
+package prombreaker_test
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/proba"
+	"github.com/srebreaker/srebreaker/prombreaker"
+)
+
+// The README's snippets under Integrations, as they appear there; the test
+// below runs them as one program.
+const (
+	readmeHTTPClient = "```go\n" +
+		"client := &http.Client{Transport: httpbreaker.MustNewTransport(nil)}\n" +
+		"resp, err := client.Get(paymentsURL + \"/charges\")\n" +
+		"if errors.Is(err, breaker.ErrServiceUnavailable) { // through *url.Error too\n" +
+		"\t// dropped, never sent; or set httpbreaker.WithFallback to answer instead\n" +
+		"}\n" +
+		"```\n"
+	readmeMetrics = "```go\n" +
+		"prometheus.MustRegister(prombreaker.MustNewCollector(breaker.DefaultRegistry()))\n" +
+		"http.Handle(\"/metrics\", promhttp.Handler())\n" +
+		"```\n"
+)
+
+func TestREADME_holdsTheSnippets(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no README: the module is not in its repository")
+	}
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(readme), readmeHTTPClient),
+		"the README holds the HTTP snippet that the test below runs:\n%s", readmeHTTPClient)
+	assert.True(t, strings.Contains(string(readme), readmeMetrics),
+		"the README holds the Metrics snippet that the test below runs:\n%s", readmeMetrics)
+}
+
+// readmeMetricsOnce runs the Metrics snippet once per process: it registers
+// with the global Prometheus registry and http.DefaultServeMux, which
+// refuse a second registration when the tests run again (-count).
+var readmeMetricsOnce sync.Once
+
+// The README's HTTP and Metrics snippets pasted into one program export the
+// breakers that the Transport makes: a scrape of /metrics over loopback
+// holds the dependency's host.
+func TestREADME_httpAndMetricsSnippetsExportTheTransportsBreakers(t *testing.T) {
+	// The dependency: a real server on loopback that fails.
+	var received atomic.Int64
+	payments := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(payments.Close)
+	paymentsURL := payments.URL
+	host := strings.TrimPrefix(paymentsURL, "http://")
+	// Not in the README: a mock clock and a seeded source for this host's
+	// breaker, so that the counts are exact.
+	require.NoError(t, breaker.DefaultRegistry().Configure(host,
+		breaker.WithClock(newMock()), breaker.WithProba(proba.NewSeeded(1))))
+
+	// The Metrics snippet.
+	readmeMetricsOnce.Do(func() {
+		prometheus.MustRegister(prombreaker.MustNewCollector(breaker.DefaultRegistry()))
+		http.Handle("/metrics", promhttp.Handler())
+	})
+	metrics := httptest.NewServer(http.DefaultServeMux) // what http.ListenAndServe(addr, nil) serves
+	t.Cleanup(metrics.Close)
+
+	// The HTTP snippet, 100 times.
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil)}
+	t.Cleanup(client.CloseIdleConnections)
+	failed, dropped := 0, 0
+	for range 100 {
+		resp, err := client.Get(paymentsURL + "/charges")
+		if errors.Is(err, breaker.ErrServiceUnavailable) { // through *url.Error too
+			// dropped, never sent; or set httpbreaker.WithFallback to answer instead
+			dropped++
+			continue
+		}
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		failed++
+	}
+	assert.Equal(t, 21, failed)
+	assert.Equal(t, 79, dropped)
+
+	families := scrape(t, metrics.URL+"/metrics")
+	get := func(family string) float64 {
+		t.Helper()
+		v, ok := sample(families, family, host)
+		require.True(t, ok, "%s{breaker=%q} is exported", family, host)
+		return v
+	}
+	assert.Equal(t, int64(21), received.Load(), "dropped requests are never sent")
+	assert.Equal(t, 21.0, get("srebreaker_failures_total"), "every request the server received failed")
+	assert.Equal(t, 0.0, get("srebreaker_successes_total"))
+	assert.Equal(t, 21+get("srebreaker_drops_total"), get("srebreaker_requests_total"))
+	assert.Positive(t, get("srebreaker_drops_total"), "estimated: one drop in 8 counts 8")
+	assert.Equal(t, 21.0, get("srebreaker_window_failures"))
+	assert.Positive(t, get("srebreaker_drop_probability"))
+	assert.Len(t, srebreakerFamilies(families), 8, "every family of the collector")
+}
+
+// srebreakerFamilies returns the names of the families of this module's
+// metrics among those scraped.
+func srebreakerFamilies[V any](families map[string]V) []string {
+	var names []string
+	for name := range families {
+		if strings.HasPrefix(name, "srebreaker_") {
+			names = append(names, name)
+		}
+	}
+	return names
+}
