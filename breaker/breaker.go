@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
@@ -112,6 +113,7 @@ type googleBreaker struct {
 	outcomes *rollingwindow.RollingWindow[int64]
 	// drops holds the dropped calls, one Add(1) each.
 	drops   *rollingwindow.RollingWindow[int64]
+	streaks streaks // runs of agreeing finished buckets, for trustRecent
 	reasons reasonLog
 	events  *events // nil without listeners
 
@@ -140,8 +142,10 @@ func newGoogleBreaker(o options) *googleBreaker {
 	}
 	b.start = b.wallNow()
 	span := o.window / time.Duration(o.buckets)
+	b.streaks.size = int64(o.buckets)
 	// The options were validated: New cannot fail.
-	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
+	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
+		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span, b.start)
@@ -179,9 +183,8 @@ func (b *googleBreaker) tally(t time.Time) tally {
 		return c
 	}
 	if b.formula.trustRecent {
-		prev, cur := b.outcomes.RecentAt(t)
-		c.recentSuccesses = prev.Sum + cur.Sum
-		c.recentFailures = prev.Count + cur.Count - c.recentSuccesses
+		_, cur := b.outcomes.RecentAt(t)
+		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
 	}
 	if b.formula.countDrops {
 		c.drops, _ = b.drops.TotalsAt(t)
@@ -373,4 +376,49 @@ func ctxErr(ctx context.Context) error {
 		return nil
 	}
 	return ctx.Err()
+}
+
+// streaks follows the newest finished buckets while they agree: up is the
+// successes in the run of newest buckets that held successes and no
+// failure, down the failures in the run that held failures and no success;
+// both 0 once a bucket held both. Buckets without calls neither extend nor
+// break a run. The outcomes window reports each finished bucket.
+type streaks struct {
+	size     int64 // buckets in the window
+	up, down atomic.Int64
+}
+
+// bucketDone takes in a finished bucket of the outcomes window, passed
+// buckets after which came and went empty.
+func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
+	succ, fail := done.Sum, done.Count-done.Sum
+	switch {
+	case passed >= s.size-1: // it, and every bucket before it, has left the window
+		s.up.Store(0)
+		s.down.Store(0)
+	case succ > 0 && fail == 0:
+		s.up.Add(succ)
+		s.down.Store(0)
+	case fail > 0 && succ == 0:
+		s.down.Add(fail)
+		s.up.Store(0)
+	case succ > 0 && fail > 0:
+		s.up.Store(0)
+		s.down.Store(0)
+	}
+}
+
+// recent returns the successes and failures of the newest run of agreeing
+// finished buckets and the current one (which holds succ and fail so far),
+// while the current bucket agrees with the run; (0, 0) when there is no
+// run, or the current bucket breaks it. A run needs a finished bucket: a
+// bucket that has just begun says too little on its own.
+func (s *streaks) recent(succ, fail int64) (successes, failures int64) {
+	if down := s.down.Load(); down > 0 && succ == 0 {
+		return 0, down + fail
+	}
+	if up := s.up.Load(); up > 0 && fail == 0 {
+		return up + succ, 0
+	}
+	return 0, 0
 }

@@ -20,7 +20,8 @@ type formula struct {
 type tally struct {
 	successes, failures int64 // admitted calls in the window, by outcome
 	drops               int64 // calls dropped in the window
-	// The newest finished bucket and the current one, together.
+	// The newest run of finished buckets that agree (only successes, or
+	// only failures) and the current bucket, together; see streaks.
 	recentSuccesses, recentFailures int64
 }
 
@@ -32,10 +33,10 @@ type tally struct {
 // call path compares without a division (see drops)
 // with accepts the successes and total the admitted calls, plus, with
 // countDrops, the drops up to (K−1)·admitted. With trustRecent, when the
-// newest finished bucket and the current one hold only failures, more than
-// protection of them, older successes are set aside (accepts is 0, total the
-// failures); when they hold only successes, more than protection, nothing
-// is dropped.
+// newest buckets that agree and the current one hold only failures, more
+// than protection of them, older successes are set aside (accepts is 0,
+// total the failures); when they hold only successes, more than
+// protection, nothing is dropped.
 //
 // The cap on counted drops keeps the numerator at or below
 // K·failures − protection, so drops alone never keep a dependency shed once

@@ -14,13 +14,11 @@
 //	srebreaker.requests          Int64ObservableCounter  {call}  calls asked: successes + failures + drops
 //	srebreaker.successes         Int64ObservableCounter  {call}  admitted calls that succeeded
 //	srebreaker.failures          Int64ObservableCounter  {call}  admitted calls that failed
-//	srebreaker.drops             Int64ObservableCounter  {call}  calls dropped (estimated)
+//	srebreaker.drops             Int64ObservableCounter  {call}  calls dropped
 //	srebreaker.drop_probability  Float64ObservableGauge  1       probability that a call asking now is dropped
 //
 // The counters count from the breaker's creation (cumulative, monotonic).
-// Drops are estimated the way the breaker counts them for its formula: one
-// drop in 8, drawn at random, adds 8 (see [breaker.Stats]); so is the part
-// of srebreaker.requests that they make up. A breaker that reports no
+// Every count is exact. A breaker that reports no
 // stats, such as the one [breaker.Registry.NoBreakerFor] installs, is
 // skipped.
 //

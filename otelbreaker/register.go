@@ -71,11 +71,11 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		name, descr string
 	}{
 		{&ins.requests, "srebreaker.requests",
-			"Calls that asked the breaker: admitted calls that succeeded or failed, and dropped calls (estimated)."},
+			"Calls that asked the breaker: admitted calls that succeeded or failed, and dropped calls."},
 		{&ins.successes, "srebreaker.successes", "Calls the breaker admitted that succeeded."},
 		{&ins.failures, "srebreaker.failures", "Calls the breaker admitted that failed."},
 		{&ins.drops, "srebreaker.drops",
-			"Calls the breaker dropped, estimated: one drop in 8, drawn at random, counts as 8."},
+			"Calls the breaker dropped."},
 	}
 	for _, c := range counters {
 		var err error

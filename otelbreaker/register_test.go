@@ -52,7 +52,7 @@ func TestRegister_instruments(t *testing.T) {
 			assert.Equal(t, metricdata.CumulativeTemporality, sum.Temporality)
 		})
 	}
-	assert.Contains(t, got["srebreaker.drops"].Description, "estimated")
+	assert.Equal(t, "Calls the breaker dropped.", got["srebreaker.drops"].Description)
 }
 
 func TestRegister_observesEachBreaker(t *testing.T) {

@@ -126,7 +126,7 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 		failures: desc("failures_total",
 			"Calls the breaker admitted that failed."),
 		drops: desc("drops_total",
-			"Calls the breaker dropped without running them; an estimate, one drop in 8 being counted as 8."),
+			"Calls the breaker dropped without running them."),
 		probability: desc("drop_probability",
 			"Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1."),
 		windowSuccesses: desc("window_successes",
@@ -134,7 +134,7 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 		windowFailures: desc("window_failures",
 			"Admitted calls that failed within the breaker's rolling window."),
 		windowDrops: desc("window_drops",
-			"Calls dropped within the breaker's rolling window; an estimate, one drop in 8 being counted as 8."),
+			"Calls dropped within the breaker's rolling window."),
 	}, nil
 }
 

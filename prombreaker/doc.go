@@ -15,11 +15,11 @@
 //	srebreaker_requests_total     counter  calls that asked: successes + failures + drops
 //	srebreaker_successes_total    counter  admitted calls that succeeded
 //	srebreaker_failures_total     counter  admitted calls that failed
-//	srebreaker_drops_total        counter  calls the breaker dropped (estimated)
+//	srebreaker_drops_total        counter  calls the breaker dropped
 //	srebreaker_drop_probability   gauge    probability that a call asking now is dropped
 //	srebreaker_window_successes   gauge    successes within the breaker's rolling window
 //	srebreaker_window_failures    gauge    failures within the window
-//	srebreaker_window_drops       gauge    drops within the window (estimated)
+//	srebreaker_window_drops       gauge    drops within the window
 //
 // The counters count from the breaker's creation and only grow, so
 // rate(srebreaker_drops_total[1m]) / rate(srebreaker_requests_total[1m]) is
@@ -28,11 +28,7 @@
 // scrape. A call whose outcome was reported with srebreaker.Ignore, or that
 // has not reported one yet, counts in none of them.
 //
-// Drops are counted the way the breaker counts them for its formula: one
-// drop in 8, drawn at random, adds 8 (see [breaker.Stats]). The drop counts
-// are therefore estimates, within a few percent once a few thousand calls
-// have been dropped, and so is the part of requests_total they make up;
-// the other counts are exact.
+// Every count is exact.
 //
 // A Collector is safe for concurrent use by multiple goroutines.
 package prombreaker

@@ -41,7 +41,6 @@ func Example() {
 		}
 	}
 
-	// The breaker estimates its drops: one in 8, drawn at random, counts 8.
 	fmt.Println("calls dropped:", dropped)
 	families, err := reg.Gather()
 	if err != nil {
@@ -60,10 +59,10 @@ func Example() {
 	// calls dropped: 11
 	// # HELP srebreaker_drop_probability Probability that a call asking the breaker now is dropped, from 0 (healthy) to 1.
 	// # TYPE srebreaker_drop_probability gauge
-	// srebreaker_drop_probability{breaker="payments"} 0.5221990579790412
-	// # HELP srebreaker_drops_total Calls the breaker dropped without running them; an estimate, one drop in 8 being counted as 8.
+	// srebreaker_drop_probability{breaker="payments"} 0.4933605812101631
+	// # HELP srebreaker_drops_total Calls the breaker dropped without running them.
 	// # TYPE srebreaker_drops_total counter
-	// srebreaker_drops_total{breaker="payments"} 16
+	// srebreaker_drops_total{breaker="payments"} 11
 	// # HELP srebreaker_failures_total Calls the breaker admitted that failed.
 	// # TYPE srebreaker_failures_total counter
 	// srebreaker_failures_total{breaker="payments"} 49

@@ -38,6 +38,7 @@ type options struct {
 	ignoreCurrent bool
 	clock         Clock
 	clockSet      bool
+	bucketDone    any // a func(Bucket[T], int64) for the window's T
 }
 
 // IgnoreCurrentBucket leaves the bucket now being written out of
@@ -52,6 +53,18 @@ func IgnoreCurrentBucket() Option {
 // return an error.
 func WithClock(c Clock) Option {
 	return func(o *options) { o.clock, o.clockSet = c, true }
+}
+
+// OnBucketDone sets f to be called each time a bucket stops being the
+// current one, with what it held and how many buckets passed after it
+// without a value; a passed count of size or more means that bucket has
+// left the window too (as when the window starts afresh). Buckets that
+// pass empty are not reported one by one. f runs on the goroutine that
+// moves the window, under the window's lock, before readers see the move:
+// it must be quick and must not call the window. It lets a caller keep
+// figures over the finished buckets, such as runs of buckets that agree.
+func OnBucketDone[T Numeric](f func(done Bucket[T], passed int64)) Option {
+	return func(o *options) { o.bucketDone = f }
 }
 
 // rebaseAfter is how far from its base a window's time may run before the
@@ -82,6 +95,7 @@ type RollingWindow[T Numeric] struct {
 	ignoreCurrent bool
 	clock         Clock // nil for the system clock
 	float         bool  // T is a floating-point type
+	bucketDone    func(done Bucket[T], passed int64)
 
 	// base is the time the buckets are counted from: bucket i covers
 	// [base + i·interval, base + (i+1)·interval). It changes only when the
@@ -134,6 +148,13 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 	if o.clockSet && isNil(o.clock) {
 		return nil, errors.New("rollingwindow: WithClock(nil): clock must not be nil")
 	}
+	var bucketDone func(Bucket[T], int64)
+	if o.bucketDone != nil {
+		var ok bool
+		if bucketDone, ok = o.bucketDone.(func(Bucket[T], int64)); !ok || bucketDone == nil {
+			return nil, fmt.Errorf("rollingwindow: OnBucketDone: %T is not a non-nil func(Bucket[T], int64) for this window's T", o.bucketDone)
+		}
+	}
 	var zero T
 	_, isFloat32 := any(zero).(float32)
 	_, isFloat64 := any(zero).(float64)
@@ -144,6 +165,7 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 		ignoreCurrent: o.ignoreCurrent,
 		clock:         o.clock,
 		float:         isFloat32 || isFloat64,
+		bucketDone:    bucketDone,
 		ring:          make([]Bucket[T], size),
 	}
 	if int64(rebaseAfter/interval) >= int64(size) {
@@ -358,6 +380,9 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 	w.gone.Sum += done.Sum
 	w.gone.Count += done.Count
 	gap := e - w.current
+	if w.bucketDone != nil {
+		w.bucketDone(done, gap-1)
+	}
 	prev := Bucket[T]{}
 	if gap >= w.size { // every bucket, the one just finished too, has expired
 		clear(w.ring)
@@ -400,6 +425,9 @@ func (w *RollingWindow[T]) restartLocked(t time.Time) {
 	left := w.takeCurrent()
 	w.gone.Sum += left.Sum
 	w.gone.Count += left.Count
+	if w.bucketDone != nil {
+		w.bucketDone(left, w.size)
+	}
 	clear(w.ring)
 	w.sum, w.count, w.current = 0, 0, 0
 	w.base.Store(&t)

@@ -205,8 +205,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 		return nil, err
 	}
 	rep.final = lines
-	fmt.Fprintf(out, "\n%d calls reached the dependency and the breaker shed %d; the last scrape said\n"+
-		"(drops are estimated: one drop in 8, drawn at random, counts 8):\n\n%s\n",
+	fmt.Fprintf(out, "\n%d calls reached the dependency and the breaker shed %d; the last scrape said:\n\n%s\n",
 		rep.sent, rep.shed, strings.Join(lines, "\n"))
 	return rep, nil
 }

@@ -34,7 +34,7 @@ func TestRun_dropProbabilityRisesAndFalls(t *testing.T) {
 
 	last := rep.scrapes[len(rep.scrapes)-1]
 	assert.Equal(t, float64(rep.sent), last.successes+last.failures, "every call that ran was counted")
-	assert.InEpsilon(t, float64(rep.shed), last.drops, 0.25, "drops are estimated")
+	assert.Equal(t, float64(rep.shed), last.drops, "every drop counted")
 	assert.Greater(t, last.windowSuccesses, 300.0, "the window's 2 s, healthy and admitted once the breaker let the calls back in")
 	assert.Zero(t, last.windowFailures)
 
