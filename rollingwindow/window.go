@@ -269,8 +269,7 @@ func (w *RollingWindow[T]) TotalsAt(t time.Time) (sum T, count int64) {
 				return w.value(doneSum) + cur.Sum, doneCount + cur.Count
 			}
 		}
-		w.mu.Lock() // wait for the window to finish moving
-		w.mu.Unlock()
+		w.waitMoved()
 	}
 }
 
@@ -291,9 +290,15 @@ func (w *RollingWindow[T]) RecentAt(t time.Time) (previous, current Bucket[T]) {
 				return Bucket[T]{Sum: w.value(prevSum), Count: prevCount}, w.decodeCurrent(curSum, curRest)
 			}
 		}
-		w.mu.Lock()
-		w.mu.Unlock()
+		w.waitMoved()
 	}
+}
+
+// waitMoved waits for a goroutine moving the window, which holds w.mu, to
+// finish.
+func (w *RollingWindow[T]) waitMoved() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 }
 
 // Lifetime returns the sum and the count of every value ever added to the
