@@ -6,15 +6,24 @@ STATICCHECK_VERSION := v0.8.2
 MIN_GO              := go1.22.12
 # benchstat, for make bench-peers.
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
+# Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
+# (docs/releasing.md).
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
-# their dependencies stay out of the core's): test and lint run in each.
+# their dependencies stay out of the core's) and in go.work: test and lint run
+# in each.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker
+# The version of the core that the nested modules require, and that the tidy
+# check packs the working tree at: the next release. go.work names it too.
+VERSION             := v0.1.0
+# Settings of the scripts in tools/release (tidy, lint).
+RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench bench-peers lint cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint tidy cover fuzz simulate
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 test: ## vet and race tests, nested modules too: what CI runs
 	go vet ./...
@@ -26,8 +35,10 @@ test: ## vet and race tests, nested modules too: what CI runs
 
 race: test ## same as test
 
-test-min-go: ## the tests on the oldest supported Go
-	GOTOOLCHAIN=$(MIN_GO) go test -count=1 ./...
+# GOWORK=off: go.work asks for the newest go line of its modules, above the
+# oldest Go the core supports; the core alone needs nothing from the workspace.
+test-min-go: ## the core's tests on the oldest supported Go
+	GOWORK=off GOTOOLCHAIN=$(MIN_GO) go test -count=1 ./...
 
 bench: ## benchmarks with allocation counts, written to bench.txt
 	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
@@ -39,16 +50,26 @@ BENCH_TIME  ?= 1s
 bench-peers: ## compare with other Go breakers (bench/, its own module); BENCH_COUNT=5 BENCH_TIME=1s
 	BENCH_COUNT=$(BENCH_COUNT) BENCH_TIME=$(BENCH_TIME) BENCHSTAT_VERSION=$(BENCHSTAT_VERSION) ./bench/run.sh
 
-lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check, nested modules too
+# go mod tidy ignores go.work, and the nested modules require a version of
+# the core that is not released yet: tools/release/tidy-check.sh tidies them
+# against the working tree on a local module proxy.
+lint: ## go vet, staticcheck at a pinned version, gofmt, tidy checks, nested modules and tools too
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	go mod tidy -diff
 	@set -e; for m in $(NESTED_MODULES); do \
-		echo "cd $$m && go vet ./... && staticcheck ./... && go mod tidy -diff"; \
-		(cd $$m && go vet ./... && \
-			go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && go mod tidy -diff); \
+		echo "cd $$m && go vet ./... && staticcheck ./..."; \
+		(cd $$m && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); \
 	done
+	$(RELEASE_ENV) tools/release/tidy-check.sh $(NESTED_MODULES)
+	cd tools/release && GOWORK=off go vet ./... && \
+		GOWORK=off go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && GOWORK=off go mod tidy -diff
+
+tidy: ## go mod tidy of every module, the nested ones against the working tree's core
+	go mod tidy
+	$(RELEASE_ENV) tools/release/tidy-check.sh -fix $(NESTED_MODULES)
+	cd tools/release && GOWORK=off go mod tidy
 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...
