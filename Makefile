@@ -14,13 +14,14 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker
 # in each.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker
 # The version of the core that the nested modules require, and that the tidy
-# check packs the working tree at: the next release. go.work names it too.
+# check and release-check pack the working tree at: the next release. go.work
+# names it too.
 VERSION             := v0.1.0
-# Settings of the scripts in tools/release (tidy, lint).
+# Settings of the scripts in tools/release (tidy, lint, release-check).
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench bench-peers lint tidy cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cover fuzz simulate
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -70,6 +71,16 @@ tidy: ## go mod tidy of every module, the nested ones against the working tree's
 	go mod tidy
 	$(RELEASE_ENV) tools/release/tidy-check.sh -fix $(NESTED_MODULES)
 	cd tools/release && GOWORK=off go mod tidy
+
+# The requirements of this repository's modules, go.work's replace and
+# VERSION above; go.mod files keep their format, so perl edits them in place.
+bump: ## point the nested modules and go.work at the core's next version: make bump VERSION=v0.2.0
+	perl -pi -e 's#(github\.com/srebreaker/srebreaker(?:/[a-z/]+)?) v\d+\.\d+\.\d+\S*#$$1 $(VERSION)#' \
+		go.work $(addsuffix /go.mod,$(NESTED_MODULES))
+	perl -pi -e 's#^(VERSION +:= ).*#$${1}$(VERSION)#' Makefile
+
+release-check: ## go get the published modules at VERSION from a local proxy of this tree, as a user would
+	$(RELEASE_ENV) tools/release/release-check.sh
 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...
