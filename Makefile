@@ -17,18 +17,20 @@ NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics ot
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.
 VERSION             := v0.1.0
+# The platforms make cross builds the core for.
+CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm64 js/wasm wasip1/wasm
 # Settings of the scripts in tools/release (tidy, lint, release-check).
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-test: ## vet and race tests, nested modules too: what CI runs
+test: ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "cd $$m && go vet ./... && go test -race -count=1 ./..."; \
 		(cd $$m && go vet ./... && go test -race -count=1 ./...); \
@@ -81,6 +83,19 @@ bump: ## point the nested modules and go.work at the core's next version: make b
 
 release-check: ## go get the published modules at VERSION from a local proxy of this tree, as a user would
 	$(RELEASE_ENV) tools/release/release-check.sh
+
+# The linker accepts the runtime symbols that widely used modules reach for
+# (runtime.procPin, runtime.cheaprand64, ...) even with -checklinkname=1, so
+# the source is searched for go:linkname as well.
+cross: ## build the core and link its tests for CROSS_PLATFORMS; no go:linkname in its source
+	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	for p in $(CROSS_PLATFORMS); do \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./... && go test -c -ldflags=-checklinkname=1 ./..."; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go test -c -ldflags=-checklinkname=1 -o "$$out/$${p%/*}-$${p#*/}/" ./...; \
+	done
+	@found=$$(for d in $$(go list -f '{{.Dir}}' ./...); do grep -l '^//go:linkname' "$$d"/*.go || true; done); \
+	test -z "$$found" || { echo "go:linkname reaches into the runtime, which a future Go may break:"; echo "$$found"; exit 1; }
 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...
