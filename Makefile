@@ -6,19 +6,32 @@ STATICCHECK_VERSION := v0.8.2
 MIN_GO              := go1.22.12
 # benchstat, for make bench-peers.
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
+# Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
+# (docs/releasing.md).
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
-# their dependencies stay out of the core's): test and lint run in each.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker
+# their dependencies stay out of the core's) and in go.work: test and lint run
+# in each. leakcheck comes last: it fails while the core leaves goroutines
+# running.
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker leakcheck
+# The version of the core that the nested modules require, and that the tidy
+# check and release-check pack the working tree at: the next release. go.work
+# names it too.
+VERSION             := v0.1.0
+# The platforms make cross builds the core for.
+CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm64 js/wasm wasip1/wasm
+# Settings of the scripts in tools/release (tidy, lint, release-check).
+RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench bench-peers lint cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-test: ## vet and race tests, nested modules too: what CI runs
+test: ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "cd $$m && go vet ./... && go test -race -count=1 ./..."; \
 		(cd $$m && go vet ./... && go test -race -count=1 ./...); \
@@ -26,8 +39,10 @@ test: ## vet and race tests, nested modules too: what CI runs
 
 race: test ## same as test
 
-test-min-go: ## the tests on the oldest supported Go
-	GOTOOLCHAIN=$(MIN_GO) go test -count=1 ./...
+# GOWORK=off: go.work asks for the newest go line of its modules, above the
+# oldest Go the core supports; the core alone needs nothing from the workspace.
+test-min-go: ## the core's tests on the oldest supported Go
+	GOWORK=off GOTOOLCHAIN=$(MIN_GO) go test -count=1 ./...
 
 bench: ## benchmarks with allocation counts, written to bench.txt
 	go test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
@@ -39,16 +54,49 @@ BENCH_TIME  ?= 1s
 bench-peers: ## compare with other Go breakers (bench/, its own module); BENCH_COUNT=5 BENCH_TIME=1s
 	BENCH_COUNT=$(BENCH_COUNT) BENCH_TIME=$(BENCH_TIME) BENCHSTAT_VERSION=$(BENCHSTAT_VERSION) ./bench/run.sh
 
-lint: ## go vet, staticcheck at a pinned version, gofmt, tidy check, nested modules too
+# go mod tidy ignores go.work, and the nested modules require a version of
+# the core that is not released yet: tools/release/tidy-check.sh tidies them
+# against the working tree on a local module proxy.
+lint: ## go vet, staticcheck at a pinned version, gofmt, tidy checks, nested modules and tools too
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	go mod tidy -diff
 	@set -e; for m in $(NESTED_MODULES); do \
-		echo "cd $$m && go vet ./... && staticcheck ./... && go mod tidy -diff"; \
-		(cd $$m && go vet ./... && \
-			go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && go mod tidy -diff); \
+		echo "cd $$m && go vet ./... && staticcheck ./..."; \
+		(cd $$m && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); \
 	done
+	$(RELEASE_ENV) tools/release/tidy-check.sh $(NESTED_MODULES)
+	cd tools/release && GOWORK=off go vet ./... && \
+		GOWORK=off go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && GOWORK=off go mod tidy -diff
+
+tidy: ## go mod tidy of every module, the nested ones against the working tree's core
+	go mod tidy
+	$(RELEASE_ENV) tools/release/tidy-check.sh -fix $(NESTED_MODULES)
+	cd tools/release && GOWORK=off go mod tidy
+
+# The requirements of this repository's modules, go.work's replace and
+# VERSION above; go.mod files keep their format, so perl edits them in place.
+bump: ## point the nested modules and go.work at the core's next version: make bump VERSION=v0.2.0
+	perl -pi -e 's#(github\.com/srebreaker/srebreaker(?:/[a-z/]+)?) v\d+\.\d+\.\d+\S*#$$1 $(VERSION)#' \
+		go.work $(addsuffix /go.mod,$(NESTED_MODULES))
+	perl -pi -e 's#^(VERSION +:= ).*#$${1}$(VERSION)#' Makefile
+
+release-check: ## go get the published modules at VERSION from a local proxy of this tree, as a user would
+	$(RELEASE_ENV) tools/release/release-check.sh
+
+# The linker accepts the runtime symbols that widely used modules reach for
+# (runtime.procPin, runtime.cheaprand64, ...) even with -checklinkname=1, so
+# the source is searched for go:linkname as well.
+cross: ## build the core and link its tests for CROSS_PLATFORMS; no go:linkname in its source
+	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	for p in $(CROSS_PLATFORMS); do \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./... && go test -c -ldflags=-checklinkname=1 ./..."; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go test -c -ldflags=-checklinkname=1 -o "$$out/$${p%/*}-$${p#*/}/" ./...; \
+	done
+	@found=$$(for d in $$(go list -f '{{.Dir}}' ./...); do grep -l '^//go:linkname' "$$d"/*.go || true; done); \
+	test -z "$$found" || { echo "go:linkname reaches into the runtime, which a future Go may break:"; echo "$$found"; exit 1; }
 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...

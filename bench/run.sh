@@ -9,6 +9,9 @@
 #   BENCHSTAT_VERSION  golang.org/x/perf version benchstat is run at
 set -euo pipefail
 cd "$(dirname "$0")"
+# bench is not in go.work, whose versions the other libraries' requirements
+# would raise: it builds alone, with its replace of the core.
+export GOWORK=off
 
 count=${BENCH_COUNT:-5}
 benchtime=${BENCH_TIME:-1s}

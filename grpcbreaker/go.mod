@@ -4,7 +4,7 @@ go 1.24.0
 
 require (
 	github.com/benbjohnson/clock v1.3.5
-	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/grpc v1.80.0
 	google.golang.org/protobuf v1.36.11
@@ -18,5 +18,3 @@ require (
 	golang.org/x/text v0.33.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260120221211-b8f7ae30c516 // indirect
 )
-
-replace github.com/srebreaker/srebreaker => ../

@@ -2,11 +2,9 @@ module github.com/srebreaker/srebreaker/otelbreaker
 
 go 1.25.0
 
-replace github.com/srebreaker/srebreaker => ../
-
 require (
 	github.com/benbjohnson/clock v1.3.5
-	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0

@@ -2,14 +2,12 @@ module github.com/srebreaker/srebreaker/prombreaker
 
 go 1.23.0
 
-replace github.com/srebreaker/srebreaker => ../
-
 require (
 	github.com/benbjohnson/clock v1.3.5
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1
-	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 

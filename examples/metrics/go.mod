@@ -5,8 +5,8 @@ go 1.23.0
 require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/common v0.66.1
-	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
-	github.com/srebreaker/srebreaker/prombreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/prombreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -21,9 +21,4 @@ require (
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/sys v0.35.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
-)
-
-replace (
-	github.com/srebreaker/srebreaker => ../..
-	github.com/srebreaker/srebreaker/prombreaker => ../../prombreaker
 )
