@@ -70,14 +70,8 @@ func checkCore(_ context.Context, registry *breaker.Registry) error {
 // checkGRPC calls gRPC's health service on loopback through the client and
 // server interceptors.
 func checkGRPC(ctx context.Context, registry *breaker.Registry) error {
-	serverUnary, err := grpcbreaker.UnaryServerInterceptor()
-	if err != nil {
-		return err
-	}
-	clientUnary, err := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))
-	if err != nil {
-		return err
-	}
+	serverUnary := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(registry))
+	clientUnary := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
