@@ -148,7 +148,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	if len(o.listeners) > 0 {
-		b.events = newEvents(o, span, b.start)
+		b.events = newEvents(o, span)
 	}
 	return b
 }

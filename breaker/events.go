@@ -119,29 +119,27 @@ type events struct {
 	drops     bool  // tell of each drop
 	bucket    int64 // how often shedding is checked, in ns
 	window    int64 // how long the probability stays 0 before shedding stops, in ns
-	start     time.Time
 
+	// Times are in ns since the breaker's start.
 	next     atomic.Int64 // ns since start when the next check is due
 	shedding atomic.Bool
 	lastShed atomic.Int64 // ns since start when the probability was last seen above 0
 }
 
-func newEvents(o options, bucket time.Duration, start time.Time) *events {
-	e := &events{
+func newEvents(o options, bucket time.Duration) *events {
+	return &events{
 		listeners: slices.Clone(o.listeners),
 		drops:     o.dropEvents,
 		bucket:    int64(bucket),
 		window:    int64(o.window),
-		start:     start,
 	}
-	return e
 }
 
 // observe looks for a change of shedding at time t, given the formula's
 // ratio num/den then, once per bucket: the call that finds a check due makes it.
 // A clock stepped back by more than the window restarts the checks.
 func (e *events) observe(b *googleBreaker, t time.Time, num, den float64) {
-	now := int64(t.Sub(e.start))
+	now := int64(t.Sub(b.start))
 	next := e.next.Load()
 	if (now < next && now >= next-e.window) || !e.next.CompareAndSwap(next, (now/e.bucket+1)*e.bucket) {
 		return

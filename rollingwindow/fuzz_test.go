@@ -151,6 +151,17 @@ func FuzzWindow(f *testing.F) {
 			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, wi.Lifetime(), "Lifetime")
 		}
 
+		// record adds v to both windows, through addInt and addFloat, and
+		// to the model.
+		record := func(v int64, addInt func(int64), addFloat func(float64)) {
+			addInt(v)
+			addFloat(asFloat(v))
+			ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
+			absSum += math.Abs(asFloat(v))
+			lifeSum += v
+			lifeCount++
+		}
+
 		if len(steps) > 9*256 { // the model re-sums on every read: keep runs short
 			steps = steps[:9*256]
 		}
@@ -159,13 +170,7 @@ func FuzzWindow(f *testing.F) {
 			steps = steps[9:]
 			switch kind {
 			case add:
-				v := int64(arg)
-				wi.Add(v)
-				wf.Add(asFloat(v))
-				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
-				absSum += math.Abs(asFloat(v))
-				lifeSum += v
-				lifeCount++
+				record(int64(arg), wi.Add, wf.Add)
 			case forward: // up to 64 quarter-intervals
 				clk.now = clk.now.Add(time.Duration(arg%65) * interval / 4)
 			case jump: // whole windows, up to about half a year, while under a century has passed
@@ -177,13 +182,7 @@ func FuzzWindow(f *testing.F) {
 			case leap: // centuries ahead, past what time.Duration holds
 				clk.now = clk.now.Add(time.Duration(arg%2+1) * 200 * 365 * 24 * time.Hour)
 			case addCurrent: // without reading the clock
-				v := int64(arg)
-				wi.AddCurrent(v)
-				wf.AddCurrent(asFloat(v))
-				ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
-				absSum += math.Abs(asFloat(v))
-				lifeSum += v
-				lifeCount++
+				record(int64(arg), wi.AddCurrent, wf.AddCurrent)
 			}
 			ref.move(clk.now)
 			check()
