@@ -116,6 +116,7 @@ type googleBreaker struct {
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
 	reasons reasonLog
 	events  *events // nil without listeners
+	fleet   fleetLink
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
@@ -141,6 +142,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		windowOpts = append(windowOpts, rollingwindow.WithClock(o.clock))
 	}
 	b.start = b.wallNow()
+	b.fleet.window = o.window
 	span := o.window / time.Duration(o.buckets)
 	b.streaks.size = int64(o.buckets)
 	// The options were validated: New cannot fail.
@@ -198,6 +200,9 @@ func (b *googleBreaker) admit() error {
 	t := b.now()
 	c := b.tally(t)
 	num, den := b.formula.ratio(c)
+	if o := b.fleet.others.Load(); o != nil { // see fleet.go
+		num, den = b.withFleet(o, t, num, den)
+	}
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}

@@ -220,3 +220,27 @@ func ExampleRegistry_SetLimit() {
 	fmt.Println(n <= 100)
 	// Output: true
 }
+
+// A breaker linked to its fleet: the other processes' counts, as a store
+// such as Redis would return them, make it shed although its own window
+// holds too few failures to.
+func ExampleFleet() {
+	b := breaker.MustNew(breaker.WithName("payments"),
+		breaker.WithClock(exampleClock()), breaker.WithProba(proba.NewSeeded(1)))
+	fleet, _ := breaker.FleetOf(b)
+
+	p, _ := b.Allow()
+	p.Reject("connection refused") // one failure: too few to shed on
+
+	// A publisher loop sends fleet.Counts() to the store and sets the sum
+	// of the other processes' counts, once per bucket.
+	fmt.Printf("own: %+v\n", fleet.Counts())
+	if err := fleet.SetOthers(breaker.Counts{Failures: 99}); err != nil {
+		fmt.Println(err)
+	}
+	s, _ := breaker.StatsOf(b)
+	fmt.Printf("drop probability: %.2f\n", s.DropProbability)
+	// Output:
+	// own: {Successes:0 Failures:1 Drops:0 RecentSuccesses:0 RecentFailures:0}
+	// drop probability: 0.96
+}

@@ -19,7 +19,8 @@ type Stats struct {
 	TotalSuccesses, TotalFailures, TotalDrops int64
 
 	// DropProbability is the probability that a call asking now is dropped:
-	// 0 while the dependency is healthy.
+	// 0 while the dependency is healthy. For a breaker linked to a fleet
+	// ([Fleet]), it is the higher of its own and the fleet's.
 	DropProbability float64
 
 	// Reasons holds the last failure reasons, newest first, at most 5.
@@ -60,6 +61,9 @@ func (b *googleBreaker) Stats() Stats {
 	c := b.tally(t)
 	c.drops, _ = b.drops.TotalsAt(t)
 	num, den := b.formula.ratio(c)
+	if o := b.fleet.others.Load(); o != nil {
+		num, den = b.withFleet(o, t, num, den)
+	}
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
