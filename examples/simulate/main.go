@@ -68,6 +68,9 @@ report, the scenario and trace formats.
 	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table")
+	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing counts as redisbreaker does (1 to 1,000)")
+	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share counts through an in-process store with redisbreaker's semantics; false keeps each client on its own counts")
+	fs.BoolVar(&cfg.partition, "partition", false, "with -clients: the outage phase fails client 1's calls only; the others' succeed")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -87,6 +90,10 @@ report, the scenario and trace formats.
 		return fail(errors.New("-scenario and -replay: give one; a trace brings its own traffic"))
 	case set["record"] && set["replay"]:
 		return fail(errors.New("-record and -replay: give one; -record writes the trace of a simulation"))
+	case set["replay"] && (set["clients"] || set["share"] || set["partition"]):
+		return fail(errors.New("-replay: replays one breaker's trace; -clients, -share and -partition simulate a fleet"))
+	case set["record"] && cfg.clients > 1:
+		return fail(errors.New("-record: writes the trace of one breaker, not of -clients"))
 	case set["scenario"]:
 		replaces = "-scenario"
 	case set["replay"]:
@@ -109,14 +116,24 @@ func run(cfg config, stdout, stderr io.Writer) error {
 	if cfg.replayFile != "" {
 		return runReplay(cfg, stdout, stderr)
 	}
+	if err := cfg.fleetConfig.validate(); err != nil {
+		return err
+	}
 	sc, err := cfg.scenario()
 	if err != nil {
 		return err
 	}
 	var res *result
-	if cfg.recordFile != "" {
+	switch {
+	case cfg.recordFile != "":
 		res, err = simulateRecording(cfg.breakerConfig, sc, cfg.recordFile)
-	} else {
+	case cfg.clients > 1:
+		var fr *fleetResult
+		res, fr, err = simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
+		if err == nil {
+			res.fleet = fr
+		}
+	default:
 		res, err = simulateScenario(cfg.breakerConfig, sc, nil)
 	}
 	if err != nil {

@@ -36,7 +36,11 @@ func trafficLine(cfg config, sc scenario) string {
 // per phase, the figures by role and the comparison row.
 func printSimulation(out io.Writer, cfg config, res *result) {
 	sc := res.scenario
-	fmt.Fprintf(out, "breaker: %s; %s; seed %d\n\n", breakerLine(cfg.breakerConfig), trafficLine(cfg, sc), cfg.seed)
+	fmt.Fprintf(out, "breaker: %s; %s; seed %d\n", breakerLine(cfg.breakerConfig), trafficLine(cfg, sc), cfg.seed)
+	if line := fleetLine(cfg.fleetConfig, cfg.breakerConfig); line != "" {
+		fmt.Fprintf(out, "fleet: %s\n", line)
+	}
+	fmt.Fprintln(out)
 	nameWidth := 9
 	for _, p := range sc.phases {
 		nameWidth = max(nameWidth, len(p.name))
@@ -71,6 +75,16 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 	if p := res.phaseOf(roleOutage); p >= 0 {
 		fmt.Fprintf(out, "outage:   share that reached the dependency  %.1f%%\n", f.outageReached)
 		fmt.Fprintf(out, "outage:   time until 90%% was shed            %s\n", formatTiming(f.shedAfter, sc.phases[p].length))
+		if fr := res.fleet; fr != nil {
+			lo, hi := fr.clientSpread(p)
+			fmt.Fprintf(out, "outage:   share reaching it, per client      %.1f%% to %.1f%%\n", lo, hi)
+			if cfg.partition {
+				c := fr.clients[0][p]
+				dropped, offered := fr.othersDropped(p)
+				fmt.Fprintf(out, "outage:   client 1 (partitioned): reached    %.1f%%\n", pct(c.allowed, c.offered))
+				fmt.Fprintf(out, "outage:   the other clients: dropped         %d of %d\n", dropped, offered)
+			}
+		}
 	}
 	if p := res.phaseOf(roleHealed); p >= 0 {
 		c := res.phases[p]

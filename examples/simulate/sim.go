@@ -25,6 +25,7 @@ const slot = 100 * time.Millisecond
 
 type config struct {
 	breakerConfig
+	fleetConfig
 
 	// The scenario the flags describe: phases[p] gives only a name and a
 	// length, the rest comes from rate, errorRate and capacity.
@@ -52,6 +53,7 @@ func defaultConfig() config {
 			trust:      true,
 			seed:       1,
 		},
+		fleetConfig: fleetConfig{clients: 1, share: true},
 		rate:      2000,
 		errorRate: 0.01,
 		capacity:  0.5,
@@ -74,6 +76,9 @@ func (c config) validate() error {
 	case !(c.capacity >= 0 && c.capacity <= 1):
 		return fmt.Errorf("-capacity %v: must be between 0 and 1", c.capacity)
 	}
+	if err := c.fleetConfig.validate(); err != nil {
+		return err
+	}
 	var total time.Duration
 	for _, p := range c.phases {
 		if p.length < 0 {
@@ -84,7 +89,11 @@ func (c config) validate() error {
 	if total > maxDuration {
 		return fmt.Errorf("phases add up to %v: at most 24h can be simulated", total)
 	}
-	if requests := total.Seconds() * float64(c.rate); requests > maxRequests {
+	if requests := total.Seconds() * float64(c.rate) * float64(c.clients); requests > maxRequests {
+		if c.clients > 1 {
+			return fmt.Errorf("-rate %d for -clients %d over %v makes %.0f requests: at most %d can be simulated",
+				c.rate, c.clients, total, requests, maxRequests)
+		}
 		return fmt.Errorf("-rate %d over %v makes %.0f requests: at most %d can be simulated", c.rate, total, requests, maxRequests)
 	}
 	return nil
@@ -110,8 +119,8 @@ func (c config) scenario() (scenario, error) {
 			p.errors = c.errorRate
 		case outage:
 			p.errors = 1
-		case overload:
-			p.capacity = c.capacity * float64(c.rate)
+		case overload: // of the fleet's offered rate, with -clients
+			p.capacity = c.capacity * float64(c.rate) * float64(max(c.clients, 1))
 		}
 		s.phases = append(s.phases, p)
 	}
@@ -120,6 +129,7 @@ func (c config) scenario() (scenario, error) {
 
 type result struct {
 	scenario scenario
+	fleet    *fleetResult // nil for one breaker
 	timeline
 	phases []counts   // per phase of the scenario
 	slots  [][]counts // per phase, per 100 ms since it began, for the timings
@@ -130,6 +140,14 @@ func simulate(cfg config) (*result, error) {
 	sc, err := cfg.scenario()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.clients > 1 {
+		res, fr, err := simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
+		if err != nil {
+			return nil, err
+		}
+		res.fleet = fr
+		return res, nil
 	}
 	return simulateScenario(cfg.breakerConfig, sc, nil)
 }
