@@ -54,9 +54,9 @@ func defaultConfig() config {
 			seed:       1,
 		},
 		fleetConfig: fleetConfig{clients: 1, share: true},
-		rate:      2000,
-		errorRate: 0.01,
-		capacity:  0.5,
+		rate:        2000,
+		errorRate:   0.01,
+		capacity:    0.5,
 		phases: [phaseCount]phase{
 			healthy:  {name: "healthy", length: 5 * time.Second},
 			outage:   {name: "outage", length: 10 * time.Second},
