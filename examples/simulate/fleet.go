@@ -31,32 +31,54 @@ func (fc fleetConfig) validate() error {
 }
 
 // fleetStore holds what a fleet's breakers share, with the semantics of
-// redisbreaker's keys in Redis: per client, the counts it published last
-// and when. A client's sync writes its counts and reads the sum of the
-// others' published within the last window (older ones are stale: their
-// process has stopped, or cannot reach the store), in one round trip, as
-// redisbreaker's pipeline does.
+// redisbreaker's hash in Redis: per client, the counts it published last
+// and when, and their sum. A client's sync replaces its counts and keeps
+// the sum up to date; once a quarter of a window at most, it sweeps
+// instead: it deletes the counts published more than a window ago (their
+// process has stopped, or cannot reach Redis) and adds up the rest afresh.
+// It returns the sum less the client's own counts, as redisbreaker's
+// script does in the one round trip of a period.
 type fleetStore struct {
-	window time.Duration
-	counts []breaker.Counts
-	at     []time.Time // zero until the client first publishes
+	window  time.Duration
+	counts  []breaker.Counts
+	at      []time.Time // when each client published; zero if not, or deleted
+	sum     breaker.Counts
+	sweptAt time.Time
 }
 
 func newFleetStore(clients int, window time.Duration) *fleetStore {
 	return &fleetStore{window: window, counts: make([]breaker.Counts, clients), at: make([]time.Time, clients)}
 }
 
-// sync publishes client j's counts at t and returns the others' fresh ones,
-// added up.
+// sync publishes client j's counts at t and returns the others', added up.
 func (s *fleetStore) sync(j int, t time.Time, own breaker.Counts) breaker.Counts {
-	s.counts[j], s.at[j] = own, t
-	var others breaker.Counts
-	for i, c := range s.counts {
-		if i != j && !s.at[i].IsZero() && t.Sub(s.at[i]) <= s.window {
-			others = others.Add(c)
+	if s.sweptAt.IsZero() || t.Sub(s.sweptAt) >= s.window/4 {
+		s.counts[j], s.at[j] = own, t
+		s.sum = breaker.Counts{}
+		for i, c := range s.counts {
+			switch {
+			case s.at[i].IsZero():
+			case t.Sub(s.at[i]) > s.window:
+				s.counts[i], s.at[i] = breaker.Counts{}, time.Time{}
+			default:
+				s.sum = s.sum.Add(c)
+			}
 		}
+		s.sweptAt = t
+	} else {
+		if !s.at[j].IsZero() {
+			s.sum = s.sum.Add(negate(s.counts[j]))
+		}
+		s.counts[j], s.at[j] = own, t
+		s.sum = s.sum.Add(own)
 	}
-	return others
+	return s.sum.Add(negate(own))
+}
+
+// negate returns −c.
+func negate(c breaker.Counts) breaker.Counts {
+	return breaker.Counts{Successes: -c.Successes, Failures: -c.Failures, Drops: -c.Drops,
+		RecentSuccesses: -c.RecentSuccesses, RecentFailures: -c.RecentFailures}
 }
 
 // fleetResult is what each client of a fleet saw, per phase.

@@ -97,10 +97,14 @@ func TestFleetStore_sync(t *testing.T) {
 	t0 := epoch
 	assert.Equal(t, breaker.Counts{}, s.sync(0, t0, breaker.Counts{Failures: 4}), "nobody else has published")
 	assert.Equal(t, breaker.Counts{Failures: 4}, s.sync(1, t0.Add(time.Second), breaker.Counts{Successes: 7}))
-	assert.Equal(t, breaker.Counts{Successes: 7, Failures: 4},
+	assert.Equal(t, breaker.Counts{Failures: 4},
+		s.sync(1, t0.Add(time.Second), breaker.Counts{Successes: 5}), "a client's counts replace its last")
+	assert.Equal(t, breaker.Counts{Successes: 5, Failures: 4},
 		s.sync(2, t0.Add(2*time.Second), breaker.Counts{}), "published exactly a window ago: still fresh")
-	assert.Equal(t, breaker.Counts{Successes: 7},
-		s.sync(2, t0.Add(2*time.Second+time.Millisecond), breaker.Counts{}), "client 0's counts are stale")
+	assert.Equal(t, breaker.Counts{Successes: 5, Failures: 4},
+		s.sync(2, t0.Add(2*time.Second+time.Millisecond), breaker.Counts{}), "stale, but no sweep is due")
+	assert.Equal(t, breaker.Counts{Successes: 5},
+		s.sync(2, t0.Add(2500*time.Millisecond), breaker.Counts{}), "swept: client 0's counts are gone")
 }
 
 func TestRun_fleetReport(t *testing.T) {

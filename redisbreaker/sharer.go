@@ -1,0 +1,379 @@
+package redisbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+var (
+	// ErrNotShareable is returned by [Sharer.Share] for a breaker without a
+	// fleet link (see [breaker.FleetOf]), such as [breaker.Nop].
+	ErrNotShareable = errors.New("redisbreaker: breaker cannot share its counts")
+	// ErrClosed is returned by [Sharer.Start] and [Sharer.Share] after
+	// [Sharer.Close].
+	ErrClosed = errors.New("redisbreaker: sharer closed")
+	// ErrUnreachable wraps the error of a round trip that failed as a
+	// whole: Redis down, slow or refusing the commands.
+	ErrUnreachable = errors.New("redisbreaker: Redis unreachable")
+	// ErrBadData wraps the error of a breaker whose hash in Redis held
+	// something the sharer cannot use: a key of another type, or values
+	// it cannot parse.
+	ErrBadData = errors.New("redisbreaker: unusable data in Redis")
+)
+
+// Sharer shares the counts of breakers with the breakers of the same names
+// in other processes, through Redis, and feeds the fleet's counts back to
+// them ([breaker.Fleet]). Make one with [New], add breakers with
+// [Sharer.Share], and start its loop with [Sharer.Start]; [Sharer.Close]
+// stops it.
+//
+// A Sharer is safe for concurrent use by multiple goroutines.
+type Sharer struct {
+	client redis.UniversalClient
+	o      options
+
+	mu      sync.Mutex
+	members map[string]*member // guarded by mu; by breaker name
+	closed  bool               // guarded by mu
+	cancel  context.CancelFunc // guarded by mu; stops the loop; nil until Start
+	done    chan struct{}      // guarded by mu; closed when the loop has returned
+
+	round  sync.Mutex // one round at a time; guards down, loaded and the members' round state
+	down   bool       // the last round failed as a whole, and that was logged
+	loaded bool       // the last round ran the script: Redis has it
+}
+
+// member is a shared breaker.
+type member struct {
+	b     breaker.Breaker
+	fleet *breaker.Fleet
+	key   string
+
+	bad bool // guarded by Sharer.round; the last read was unusable, and that was logged
+}
+
+// New returns a sharer that keeps its state in Redis through client: a
+// single node, Sentinel or Cluster client (each breaker's counts are one
+// key). The caller keeps client, and closes it after [Sharer.Close]. New
+// returns an error wrapping [ErrInvalidOption], naming the option and its
+// value, when an option is invalid, and one when client is nil.
+func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: client must not be nil", ErrInvalidOption)
+	}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Sharer{client: client, o: o, members: make(map[string]*member)}, nil
+}
+
+// ProcessID returns the name this process publishes its counts under; see
+// [WithProcessID].
+func (s *Sharer) ProcessID() string { return s.o.id }
+
+// Share adds b to the breakers whose counts the sharer publishes under
+// b.Name(), and to which it feeds the fleet's; a breaker shared before
+// under the same name is replaced, and decides on its own counts again.
+// Sharing a breaker already shared does nothing, so a caller may share
+// each breaker of a [breaker.Registry] as it gets it. It returns an error
+// wrapping [ErrNotShareable] for a breaker without a fleet link, one for a
+// name longer than 1024 bytes, and [ErrClosed] after Close.
+func (s *Sharer) Share(b breaker.Breaker) error {
+	fleet, ok := breaker.FleetOf(b)
+	if !ok {
+		return fmt.Errorf("%w: %T has no fleet link", ErrNotShareable, b)
+	}
+	name := b.Name()
+	if len(name) > maxNameSize {
+		return fmt.Errorf("redisbreaker: breaker name of %d bytes: at most %d", len(name), maxNameSize)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if old, ok := s.members[name]; ok {
+		if old.b == b {
+			return nil
+		}
+		old.fleet.ClearOthers()
+	}
+	s.members[name] = &member{b: b, fleet: fleet, key: s.o.prefix + name}
+	return nil
+}
+
+// Unshare stops sharing the breaker shared under name, which decides on
+// its own counts again; its counts in Redis expire on their own. It does
+// nothing for a name not shared.
+func (s *Sharer) Unshare(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.members[name]; ok {
+		m.fleet.ClearOthers()
+		delete(s.members, name)
+	}
+}
+
+// Start starts the loop that calls [Sharer.Sync] at once and then every
+// period ([WithPeriod]), each round bounded by the timeout
+// ([WithTimeout]), until [Sharer.Close]. Calls through the breakers never
+// wait for it. It returns an error if the loop was started before, and
+// [ErrClosed] after Close.
+func (s *Sharer) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.cancel != nil:
+		return errors.New("redisbreaker: Start: the loop is already running")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	ticker := s.o.clock.Ticker(s.o.period)
+	go s.loop(ctx, ticker, s.done)
+	return nil
+}
+
+func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struct{}) {
+	defer close(done)
+	defer ticker.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+		_ = s.Sync(rctx) // logged by Sync
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// Close stops the loop, waits for it to return, and leaves every shared
+// breaker deciding on its own counts. It does not close the Redis client.
+// Later calls do nothing.
+func (s *Sharer) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.members {
+		m.fleet.ClearOthers()
+	}
+	return nil
+}
+
+// Sync runs one round, as the loop does every period: in one pipelined
+// round trip, for each shared breaker, a script in Redis publishes the
+// breaker's counts under this process's ID, renews the expiry of its key,
+// deletes the counts of processes that stopped publishing, and returns the
+// sum of the others' counts published within the breaker's window
+// ([breaker.Fleet.Window]), which the breaker then decides on. Counts
+// older than that are stale, and left out.
+//
+// When the round trip fails as a whole (Redis down, slow, or refusing),
+// every breaker decides on its own counts, Sync logs it once until a round
+// succeeds again, which it logs too, and returns an error wrapping
+// [ErrUnreachable]. A breaker whose key holds what the sharer cannot use
+// (a key of another type) decides on its own counts, is logged once, and
+// Sync returns an error wrapping [ErrBadData] for it; so it does for
+// counts of other processes that cannot be parsed, which are left out of
+// the fleet's while the rest still count.
+func (s *Sharer) Sync(ctx context.Context) error {
+	s.round.Lock()
+	defer s.round.Unlock()
+	s.mu.Lock()
+	members := make([]*member, 0, len(s.members))
+	for _, m := range s.members {
+		members = append(members, m)
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if len(members) == 0 || closed {
+		return nil
+	}
+	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.key, b.key) })
+
+	now := s.o.clock.Now()
+	results, err := s.exchange(ctx, members, now, s.loaded)
+	if err != nil && s.loaded && anyNoScript(results) {
+		// The script is gone (Redis restarted or flushed its scripts, or a
+		// node of a cluster has not seen it): send it whole, once more.
+		results, err = s.exchange(ctx, members, now, false)
+	}
+	if err != nil && (!isReply(err) || allFailed(results)) {
+		s.loaded = false
+		for _, m := range members {
+			m.fleet.ClearOthers()
+		}
+		if !s.down {
+			s.down = true
+			s.o.logger.Warn("redisbreaker: Redis unreachable; breakers decide on their own counts until it is back",
+				"prefix", s.o.prefix, "err", err)
+		}
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if s.down {
+		s.down = false
+		s.o.logger.Info("redisbreaker: Redis reachable again; breakers decide on the fleet's counts", "prefix", s.o.prefix)
+	}
+	s.loaded = true
+	var errs []error
+	for i, m := range members {
+		if err := s.take(m, results[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// exchange runs the script for each member in one pipeline: by its SHA1
+// once Redis has it (loaded), whole otherwise. The error is the pipeline's:
+// that of its first failed command.
+func (s *Sharer) exchange(ctx context.Context, members []*member, now time.Time, loaded bool) ([]*redis.Cmd, error) {
+	results := make([]*redis.Cmd, len(members))
+	pipe := s.client.Pipeline()
+	for i, m := range members {
+		window := m.fleet.Window()
+		keys := []string{m.key}
+		args := []any{s.o.id, encode(now, m.fleet.Counts()), now.UnixMilli(),
+			window.Milliseconds(), keyTTL(window, s.o.period).Milliseconds()}
+		if loaded {
+			results[i] = pipe.EvalSha(ctx, exchangeScript.Hash(), keys, args...)
+		} else {
+			results[i] = pipe.Eval(ctx, exchangeSource, keys, args...)
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	return results, err
+}
+
+// isReply reports whether err is an error reply of Redis to a command
+// (WRONGTYPE, say), rather than a failure to reach it.
+func isReply(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply)
+}
+
+// allFailed reports whether every command of a round failed.
+func allFailed(results []*redis.Cmd) bool {
+	for _, r := range results {
+		if r.Err() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// anyNoScript reports whether Redis did not know the script for a command.
+func anyNoScript(results []*redis.Cmd) bool {
+	for _, r := range results {
+		if err := r.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
+}
+
+// take feeds m the others' counts the script returned.
+func (s *Sharer) take(m *member, result *redis.Cmd) error {
+	others, swept, err := parseResult(result)
+	if err == nil || errors.Is(err, errUnparsed) {
+		if serr := m.fleet.SetOthers(others); serr != nil { // not for sums the script capped
+			err = serr
+		}
+	}
+	if err != nil && !errors.Is(err, errUnparsed) {
+		m.fleet.ClearOthers()
+	}
+	switch {
+	case err != nil:
+		if !m.bad {
+			m.bad = true
+			s.o.logger.Warn("redisbreaker: unusable counts in Redis; left out of the fleet's",
+				"key", m.key, "err", err)
+		}
+		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.key, err)
+	case m.bad && swept: // only a sweep reads every process's counts
+		m.bad = false
+		s.o.logger.Info("redisbreaker: counts in Redis usable again", "key", m.key)
+	}
+	return nil
+}
+
+// errUnparsed is returned by parseResult, with the counts of the others,
+// when counts of some processes could not be parsed and were left out.
+var errUnparsed = errors.New("counts of other processes could not be parsed")
+
+// parseResult reads the script's reply: the five sums of the other
+// processes' counts, whether the script swept the key, and how many values
+// it could not parse then.
+func parseResult(result *redis.Cmd) (others breaker.Counts, swept bool, err error) {
+	v, err := result.Int64Slice()
+	if err != nil {
+		return breaker.Counts{}, false, err
+	}
+	if len(v) != 7 {
+		return breaker.Counts{}, false, fmt.Errorf("the script returned %d numbers, not 7", len(v))
+	}
+	for _, n := range v {
+		if n < 0 || n > maxCount {
+			return breaker.Counts{}, false, fmt.Errorf("the script returned %v: not counts", v)
+		}
+	}
+	others = breaker.Counts{Successes: v[0], Failures: v[1], Drops: v[2], RecentSuccesses: v[3], RecentFailures: v[4]}
+	swept = v[5] == 1
+	if v[6] > 0 {
+		return others, swept, fmt.Errorf("%w: %d of them", errUnparsed, v[6])
+	}
+	return others, swept, nil
+}
+
+// keyTTL is how long a breaker's key lives without a write, and how old a
+// process's counts get before a round deletes them: two windows and a
+// period, so that a process's counts are deleted only well after they
+// went stale (one window).
+func keyTTL(window, period time.Duration) time.Duration {
+	return 2*window + period
+}
+
+// maxCount caps each count of a sum of counts read from Redis, so that
+// many processes, or a hostile writer, cannot overflow it; it is what
+// breaker.Fleet.SetOthers accepts.
+const maxCount = 1 << 50
+
+// encode writes counts published at t as Redis stores them: a version,
+// then t in Unix milliseconds and the five counts, space-separated
+// ("1 1704067200000 120 3 0 40 0").
+func encode(t time.Time, c breaker.Counts) string {
+	b := make([]byte, 0, 64)
+	b = append(b, '1')
+	for _, v := range []int64{t.UnixMilli(), c.Successes, c.Failures, c.Drops, c.RecentSuccesses, c.RecentFailures} {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
+}
