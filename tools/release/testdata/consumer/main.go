@@ -6,14 +6,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
@@ -25,6 +29,7 @@ import (
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/otelbreaker"
 	"github.com/srebreaker/srebreaker/prombreaker"
+	"github.com/srebreaker/srebreaker/redisbreaker"
 )
 
 func main() {
@@ -40,6 +45,7 @@ func main() {
 		{"github.com/srebreaker/srebreaker/grpcbreaker", checkGRPC},
 		{"github.com/srebreaker/srebreaker/prombreaker", checkPrometheus},
 		{"github.com/srebreaker/srebreaker/otelbreaker", checkOTel},
+		{"github.com/srebreaker/srebreaker/redisbreaker", checkRedis},
 	} {
 		if err := check.run(ctx, registry); err != nil {
 			fmt.Printf("FAIL %s: %v\n", check.module, err)
@@ -137,4 +143,66 @@ func checkOTel(ctx context.Context, registry *breaker.Registry) error {
 		}
 	}
 	return errors.New("no srebreaker.requests in the collection")
+}
+
+// checkRedis shares a breaker's counts between two sharers, as two
+// processes would, through a redis-server it starts on loopback (make
+// release-check installs Debian's package): the failures one sees make the
+// other shed.
+func checkRedis(ctx context.Context, _ *breaker.Registry) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	l.Close()
+	cmd := exec.CommandContext(ctx, "redis-server", "--bind", "127.0.0.1", "--port", port,
+		"--save", "", "--appendonly", "no", "--dir", os.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redis-server: %w", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ready := bufio.NewScanner(out)
+	for ready.Scan() && !strings.Contains(ready.Text(), "Ready to accept connections") {
+	}
+	go func() { // drain its log until it exits
+		for ready.Scan() {
+		}
+	}()
+
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	sharers := make([]*redisbreaker.Sharer, 2)
+	breakers := make([]breaker.Breaker, 2)
+	for i := range sharers {
+		s, err := redisbreaker.New(rdb, redisbreaker.WithProcessID(fmt.Sprint("process-", i)))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		breakers[i] = breaker.MustNew(breaker.WithName("shared"))
+		if err := s.Share(breakers[i]); err != nil {
+			return err
+		}
+		sharers[i] = s
+	}
+	for range 50 { // process 1's calls fail
+		if p, err := breakers[1].Allow(); err == nil {
+			p.Reject("down")
+		}
+	}
+	for _, s := range []*redisbreaker.Sharer{sharers[1], sharers[0]} {
+		if err := s.Sync(ctx); err != nil {
+			return err
+		}
+	}
+	if s, _ := breaker.StatsOf(breakers[0]); s.DropProbability == 0 {
+		return errors.New("process 0 does not shed on process 1's failures")
+	}
+	return nil
 }
