@@ -31,6 +31,21 @@
 // -healed and -overload the length of each phase (0 leaves it out).
 // testdata/standard.json is the same scenario as a file.
 //
+// A fleet: -clients N runs N breakers of one dependency, each offering
+// the phases' rate (so the dependency sees N times it, and the built-in
+// scenario's -capacity is a share of that), their calls interleaved
+// evenly. Every bucket span (window/buckets), each client publishes its
+// window counts to an in-process store with the semantics of redisbreaker's
+// hash in Redis and reads the others' published within the window, then
+// decides on them and its own ([breaker.Fleet]); the clients' syncs are
+// spread over the span. -share=false keeps every client on its own counts;
+// -partition fails the outage phase's calls of client 1 only (the others'
+// succeed). The report then describes the fleet, adds up its calls, and
+// gives the spread over the clients of the share of the outage that
+// reached the dependency; with -partition, client 1's share and the calls
+// the others dropped during the outage. -clients cannot be combined with
+// -replay or -record.
+//
 // The rest:
 //
 //   - -scenario file: simulate the phases of a scenario file instead.

@@ -1,0 +1,34 @@
+package redisbreaker_test
+
+import (
+	"log"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/redisbreaker"
+)
+
+// A process shares the breakers of its registry with the other processes
+// of its fleet. This example needs a Redis, so it is compiled but not run
+// (it has no Output comment); the package's tests start a redis-server.
+func Example() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	sharer, err := redisbreaker.New(rdb, redisbreaker.WithPrefix("checkout:"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	registry := breaker.NewRegistry()
+	if err := sharer.Share(registry.Get("payments")); err != nil {
+		log.Fatal(err)
+	}
+	if err := sharer.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer sharer.Close() // before rdb.Close
+
+	payments := registry.Get("payments")
+	_ = payments.Do(func() error { return nil }) // decided on the fleet's counts and its own
+}
