@@ -18,6 +18,7 @@ import (
 // fleetRun is what a fleet of processes let through, per phase.
 type fleetRun struct {
 	healthyDropped          int
+	othersDropped           int // during the outage, by processes other than process 0
 	outageOffered, outageIn int
 	readmittedAfter         time.Duration // first 100 ms of the healed phase with 95 % admitted; -1 if none
 }
@@ -27,13 +28,14 @@ type fleetRun struct {
 // rate times a second, the calls of the fleet evenly spaced, every process
 // syncing with Redis every period (its own share of the period apart);
 // healthy for 10 s (1 % of calls fail), down for 20 s, healed for 20 s. With
-// share false, no process syncs: each decides on its own counts.
-func runFleet(t *testing.T, srv *redisServer, processes, rate int, share bool) fleetRun {
+// share false, no process syncs: each decides on its own counts. With
+// partition, the outage fails process 0's calls only.
+func runFleet(t *testing.T, srv *redisServer, processes, rate int, share, partition bool) fleetRun {
 	clk := newVirtualClock()
 	rdb := srv.client()
 	breakers := make([]breaker.Breaker, processes)
 	sharers := make([]*redisbreaker.Sharer, processes)
-	prefix := fmt.Sprintf("fleet-%v:", share)
+	prefix := fmt.Sprintf("fleet-%v-%v:", share, partition)
 	for i := range breakers {
 		breakers[i] = breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk),
 			breaker.WithProba(proba.NewSeeded(uint64(i+1))))
@@ -67,6 +69,12 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share bool) f
 		b := breakers[call%processes]
 		p, err := b.Allow()
 		switch {
+		case partition && elapsed >= healthy && elapsed < healthy+outage && call%processes != 0:
+			if err != nil {
+				run.othersDropped++
+			} else {
+				p.Accept()
+			}
 		case elapsed < healthy:
 			if err != nil {
 				run.healthyDropped++
@@ -103,7 +111,7 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share bool) f
 // at 2 requests/s, an outage seen by all.
 func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 	srv := startRedis(t)
-	shared := runFleet(t, srv, 50, 2, true)
+	shared := runFleet(t, srv, 50, 2, true, false)
 	t.Logf("shared: %+v", shared)
 	assert.Zero(t, shared.healthyDropped, "false drops while healthy")
 	// The goal is 10 %; like the simulator, the fleet settles
@@ -113,7 +121,20 @@ func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 	assert.GreaterOrEqual(t, shared.readmittedAfter, time.Duration(0), "95 %% admitted after healing")
 	assert.LessOrEqual(t, shared.readmittedAfter, 2*time.Second, "95 %% admitted after healing")
 
-	alone := runFleet(t, srv, 50, 2, false)
+	alone := runFleet(t, srv, 50, 2, false, false)
 	t.Logf("alone: %+v", alone)
 	assert.Equal(t, alone.outageOffered, alone.outageIn, "each process alone sees too few calls to shed")
+}
+
+// A partition seen by one process: the fleet's successes keep every other
+// process from dropping anything, and process 0 decides on its own
+// evidence (at 20 requests/s, enough to shed most of its outage).
+func TestSharer_fleetSheds_partitionSeenByOne(t *testing.T) {
+	srv := startRedis(t)
+	run := runFleet(t, srv, 10, 20, true, true)
+	t.Logf("%+v", run)
+	assert.Zero(t, run.othersDropped, "the other processes drop nothing")
+	assert.Zero(t, run.healthyDropped)
+	assert.Less(t, 100*float64(run.outageIn)/float64(run.outageOffered), 50.0,
+		"process 0 sheds most of its outage on its own evidence")
 }

@@ -87,7 +87,8 @@ func (s *Sharer) ProcessID() string { return s.o.id }
 // b.Name(), and to which it feeds the fleet's; a breaker shared before
 // under the same name is replaced, and decides on its own counts again.
 // Sharing a breaker already shared does nothing, so a caller may share
-// each breaker of a [breaker.Registry] as it gets it. It returns an error
+// each breaker of a [breaker.Registry] as it gets it; a breaker that
+// [breaker.Registry.Configure] replaces is to be shared again. It returns an error
 // wrapping [ErrNotShareable] for a breaker without a fleet link, one for a
 // name longer than 1024 bytes, and [ErrClosed] after Close.
 func (s *Sharer) Share(b breaker.Breaker) error {
