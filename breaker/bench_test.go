@@ -148,3 +148,20 @@ func BenchmarkBreaker_DropParallel(b *testing.B) {
 		_ = err
 	})
 }
+
+// BenchmarkBreaker_AllowAcceptFleet is BenchmarkBreaker_AllowAccept on a
+// breaker that holds a healthy fleet's counts (breaker.Fleet.SetOthers).
+func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
+	br := breaker.MustNew()
+	fleet, _ := breaker.FleetOf(br)
+	if err := fleet.SetOthers(breaker.Counts{Successes: 1000, Failures: 10}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		p, err := br.Allow()
+		if err == nil {
+			p.Accept()
+		}
+	}
+}
