@@ -150,15 +150,19 @@ func BenchmarkBreaker_DropParallel(b *testing.B) {
 }
 
 // BenchmarkBreaker_AllowAcceptFleet is BenchmarkBreaker_AllowAccept on a
-// breaker that holds a healthy fleet's counts (breaker.Fleet.SetOthers).
+// breaker that holds a healthy fleet's counts (breaker.Fleet.SetOthers),
+// renewed every 65,536 calls, before they go stale after a window.
 func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
 	br := breaker.MustNew()
 	fleet, _ := breaker.FleetOf(br)
-	if err := fleet.SetOthers(breaker.Counts{Successes: 1000, Failures: 10}); err != nil {
-		b.Fatal(err)
-	}
+	others := breaker.Counts{Successes: 1000, Failures: 10}
 	b.ReportAllocs()
-	for range b.N {
+	for i := range b.N {
+		if i&0xffff == 0 {
+			if err := fleet.SetOthers(others); err != nil {
+				b.Fatal(err)
+			}
+		}
 		p, err := br.Allow()
 		if err == nil {
 			p.Accept()
