@@ -131,7 +131,7 @@ func (f *Fleet) SetOthers(others Counts) error {
 	if err := others.check(); err != nil {
 		return err
 	}
-	f.b.fleet.others.Store(&fleetOthers{counts: others, until: f.b.now().Add(f.b.fleet.window)})
+	f.b.fleet.others.Store(&fleetOthers{counts: others, until: f.b.now() + f.b.fleet.window})
 	return nil
 }
 
@@ -149,16 +149,20 @@ type fleetLink struct {
 // fleetOthers is one SetOthers: immutable once stored.
 type fleetOthers struct {
 	counts Counts
-	until  time.Time // on the breaker's clock; later, the counts are stale
+	// until is when the counts go stale, on the breaker's time axis
+	// (googleBreaker.now).
+	until time.Duration
 }
 
-// ownCounts reads the breaker's windows at time t, in full (tally stops
-// at a window without failures).
-func (b *googleBreaker) ownCounts(t time.Time) Counts {
-	successes, admitted := b.outcomes.TotalsAt(t)
-	_, cur := b.outcomes.RecentAt(t)
+// ownCounts reads the breaker's windows at offset t (see
+// googleBreaker.now), in full (tally stops at a window without failures).
+// It brings the drops window to t, as decide expects of a tally before it
+// adds a drop.
+func (b *googleBreaker) ownCounts(t time.Duration) Counts {
+	done, cur := b.outcomes.PartsAtOffset(t)
+	successes, admitted := done.Sum+cur.Sum, done.Count+cur.Count
 	rs, rf := b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
-	drops, _ := b.drops.TotalsAt(t)
+	drops, _ := b.drops.TotalsAtOffset(t)
 	return Counts{
 		Successes: successes, Failures: admitted - successes, Drops: drops,
 		RecentSuccesses: rs, RecentFailures: rf,
@@ -167,10 +171,11 @@ func (b *googleBreaker) ownCounts(t time.Time) Counts {
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
 // the breaker's own window, and the formula's over the fleet's counts, o's
-// and the breaker's own at t added up. Stale counts are ignored. It is
-// called on the call path only while counts are set.
-func (b *googleBreaker) withFleet(o *fleetOthers, t time.Time, num, den float64) (float64, float64) {
-	if t.After(o.until) {
+// and the breaker's own at offset t added up. Stale counts are ignored,
+// and so are counts set before the clock stepped back. It is called on the
+// call path only while counts are set.
+func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, num, den float64) (float64, float64) {
+	if t > o.until || t < o.until-b.fleet.window {
 		return num, den
 	}
 	c := o.counts.Add(b.ownCounts(t))

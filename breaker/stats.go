@@ -59,7 +59,7 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 func (b *googleBreaker) Stats() Stats {
 	t := b.now()
 	c := b.tally(t)
-	c.drops, _ = b.drops.TotalsAt(t)
+	c.drops, _ = b.drops.TotalsAtOffset(t)
 	num, den := b.formula.ratio(c)
 	if o := b.fleet.others.Load(); o != nil {
 		num, den = b.withFleet(o, t, num, den)
