@@ -151,3 +151,11 @@ func TestFleet_Allow_noAllocationsWhileLinked(t *testing.T) {
 		}
 	}))
 }
+
+func TestFleet_SetOthers_clockSteppedBack(t *testing.T) {
+	b, mock := newBreaker(t, breaker.WithPlainFormula())
+	require.NoError(t, fleetOf(t, b).SetOthers(breaker.Counts{Failures: 100}))
+	require.Greater(t, dropProbability(t, b), 0.9)
+	mock.Add(-time.Minute)
+	assert.Equal(t, 0.0, dropProbability(t, b), "counts set before the clock stepped back are not trusted")
+}
