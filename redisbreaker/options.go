@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -94,7 +95,8 @@ func WithClock(c clock.Clock) Option {
 // WithProcessID sets the name this process publishes its counts under, in
 // each breaker's hash. Each process of the fleet needs its own; two
 // processes with the same ID overwrite each other's counts. Default: 16
-// random hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes.
+// random hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes,
+// not starting with "=".
 func WithProcessID(id string) Option {
 	return func(o *options) { o.id = id }
 }
@@ -114,6 +116,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
 	case o.id == "" || len(o.id) > maxID:
 		return fmt.Errorf("%w: WithProcessID(%.20q): must be from 1 to %d bytes, got %d", ErrInvalidOption, o.id, maxID, len(o.id))
+	case strings.HasPrefix(o.id, "="):
+		return fmt.Errorf("%w: WithProcessID(%.20q): must not start with \"=\", which marks the sharer's own fields", ErrInvalidOption, o.id)
 	}
 	return nil
 }

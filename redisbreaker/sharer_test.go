@@ -315,6 +315,7 @@ func TestNew_invalidOptions(t *testing.T) {
 		{redisbreaker.WithClock(nil), "redisbreaker: invalid option: WithClock(nil): clock must not be nil"},
 		{redisbreaker.WithProcessID(""), `redisbreaker: invalid option: WithProcessID(""): must be from 1 to 128 bytes, got 0`},
 		{redisbreaker.WithPrefix(strings.Repeat("p", 257)), `redisbreaker: invalid option: WithPrefix("pppppppppppppppppppp"…): at most 256 bytes, got 257`},
+		{redisbreaker.WithProcessID("=sum"), `redisbreaker: invalid option: WithProcessID("=sum"): must not start with "=", which marks the sharer's own fields`},
 		{nil, "redisbreaker: invalid option: a nil Option was given"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
