@@ -51,7 +51,8 @@
 // again when Redis is back, which it finds by itself on a later round. A
 // breaker's fleet counts also expire on their own one window after they
 // were last fed, should the loop stall. Nothing panics, and nothing blocks
-// a call.
+// a call. (go-redis reports its own failures to connect through its own
+// logger, which redis.SetLogger replaces.)
 //
 // # Load on Redis
 //
