@@ -225,7 +225,7 @@ func (b *googleBreaker) admit() error {
 func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	num, den := b.formula.ratio(c)
 	if o := b.fleet.others.Load(); o != nil { // see fleet.go
-		num, den = b.withFleet(o, t, num, den)
+		num, den = b.withFleet(o, t, c.failures, num, den)
 	}
 	if b.events != nil {
 		b.events.observe(b, t, num, den)

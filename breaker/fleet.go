@@ -171,11 +171,15 @@ func (b *googleBreaker) ownCounts(t time.Duration) Counts {
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
 // the breaker's own window, and the formula's over the fleet's counts, o's
-// and the breaker's own at offset t added up. Stale counts are ignored,
-// and so are counts set before the clock stepped back. It is called on the
-// call path only while counts are set.
-func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, num, den float64) (float64, float64) {
+// and the breaker's own at offset t added up; failures are the breaker's
+// own in its window. Stale counts are ignored, and so are counts set
+// before the clock stepped back. It is called on the call path only while
+// counts are set.
+func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, failures int64, num, den float64) (float64, float64) {
 	if t > o.until || t < o.until-b.fleet.window {
+		return num, den
+	}
+	if failures == 0 && o.counts.Failures == 0 { // the fleet's ratio is 0, as formula.ratio says
 		return num, den
 	}
 	c := o.counts.Add(b.ownCounts(t))

@@ -62,7 +62,7 @@ func (b *googleBreaker) Stats() Stats {
 	c.drops, _ = b.drops.TotalsAtOffset(t)
 	num, den := b.formula.ratio(c)
 	if o := b.fleet.others.Load(); o != nil {
-		num, den = b.withFleet(o, t, num, den)
+		num, den = b.withFleet(o, t, c.failures, num, den)
 	}
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
