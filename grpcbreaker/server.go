@@ -52,8 +52,9 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
 // panics as UnaryServerInterceptor does when an option is invalid. With
 // grpc.UnknownServiceHandler, the full methods it sees are whatever clients
-// send: give a [WithKey] that maps them to a bounded set, or bound the
-// registry with [breaker.Registry.SetLimit].
+// send: the registry keeps at most [breaker.DefaultLimit] breakers (change
+// it with [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
+// bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
