@@ -30,18 +30,10 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, serverShed(err)
 		}
-		recorded := false
-		defer func() {
-			if !recorded {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		resp, err := handler(ctx, req)
-		recorded = true
+		var resp any
+		if guard(p, func() { resp, err = handler(ctx, req) }) {
+			panic(nil) // raised again: see guard
+		}
 		o.record(p, ctx, err)
 		return resp, err
 	}
@@ -63,18 +55,9 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if err != nil {
 			return serverShed(err)
 		}
-		recorded := false
-		defer func() {
-			if !recorded {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		err = handler(srv, ss)
-		recorded = true
+		if guard(p, func() { err = handler(srv, ss) }) {
+			panic(nil) // raised again: see guard
+		}
 		o.record(p, ctx, err)
 		return err
 	}
