@@ -54,7 +54,7 @@ type entry struct {
 // [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
 // than a program has dependencies, routes or methods, and few enough that
 // a flood of names chosen by others (a Transport sent to 100,000 hosts)
-// holds about 10 MB (docs/reliability.md has the figures).
+// holds about 16 MiB (docs/reliability.md has the figures).
 const DefaultLimit = 10_000
 
 // NewRegistry returns a registry whose breakers are made with opts (a
