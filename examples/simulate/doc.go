@@ -84,10 +84,12 @@
 //   - errors: the share of the calls the dependency serves that fail, 0 to
 //     1; default 0.
 //   - capacity: the calls per second the dependency can serve, ≥ 0; calls
-//     beyond it fail. It is enforced per 100 ms slot from the start of the
-//     phase: slot i serves the calls that bring the phase's total up to
-//     round(capacity·(i+1)/10), so fractions carry over. Leave it out for no
-//     limit; 0 serves nothing.
+//     beyond it fail. Room to serve is earned continuously, capacity·Δt as
+//     time passes, from room for one call at the start of the phase; each
+//     call served spends one, and room left unused is kept up to a second's
+//     worth and one call. So it means the same at any
+//     rate: 2 calls/s offered against a capacity of 1/s serve every other
+//     call. Leave it out for no limit; 0 serves nothing.
 //   - latency: a Go duration, from a call's admission until its outcome
 //     reaches the breaker; default 0, at most 1h. Meanwhile the call is in
 //     flight, and later calls are decided without knowing its outcome.
