@@ -28,6 +28,16 @@ func main() {
 // replaces them.
 var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload"}
 
+// sweepConflicts says why a flag cannot be given with -rates or -seeds.
+var sweepConflicts = map[string]string{
+	"rate":     "give one; -rates runs each rate in turn",
+	"seed":     "give one; -seeds runs each seed in turn",
+	"scenario": "give one; -rates sets the rate of the built-in scenario, a scenario file brings its own",
+	"replay":   "give one; a trace brings its own traffic",
+	"record":   "give one; a sweep makes many runs, -record writes the trace of one",
+	"svg":      "give one; a sweep makes many runs, -svg charts one",
+}
+
 // parseFlags parses the command line; it prints errors and the usage to
 // stderr.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -67,7 +77,10 @@ report, the scenario and trace formats.
 	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay, and name it on stderr")
 	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
-	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table, or in a sweep the rows per seed")
+	var rates, seeds string
+	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
+	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -99,6 +112,23 @@ report, the scenario and trace formats.
 			}
 		}
 	}
+	var err error
+	if set["rates"] {
+		if cfg.rates, err = parseRates(rates); err != nil {
+			return fail(err)
+		}
+	}
+	if set["seeds"] {
+		if cfg.seeds, err = parseSeeds(seeds); err != nil {
+			return fail(err)
+		}
+	}
+	for _, c := range [][2]string{{"rates", "rate"}, {"rates", "scenario"}, {"rates", "replay"}, {"seeds", "seed"},
+		{"seeds", "replay"}, {"rates", "record"}, {"seeds", "record"}, {"rates", "svg"}, {"seeds", "svg"}} {
+		if set[c[0]] && set[c[1]] {
+			return fail(fmt.Errorf("-%s and -%s: %s", c[0], c[1], sweepConflicts[c[1]]))
+		}
+	}
 	return cfg, nil
 }
 
@@ -108,6 +138,9 @@ report, the scenario and trace formats.
 func run(cfg config, stdout, stderr io.Writer) error {
 	if cfg.replayFile != "" {
 		return runReplay(cfg, stdout, stderr)
+	}
+	if len(cfg.rates) > 0 || len(cfg.seeds) > 0 {
+		return runSweep(cfg, cfg.rates, cfg.seeds, stdout)
 	}
 	sc, err := cfg.scenario()
 	if err != nil {

@@ -37,6 +37,11 @@ type config struct {
 	svgFile      string // write a chart here
 	recordFile   string // write the simulated calls here as a trace
 	quiet        bool
+
+	// A sweep, when either is set: the scenario at each rate (the
+	// built-in scenario's) for each seed.
+	rates []int
+	seeds []uint64
 }
 
 func defaultConfig() config {
