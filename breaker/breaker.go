@@ -114,6 +114,7 @@ type googleBreaker struct {
 	// drops holds the dropped calls, one Add(1) each.
 	drops   *rollingwindow.RollingWindow[int64]
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
+	reach   *reach  // older outcomes, for WithEvidence; nil without
 	reasons reasonLog
 	events  *events // nil without listeners
 
@@ -132,6 +133,8 @@ func newGoogleBreaker(o options) *googleBreaker {
 			aggression:  o.aggression,
 			countDrops:  o.countDrops,
 			trustRecent: o.trustRecent,
+			evidence:    int64(o.evidence),
+			buckets:     int64(o.buckets),
 		},
 		proba: o.proba,
 	}
@@ -142,10 +145,17 @@ func newGoogleBreaker(o options) *googleBreaker {
 	}
 	b.start = b.wallNow()
 	span := o.window / time.Duration(o.buckets)
-	b.streaks.size = int64(o.buckets)
+	b.streaks.size, b.streaks.window = int64(o.buckets), int64(o.buckets)
+	if o.evidence > 0 { // runs, like the evidence, reach back to the horizon
+		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
+		b.streaks.size = int64(o.horizonOrDefault() / span)
+	}
 	// The options were validated: New cannot fail.
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
-		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
+		append(windowOpts, rollingwindow.OnBucketDone(b.bucketDone))...)
+	if b.reach != nil {
+		windowOpts = append(windowOpts, rollingwindow.OnBucketDone(b.reach.dropsDone))
+	}
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
@@ -185,10 +195,13 @@ func (b *googleBreaker) tally(t time.Time) tally {
 	if b.formula.trustRecent {
 		_, cur := b.outcomes.RecentAt(t)
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
+		c.downBuckets = b.streaks.downBuckets.Load()
+		c.recovering = b.streaks.recovering.Load()
 	}
 	if b.formula.countDrops {
 		c.drops, _ = b.drops.TotalsAt(t)
 	}
+	b.readReach(t, &c)
 	return c
 }
 
@@ -384,8 +397,13 @@ func ctxErr(ctx context.Context) error {
 // both 0 once a bucket held both. Buckets without calls neither extend nor
 // break a run. The outcomes window reports each finished bucket.
 type streaks struct {
-	size     int64 // buckets in the window
+	size     int64 // buckets a run outlives without calls: the window's, or WithEvidence's horizon
+	window   int64 // buckets in the window
 	up, down atomic.Int64
+	// downBuckets is how many buckets the down run spans; recovering is
+	// set while the up run follows a down run that spanned a window.
+	downBuckets atomic.Int64
+	recovering  atomic.Bool
 }
 
 // bucketDone takes in a finished bucket of the outcomes window, passed
@@ -396,15 +414,27 @@ func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
 	case passed >= s.size-1: // it, and every bucket before it, has left the window
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail == 0:
+		if s.downBuckets.Load() >= s.window {
+			s.recovering.Store(true)
+		} else if s.up.Load() == 0 {
+			s.recovering.Store(false)
+		}
 		s.up.Add(succ)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
 	case fail > 0 && succ == 0:
 		s.down.Add(fail)
+		s.downBuckets.Add(1 + passed)
 		s.up.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail > 0:
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	}
 }
 

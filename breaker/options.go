@@ -26,6 +26,13 @@ const (
 	// DefaultAggression is the default exponent on the drop probability; see
 	// [WithAggression].
 	DefaultAggression = 1.5
+	// DefaultEvidence is the default number of calls the formula reads
+	// back for on light traffic; see [WithEvidence].
+	DefaultEvidence = 40
+	// DefaultHorizonWindows is how far back, in windows, the formula
+	// reads for them by default (1 min at the default window); see
+	// [WithEvidence].
+	DefaultHorizonWindows = 30
 )
 
 // Clock is the one method a breaker reads time through: the same interface
@@ -54,6 +61,8 @@ type options struct {
 	aggression  float64
 	countDrops  bool
 	trustRecent bool
+	evidence    int           // calls the formula reads back for; 0 for none
+	horizon     time.Duration // how far back it reads
 
 	listeners   []Listener
 	dropEvents  bool
@@ -75,6 +84,7 @@ func newOptions(opts []Option) options {
 		countDrops: true,
 
 		trustRecent: true,
+		evidence:    DefaultEvidence,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -189,7 +199,19 @@ func WithPlainFormula() Option {
 		o.aggression = 1
 		o.countDrops = false
 		o.trustRecent = false
+		o.evidence = 0
 	}
+}
+
+// WithEvidence sets how many admitted calls the formula wants to judge
+// the dependency on: when the window holds fewer, on light traffic, it
+// reads the outcomes of older calls too, newest first, until it has calls
+// of them or has reached horizon back. Default [DefaultEvidence] (40)
+// within [DefaultHorizonWindows] windows (1 min at the default window),
+// which a horizon of 0 stands for; calls must be at least 0, and 0 turns
+// it off; a horizon must be at least the window and at most 1,024 windows.
+func WithEvidence(calls int, horizon time.Duration) Option {
+	return func(o *options) { o.evidence, o.horizon = calls, horizon }
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -206,6 +228,11 @@ func (o *options) validate() error {
 	case o.window/time.Duration(o.buckets) < minBucket:
 		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
 			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
+	case o.evidence < 0:
+		return fmt.Errorf("%w: WithEvidence(%d, %v): calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
+	case o.evidence > 0 && o.horizon != 0 && (o.horizon < o.window || o.horizon > maxHorizonWindows*o.window):
+		return fmt.Errorf("%w: WithEvidence(%d, %v): horizon must be from the window (%v) to %d windows",
+			ErrInvalidOption, o.evidence, o.horizon, o.window, maxHorizonWindows)
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:
 		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
 			ErrInvalidOption, o.aggression, maxAggression)
@@ -228,6 +255,8 @@ const (
 	maxAggression = 10.0
 	minBucket     = time.Millisecond
 	maxBuckets    = 1 << 16
+	// maxHorizonWindows bounds WithEvidence's horizon, in windows.
+	maxHorizonWindows = 1024
 )
 
 // isNil reports whether c is nil, or a nil pointer (or map, func…) in an

@@ -64,6 +64,8 @@ report, the scenario and trace formats.
 	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability p: the breaker drops with p^(1/aggression); larger sheds sooner (1 to 10)")
 	fs.BoolVar(&cfg.countDrops, "count-drops", true, "count the breaker's drops as requests in the formula, at most K-1 per admitted call")
 	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
+	fs.IntVar(&cfg.evidence, "evidence", cfg.evidence, "admitted calls the formula wants to judge on: with fewer in the window, it reads back into older calls, up to -horizon (0 for the window alone)")
+	fs.DurationVar(&cfg.horizon, "horizon", cfg.horizon, "how far back the formula reads for -evidence (0 for the breaker's default, 30 windows)")
 	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls that fail in the healthy phase (0 to 1); in the healed phase none fail, in the overload phase those beyond -capacity")

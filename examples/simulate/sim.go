@@ -54,6 +54,7 @@ func defaultConfig() config {
 			aggression: breaker.DefaultAggression,
 			countDrops: true,
 			trust:      true,
+			evidence:   breaker.DefaultEvidence,
 			seed:       1,
 		},
 		rate:      2000,

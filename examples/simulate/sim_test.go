@@ -34,7 +34,7 @@ func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	assert.GreaterOrEqual(t, f.goodput, 99.0, "%% of capacity served while overloaded")
 	assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "attempts per success while overloaded")
 
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 3.435, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 2.09, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
 	assert.InDelta(t, 1.38, f.attemptsPerSuccess, 0.005)
 

@@ -110,7 +110,7 @@ func TestRun_sweep(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.rates, cfg.seeds = []int{20, 2000}, []uint64{1, 2}
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "breaker: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true; "+
+	assert.Contains(t, out, "breaker: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true evidence=40; "+
 		"the built-in scenario (healthy 5s at 1 % errors, outage 10s, healed 10s, overload 10s at 50 % capacity); seeds 1–2\n")
 	assert.Contains(t, out, "| requests/s, seed | outage reaching the dependency | 90 % shed after |")
 	assert.Regexp(t, `(?m)^\| 20, seed 2 \| `, out)
@@ -134,5 +134,5 @@ func TestRun_sweepScenarioFile(t *testing.T) {
 	cfg.seeds = []uint64{1}
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "; scenario testdata/standard.json; seeds 1\n")
-	assert.Contains(t, out, "| file | 3.4 % | 0.2 s | 0.2 s | 0 | 100.0 % | 1.38 |\n")
+	assert.Contains(t, out, "| file | 2.1 % | 0.2 s | 0.2 s | 0 | 100.0 % | 1.38 |\n")
 }
