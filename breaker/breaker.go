@@ -145,10 +145,9 @@ func newGoogleBreaker(o options) *googleBreaker {
 	}
 	b.start = b.wallNow()
 	span := o.window / time.Duration(o.buckets)
-	b.streaks.size, b.streaks.window = int64(o.buckets), int64(o.buckets)
-	if o.evidence > 0 { // runs, like the evidence, reach back to the horizon
+	b.streaks.size = int64(o.buckets)
+	if o.evidence > 0 {
 		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
-		b.streaks.size = int64(o.horizonOrDefault() / span)
 	}
 	// The options were validated: New cannot fail.
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
@@ -397,8 +396,7 @@ func ctxErr(ctx context.Context) error {
 // both 0 once a bucket held both. Buckets without calls neither extend nor
 // break a run. The outcomes window reports each finished bucket.
 type streaks struct {
-	size     int64 // buckets a run outlives without calls: the window's, or WithEvidence's horizon
-	window   int64 // buckets in the window
+	size     int64 // buckets in the window
 	up, down atomic.Int64
 	// downBuckets is how many buckets the down run spans; recovering is
 	// set while the up run follows a down run that spanned a window.
@@ -417,7 +415,7 @@ func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
 		s.downBuckets.Store(0)
 		s.recovering.Store(false)
 	case succ > 0 && fail == 0:
-		if s.downBuckets.Load() >= s.window {
+		if s.downBuckets.Load() >= s.size {
 			s.recovering.Store(true)
 		} else if s.up.Load() == 0 {
 			s.recovering.Store(false)
