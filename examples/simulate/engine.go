@@ -27,10 +27,10 @@ type breakerConfig struct {
 	buckets    int
 	aggression float64
 	countDrops bool
-	trust      bool // trust agreeing recent buckets
+	trust      bool          // trust agreeing recent buckets
 	evidence   int           // calls the formula reads back for; 0 for the window alone
 	horizon    time.Duration // how far back; 0 for the breaker's default
-	plain      bool // the plain formula: overrides aggression and countDrops
+	plain      bool          // the plain formula: overrides aggression and countDrops
 	seed       uint64
 }
 
