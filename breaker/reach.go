@@ -110,14 +110,14 @@ func (r *reach) read(calls, succ, fail, drop int64) (successes, failures, drops 
 	return successes, failures, drops
 }
 
-// readReach fills c's reached counts at time t, when the formula reads
-// back and the window holds fewer calls than it wants.
-func (b *googleBreaker) readReach(t time.Time, c *tally) {
+// readReach fills c's reached counts at offset t, cur being the outcomes
+// window's current bucket, when the formula reads back and the window
+// holds fewer calls than it wants.
+func (b *googleBreaker) readReach(t time.Duration, cur rollingwindow.Bucket[int64], c *tally) {
 	if b.reach == nil || c.successes+c.failures >= b.formula.evidence {
 		return
 	}
-	_, cur := b.outcomes.RecentAt(t)
-	_, curDrops := b.drops.RecentAt(t)
+	_, curDrops := b.drops.PartsAtOffset(t)
 	c.reachSuccesses, c.reachFailures, c.reachDrops = b.reach.read(b.formula.evidence, cur.Sum, cur.Count-cur.Sum, curDrops.Count)
 }
 
