@@ -230,7 +230,7 @@ func (o *options) validate() error {
 			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
 	case o.evidence < 0:
 		return fmt.Errorf("%w: WithEvidence(%d, %v): calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
-	case o.evidence > 0 && o.horizon != 0 && (o.horizon < o.window || o.horizon > maxHorizonWindows*o.window):
+	case o.horizon < 0 || o.horizon != 0 && (o.horizon < o.window || o.horizon > maxHorizonWindows*o.window):
 		return fmt.Errorf("%w: WithEvidence(%d, %v): horizon must be from the window (%v) to %d windows",
 			ErrInvalidOption, o.evidence, o.horizon, o.window, maxHorizonWindows)
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:

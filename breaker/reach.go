@@ -94,6 +94,9 @@ func (r *reach) block(num int64) *reachBlock {
 // block being recycled may miss that block's calls.
 func (r *reach) read(calls, succ, fail, drop int64) (successes, failures, drops int64) {
 	successes, failures, drops = succ, fail, drop
+	if successes+failures >= calls {
+		return successes, failures, drops
+	}
 	newest := r.next.Load() / r.per // the block of the current bucket
 	for num := newest; num > newest-int64(len(r.blocks)) && num >= 0; num-- {
 		blk := &r.blocks[num%int64(len(r.blocks))]
