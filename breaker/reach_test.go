@@ -36,7 +36,7 @@ func TestReach_read_newestFirstUntilEnough(t *testing.T) {
 }
 
 func TestReach_read_forgetsPastTheHorizon(t *testing.T) {
-	r := newReach(20, 100*time.Millisecond, 2*time.Second) // 4 blocks of 5 buckets
+	r := newReach(20, 100*time.Millisecond, 2*time.Second)         // 4 blocks of 5 buckets
 	r.bucketDone(rollingwindow.Bucket[int64]{Sum: 0, Count: 7}, 0) // bucket 0, block 0
 	succ, fail, _ := r.read(100, 0, 0, 0)
 	assert.Equal(t, [2]int64{0, 7}, [2]int64{succ, fail})
