@@ -192,8 +192,8 @@ func WithTrustRecent(trust bool) Option {
 // no aggression exponent, drops not counted, no trust in recent buckets. It
 // is the formula of go-zero's breaker and of the SRE book with requests
 // counted as admitted calls, for comparisons and for callers who want it
-// unchanged; it undoes [WithAggression], [WithDropsCounted] and
-// [WithTrustRecent] given before it.
+// unchanged; it undoes [WithAggression], [WithDropsCounted],
+// [WithTrustRecent] and [WithEvidence] given before it.
 func WithPlainFormula() Option {
 	return func(o *options) {
 		o.aggression = 1
@@ -204,12 +204,28 @@ func WithPlainFormula() Option {
 }
 
 // WithEvidence sets how many admitted calls the formula wants to judge
-// the dependency on: when the window holds fewer, on light traffic, it
-// reads the outcomes of older calls too, newest first, until it has calls
-// of them or has reached horizon back. Default [DefaultEvidence] (40)
-// within [DefaultHorizonWindows] windows (1 min at the default window),
-// which a horizon of 0 stands for; calls must be at least 0, and 0 turns
-// it off; a horizon must be at least the window and at most 1,024 windows.
+// the dependency on. When the window holds fewer, on light traffic (a
+// dependency called twice a second leaves 4 calls in a 2 s window, never
+// more failures than protection tolerates), the breaker reads the outcomes
+// and drops of older calls too, newest first, in blocks of a quarter of
+// the window, until it has calls of them or has reached horizon back.
+//
+// With [WithTrustRecent] on, three rules come with it. A dependency taken
+// to be down is judged on the window's failures or on up to calls/2 of
+// the failures read back for, whichever are more. Once its failing buckets
+// have spanned a window, protection no longer applies. After such a run,
+// the first bucket of only successes readmits the dependency. A window
+// without failures still drops nothing, whatever the older calls held: a
+// dependency shed on older evidence gets a call through once a window has
+// passed without an admitted failure.
+//
+// Default [DefaultEvidence] (40) within [DefaultHorizonWindows] windows
+// (1 min at the default window), which a horizon of 0 stands for. calls
+// must be at least 0; 0 turns all of this off. A horizon must be at least
+// the window and at most 1,024 windows. The older calls take 32 bytes per
+// block, about 4 KB per breaker at the defaults; reading them costs a pass
+// over the blocks, only for calls that find failures in a window of fewer
+// than calls calls.
 func WithEvidence(calls int, horizon time.Duration) Option {
 	return func(o *options) { o.evidence, o.horizon = calls, horizon }
 }
@@ -230,7 +246,7 @@ func (o *options) validate() error {
 			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
 	case o.evidence < 0:
 		return fmt.Errorf("%w: WithEvidence(%d, %v): calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
-	case o.horizon < 0 || o.horizon != 0 && (o.horizon < o.window || o.horizon > maxHorizonWindows*o.window):
+	case o.horizon < 0 || o.horizon != 0 && (o.horizon < o.window || (o.horizon-1)/maxHorizonWindows >= o.window):
 		return fmt.Errorf("%w: WithEvidence(%d, %v): horizon must be from the window (%v) to %d windows",
 			ErrInvalidOption, o.evidence, o.horizon, o.window, maxHorizonWindows)
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:

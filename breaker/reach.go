@@ -32,11 +32,9 @@ type reachBlock struct {
 	successes, failures, drops atomic.Int64
 }
 
-// Bounds of the blocks of a reach.
-const (
-	reachBlocksPerWindow = 4    // a block spans a quarter of the window, or one bucket
-	maxReachBlocks       = 4096 // at most 1024 windows of horizon
-)
+// reachBlocksPerWindow is how many blocks a window spans: a block is a
+// quarter of the window, or one bucket if the window has fewer than 4.
+const reachBlocksPerWindow = 4
 
 // newReach returns a reach over horizon for a window of buckets buckets of
 // span each.
