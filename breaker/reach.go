@@ -20,7 +20,10 @@ type reach struct {
 	// window's lock.
 	next atomic.Int64
 	// nextDrop is next for the drops window, whose buckets are numbered
-	// alike. Written under that window's lock.
+	// alike (both windows count from the breaker's start; after a window
+	// starts afresh, as when the clock steps back, the two may be a few
+	// buckets apart, which moves some drops to a neighbouring block).
+	// Written under that window's lock.
 	nextDrop atomic.Int64
 	blocks   []reachBlock // block n at n mod len(blocks)
 }
@@ -86,10 +89,10 @@ func (r *reach) block(num int64) *reachBlock {
 	return blk
 }
 
-// read returns the successes and failures of the newest blocks, newest
-// first, the current bucket's (succ and fail) included, stopping once they
-// hold at least calls or the horizon is passed. A reader racing with a
-// block being recycled may miss that block's calls.
+// read returns the successes, failures and drops of the current bucket
+// (succ, fail and drop) and of the newest blocks, newest first, stopping
+// once successes and failures add up to calls or the horizon is passed. A
+// reader racing with a block being recycled may miss that block's calls.
 func (r *reach) read(calls, succ, fail, drop int64) (successes, failures, drops int64) {
 	successes, failures, drops = succ, fail, drop
 	if successes+failures >= calls {
