@@ -114,6 +114,7 @@ type googleBreaker struct {
 	// drops holds the dropped calls, one Add(1) each.
 	drops   *rollingwindow.RollingWindow[int64]
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
+	reach   *reach  // older outcomes, for WithEvidence; nil without
 	reasons reasonLog
 	events  *events // nil without listeners
 
@@ -135,6 +136,8 @@ func newGoogleBreaker(o options) *googleBreaker {
 			aggression:  o.aggression,
 			countDrops:  o.countDrops,
 			trustRecent: o.trustRecent,
+			evidence:    int64(o.evidence),
+			buckets:     int64(o.buckets),
 		},
 		proba: o.proba,
 	}
@@ -147,9 +150,15 @@ func newGoogleBreaker(o options) *googleBreaker {
 	windowOpts = append(windowOpts, rollingwindow.WithStart(b.start))
 	span := o.window / time.Duration(o.buckets)
 	b.streaks.size = int64(o.buckets)
+	if o.evidence > 0 {
+		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
+	}
 	// The options were validated: New cannot fail.
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
-		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
+		append(windowOpts, rollingwindow.OnBucketDone(b.bucketDone))...)
+	if b.reach != nil {
+		windowOpts = append(windowOpts, rollingwindow.OnBucketDone(b.reach.dropsDone))
+	}
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
@@ -198,10 +207,13 @@ func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucke
 	}
 	if b.formula.trustRecent {
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
+		c.downBuckets = b.streaks.downBuckets.Load()
+		c.recovering = b.streaks.recovering.Load()
 	}
 	if b.formula.countDrops {
 		c.drops, _ = b.drops.TotalsAtOffset(t)
 	}
+	b.readReach(t, cur, &c)
 	return c
 }
 
@@ -431,6 +443,10 @@ func ctxErr(ctx context.Context) error {
 type streaks struct {
 	size     int64 // buckets in the window
 	up, down atomic.Int64
+	// downBuckets is how many buckets the down run spans; recovering is
+	// set while the up run follows a down run that spanned a window.
+	downBuckets atomic.Int64
+	recovering  atomic.Bool
 }
 
 // bucketDone takes in a finished bucket of the outcomes window, passed
@@ -441,15 +457,27 @@ func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
 	case passed >= s.size-1: // it, and every bucket before it, has left the window
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail == 0:
+		if s.downBuckets.Load() >= s.size {
+			s.recovering.Store(true)
+		} else if s.up.Load() == 0 {
+			s.recovering.Store(false)
+		}
 		s.up.Add(succ)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
 	case fail > 0 && succ == 0:
 		s.down.Add(fail)
+		s.downBuckets.Add(1 + passed)
 		s.up.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail > 0:
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	}
 }
 
