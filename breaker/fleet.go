@@ -11,11 +11,12 @@ import (
 // counts that no fleet can hold; the full text names the field and value.
 var ErrInvalidCounts = errors.New("breaker: invalid fleet counts")
 
-// Counts are what a breaker's window holds, as the drop decision reads it:
-// the admitted calls by outcome, the calls dropped, and the newest run of
-// finished buckets that agree (see [WithTrustRecent]). A breaker publishes
-// its own through [Fleet.Counts]; [Fleet.SetOthers] takes the sum of the
-// other processes' back.
+// Counts are what a breaker's windows hold, as the drop decision reads
+// them: the admitted calls by outcome, the calls dropped, the newest run
+// of finished buckets that agree (see [WithTrustRecent]) and the newest
+// calls reaching back past the window (see [WithEvidence]). A breaker
+// publishes its own through [Fleet.Counts]; [Fleet.SetOthers] takes the
+// sum of the other processes' back, each field added up.
 type Counts struct {
 	// Successes and Failures are the admitted calls in the window, by
 	// outcome; Drops the calls dropped in it.
@@ -25,6 +26,16 @@ type Counts struct {
 	// with the current bucket while it agrees; both 0 when there is no
 	// such run.
 	RecentSuccesses, RecentFailures int64
+	// ReachSuccesses, ReachFailures and ReachDrops are the newest calls
+	// the breaker judges on: reaching back past the window until they
+	// hold [WithEvidence]'s calls when the window holds fewer, the
+	// window's own otherwise.
+	ReachSuccesses, ReachFailures, ReachDrops int64
+	// Down is 1 while the breaker's newest run of failing buckets spans a
+	// window or more, and Recovering 1 while its newest run of succeeding
+	// buckets follows such a run; 0 otherwise. Added up over a fleet,
+	// they count its processes in either state.
+	Down, Recovering int64
 }
 
 // Add returns the field-by-field sum of c and o.
@@ -35,6 +46,11 @@ func (c Counts) Add(o Counts) Counts {
 		Drops:           c.Drops + o.Drops,
 		RecentSuccesses: c.RecentSuccesses + o.RecentSuccesses,
 		RecentFailures:  c.RecentFailures + o.RecentFailures,
+		ReachSuccesses:  c.ReachSuccesses + o.ReachSuccesses,
+		ReachFailures:   c.ReachFailures + o.ReachFailures,
+		ReachDrops:      c.ReachDrops + o.ReachDrops,
+		Down:            c.Down + o.Down,
+		Recovering:      c.Recovering + o.Recovering,
 	}
 }
 
@@ -52,6 +68,8 @@ func (c Counts) check() error {
 	}{
 		{"Successes", c.Successes}, {"Failures", c.Failures}, {"Drops", c.Drops},
 		{"RecentSuccesses", c.RecentSuccesses}, {"RecentFailures", c.RecentFailures},
+		{"ReachSuccesses", c.ReachSuccesses}, {"ReachFailures", c.ReachFailures}, {"ReachDrops", c.ReachDrops},
+		{"Down", c.Down}, {"Recovering", c.Recovering},
 	} {
 		if f.v < 0 || f.v > maxFleetCount {
 			return fmt.Errorf("%w: %s %d: must be between 0 and %d", ErrInvalidCounts, f.name, f.v, int64(maxFleetCount))
@@ -154,19 +172,65 @@ type fleetOthers struct {
 	until time.Duration
 }
 
-// ownCounts reads the breaker's windows at offset t (see
-// googleBreaker.now), in full (tally stops at a window without failures).
-// It brings the drops window to t, as decide expects of a tally before it
-// adds a drop.
-func (b *googleBreaker) ownCounts(t time.Duration) Counts {
+// ownTally reads the breaker's windows at offset t in full: tallyFrom
+// stops at a window without failures, and reads the reach only when the
+// window holds too few calls. It brings the drops window to t, as decide
+// expects of a tally before it adds a drop.
+func (b *googleBreaker) ownTally(t time.Duration) tally {
 	done, cur := b.outcomes.PartsAtOffset(t)
-	successes, admitted := done.Sum+cur.Sum, done.Count+cur.Count
-	rs, rf := b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
-	drops, _ := b.drops.TotalsAtOffset(t)
-	return Counts{
-		Successes: successes, Failures: admitted - successes, Drops: drops,
-		RecentSuccesses: rs, RecentFailures: rf,
+	c := b.tallyFrom(t, done, cur)
+	if c.failures == 0 { // tallyFrom read no further
+		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
+		c.downBuckets = b.streaks.downBuckets.Load()
+		c.recovering = b.streaks.recovering.Load()
+		c.drops, _ = b.drops.TotalsAtOffset(t)
+		b.readReach(t, cur, &c)
 	}
+	return c
+}
+
+// ownCounts is ownTally as Counts to publish: the reach is the window's
+// own when the breaker does not read back past it.
+func (b *googleBreaker) ownCounts(t time.Duration) Counts {
+	c := b.ownTally(t)
+	out := Counts{
+		Successes: c.successes, Failures: c.failures, Drops: c.drops,
+		RecentSuccesses: c.recentSuccesses, RecentFailures: c.recentFailures,
+		ReachSuccesses: c.successes, ReachFailures: c.failures, ReachDrops: c.drops,
+	}
+	if c.reachSuccesses+c.reachFailures > c.successes+c.failures {
+		out.ReachSuccesses, out.ReachFailures, out.ReachDrops = c.reachSuccesses, c.reachFailures, max(c.drops, c.reachDrops)
+	}
+	if c.downBuckets >= b.formula.buckets {
+		out.Down = 1
+	}
+	if c.recovering {
+		out.Recovering = 1
+	}
+	return out
+}
+
+// fleetTally is the tally the formula reads for counts added up over a
+// fleet: it recovers if one of its processes does, and it has been down a
+// window if one of its processes has, or if its windows hold no success
+// at all and at least WithEvidence's calls, failed or dropped. (A process
+// that calls a few times a second, and whose calls the fleet sheds, soon
+// holds too few calls to follow its own runs of buckets; the fleet's
+// window still says the dependency failed every call for a window.) The
+// formula's down rule still needs every process's newest buckets to hold
+// no success.
+func (b *googleBreaker) fleetTally(c Counts) tally {
+	t := tally{
+		successes: c.Successes, failures: c.Failures, drops: c.Drops,
+		recentSuccesses: c.RecentSuccesses, recentFailures: c.RecentFailures,
+		reachSuccesses: c.ReachSuccesses, reachFailures: c.ReachFailures, reachDrops: c.ReachDrops,
+		recovering: c.Recovering > 0,
+	}
+	ev := b.formula.evidence
+	if c.Down > 0 || ev > 0 && c.Successes == 0 && c.RecentSuccesses == 0 && c.Failures+c.Drops >= ev {
+		t.downBuckets = b.formula.buckets
+	}
+	return t
 }
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
@@ -179,14 +243,12 @@ func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, failures int6
 	if t > o.until || t < o.until-b.fleet.window {
 		return num, den
 	}
-	if failures == 0 && o.counts.Failures == 0 { // the fleet's ratio is 0, as formula.ratio says
+	if failures == 0 && o.counts.Failures == 0 || o.counts == (Counts{}) {
+		// The fleet's ratio is 0, as formula.ratio says, or the others
+		// have seen nothing: the breaker decides alone.
 		return num, den
 	}
-	c := o.counts.Add(b.ownCounts(t))
-	fnum, fden := b.formula.ratio(tally{
-		successes: c.Successes, failures: c.Failures, drops: c.Drops,
-		recentSuccesses: c.RecentSuccesses, recentFailures: c.RecentFailures,
-	})
+	fnum, fden := b.formula.ratio(b.fleetTally(o.counts.Add(b.ownCounts(t))))
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

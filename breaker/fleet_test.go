@@ -33,14 +33,17 @@ func TestFleet_Counts_ownWindow(t *testing.T) {
 
 	succeed(t, b, 3)
 	fail(t, b, 2, "boom")
-	assert.Equal(t, breaker.Counts{Successes: 3, Failures: 2}, f.Counts(), "no finished bucket yet: no recent run")
+	assert.Equal(t, breaker.Counts{Successes: 3, Failures: 2, ReachSuccesses: 3, ReachFailures: 2}, f.Counts(),
+		"no finished bucket yet: no recent run; the reach is the window's")
 
 	mock.Add(breaker.DefaultWindow / breaker.DefaultBuckets)
 	fail(t, b, 1, "boom")
-	assert.Equal(t, breaker.Counts{Successes: 3, Failures: 3}, f.Counts(), "the finished bucket held both: no run")
+	assert.Equal(t, breaker.Counts{Successes: 3, Failures: 3, ReachSuccesses: 3, ReachFailures: 3}, f.Counts(),
+		"the finished bucket held both: no run")
 
 	mock.Add(breaker.DefaultWindow)
-	assert.Equal(t, breaker.Counts{}, f.Counts(), "everything left the window")
+	assert.Equal(t, breaker.Counts{ReachSuccesses: 3, ReachFailures: 3}, f.Counts(),
+		"everything left the window; the breaker still reads back to its evidence")
 }
 
 func TestFleet_SetOthers_shedsOnTheFleetsEvidence(t *testing.T) {
@@ -100,6 +103,18 @@ func TestFleet_SetOthers_recentRunsAddUp(t *testing.T) {
 	// older successes are set aside. Without the run, 100 successes would
 	// outweigh 31 failures: (31 − 5) / 32, to the power 1/1.5.
 	assert.InDelta(t, 0.8707, dropProbability(t, b), 1e-4)
+}
+
+func TestFleet_SetOthers_aFleetDownForAWindowLosesProtection(t *testing.T) {
+	b, _ := newBreaker(t)
+	f := fleetOf(t, b)
+	fail(t, b, 1, "boom")
+	others := breaker.Counts{Failures: 6, RecentFailures: 6, ReachFailures: 6}
+	require.NoError(t, f.SetOthers(others))
+	withProtection := dropProbability(t, b)
+	others.Down = 1 // one process has been down a window
+	require.NoError(t, f.SetOthers(others))
+	assert.Greater(t, dropProbability(t, b), withProtection)
 }
 
 func TestFleet_SetOthers_invalidCounts(t *testing.T) {

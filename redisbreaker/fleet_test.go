@@ -114,27 +114,25 @@ func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 	shared := runFleet(t, srv, 50, 2, true, false)
 	t.Logf("shared: %+v", shared)
 	assert.Zero(t, shared.healthyDropped, "false drops while healthy")
-	// The goal is 10 %; like the simulator, the fleet settles
-	// where one breaker at the fleet's 100 requests/s does today.
-	assert.LessOrEqual(t, 100*float64(shared.outageIn)/float64(shared.outageOffered), 15.0,
+	assert.LessOrEqual(t, 100*float64(shared.outageIn)/float64(shared.outageOffered), 10.0,
 		"share of the outage that reached the dependency")
 	assert.GreaterOrEqual(t, shared.readmittedAfter, time.Duration(0), "95 %% admitted after healing")
 	assert.LessOrEqual(t, shared.readmittedAfter, 2*time.Second, "95 %% admitted after healing")
 
 	alone := runFleet(t, srv, 50, 2, false, false)
 	t.Logf("alone: %+v", alone)
-	assert.Equal(t, alone.outageOffered, alone.outageIn, "each process alone sees too few calls to shed")
+	assert.Greater(t, alone.outageIn, 3*shared.outageIn, "each process alone sees too few calls to shed as much")
 }
 
 // A partition seen by one process: the fleet's successes keep every other
 // process from dropping anything, and process 0 decides on its own
-// evidence (at 20 requests/s, enough to shed most of its outage).
+// evidence (at 20 requests/s, enough to shed nearly all of its outage).
 func TestSharer_fleetSheds_partitionSeenByOne(t *testing.T) {
 	srv := startRedis(t)
 	run := runFleet(t, srv, 10, 20, true, true)
 	t.Logf("%+v", run)
 	assert.Zero(t, run.othersDropped, "the other processes drop nothing")
 	assert.Zero(t, run.healthyDropped)
-	assert.Less(t, 100*float64(run.outageIn)/float64(run.outageOffered), 50.0,
+	assert.Less(t, 100*float64(run.outageIn)/float64(run.outageOffered), 20.0,
 		"process 0 sheds most of its outage on its own evidence")
 }

@@ -5,7 +5,7 @@ import "github.com/redis/go-redis/v9"
 // exchangeSource is the script of a round, run once per breaker, on the
 // breaker's key alone (so it runs on any node of a cluster). The key is a
 // hash: one field per process, its ID, holding its counts as encode writes
-// them; "=sum", the five counts of those fields added up; "=swept", when
+// them; "=sum", the ten counts of those fields added up; "=swept", when
 // (Unix ms) stale fields were last deleted.
 //
 //	KEYS[1]  the breaker's hash
@@ -27,14 +27,15 @@ const exchangeSource = `
 local key, id, value = KEYS[1], ARGV[1], ARGV[2]
 local now, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local cap = 1125899906842624
+local counts = 10 -- per process: see encode
 
--- parse returns the time and the five counts of a process's value
--- ("1 <ms> s f d rs rf"), or, with sum true, 0 and the five counts of the
--- sum ("s f d rs rf"); nil if v is not that.
+-- parse returns the time and the counts of a process's value ("2 <ms>"
+-- and the counts), or, with sum true, 0 and the counts of the sum (the
+-- counts alone); nil if v is not that.
 local function parse(v, sum)
   if not v then return nil end
-  local want = 7
-  if sum then want = 5 end
+  local want = counts + 2
+  if sum then want = counts end
   local n = {}
   for token in string.gmatch(v, '%S+') do
     if #n == want then return nil end
@@ -45,7 +46,7 @@ local function parse(v, sum)
   if #n ~= want then return nil end
   local t, first = 0, 1
   if not sum then
-    if n[1] ~= 1 then return nil end
+    if n[1] ~= 2 then return nil end
     t, first = n[2], 3
   end
   local c = {}
@@ -57,7 +58,9 @@ local function parse(v, sum)
 end
 
 local function format(c)
-  return string.format('%.0f %.0f %.0f %.0f %.0f', c[1], c[2], c[3], c[4], c[5])
+  local out = {}
+  for j = 1, counts do out[j] = string.format('%.0f', c[j]) end
+  return table.concat(out, ' ')
 end
 
 local _, own = parse(value, false)
@@ -68,7 +71,8 @@ local swept = tonumber(got[3])
 local bad, sweep = 0, 0
 redis.call('HSET', key, id, value)
 if sum == nil or swept == nil or now - swept >= window / 4 or now < swept then
-  sum, sweep = {0, 0, 0, 0, 0}, 1
+  sum, sweep = {}, 1
+  for j = 1, counts do sum[j] = 0 end
   local all = redis.call('HGETALL', key)
   for i = 1, #all, 2 do
     local field = all[i]
@@ -79,14 +83,14 @@ if sum == nil or swept == nil or now - swept >= window / 4 or now < swept then
       elseif now - t > window or t - now > window then
         redis.call('HDEL', key, field)
       else
-        for j = 1, 5 do sum[j] = math.min(sum[j] + c[j], cap * 4) end
+        for j = 1, counts do sum[j] = math.min(sum[j] + c[j], cap * 4) end
       end
     end
   end
   redis.call('HSET', key, '=swept', string.format('%.0f', now))
 else
   local _, old = parse(got[1], false)
-  for j = 1, 5 do
+  for j = 1, counts do
     sum[j] = sum[j] + own[j]
     if old then sum[j] = sum[j] - old[j] end
     sum[j] = math.min(math.max(sum[j], 0), cap * 4)
@@ -95,8 +99,8 @@ end
 redis.call('HSET', key, '=sum', format(sum))
 redis.call('PEXPIRE', key, ARGV[5])
 local out = {}
-for j = 1, 5 do out[j] = math.min(math.max(sum[j] - own[j], 0), cap) end
-out[6], out[7] = sweep, bad
+for j = 1, counts do out[j] = math.min(math.max(sum[j] - own[j], 0), cap) end
+out[counts + 1], out[counts + 2] = sweep, bad
 return out
 `
 

@@ -329,26 +329,27 @@ func (s *Sharer) take(m *member, result *redis.Cmd) error {
 // when counts of some processes could not be parsed and were left out.
 var errUnparsed = errors.New("counts of other processes could not be parsed")
 
-// parseResult reads the script's reply: the five sums of the other
-// processes' counts, whether the script swept the key, and how many values
-// it could not parse then.
+// parseResult reads the script's reply: the ten sums of the other
+// processes' counts (in encode's order), whether the script swept the key,
+// and how many values it could not parse then.
 func parseResult(result *redis.Cmd) (others breaker.Counts, swept bool, err error) {
 	v, err := result.Int64Slice()
 	if err != nil {
 		return breaker.Counts{}, false, err
 	}
-	if len(v) != 7 {
-		return breaker.Counts{}, false, fmt.Errorf("the script returned %d numbers, not 7", len(v))
+	if len(v) != 12 {
+		return breaker.Counts{}, false, fmt.Errorf("the script returned %d numbers, not 12", len(v))
 	}
 	for _, n := range v {
 		if n < 0 || n > maxCount {
 			return breaker.Counts{}, false, fmt.Errorf("the script returned %v: not counts", v)
 		}
 	}
-	others = breaker.Counts{Successes: v[0], Failures: v[1], Drops: v[2], RecentSuccesses: v[3], RecentFailures: v[4]}
-	swept = v[5] == 1
-	if v[6] > 0 {
-		return others, swept, fmt.Errorf("%w: %d of them", errUnparsed, v[6])
+	others = breaker.Counts{Successes: v[0], Failures: v[1], Drops: v[2], RecentSuccesses: v[3], RecentFailures: v[4],
+		ReachSuccesses: v[5], ReachFailures: v[6], ReachDrops: v[7], Down: v[8], Recovering: v[9]}
+	swept = v[10] == 1
+	if v[11] > 0 {
+		return others, swept, fmt.Errorf("%w: %d of them", errUnparsed, v[11])
 	}
 	return others, swept, nil
 }
@@ -366,13 +367,15 @@ func keyTTL(window, period time.Duration) time.Duration {
 // breaker.Fleet.SetOthers accepts.
 const maxCount = 1 << 50
 
-// encode writes counts published at t as Redis stores them: a version,
-// then t in Unix milliseconds and the five counts, space-separated
-// ("1 1704067200000 120 3 0 40 0").
+// encode writes counts published at t as Redis stores them: the layout's
+// version (2), then t in Unix milliseconds and the ten counts of
+// breaker.Counts in its order, space-separated
+// ("2 1704067200000 120 3 0 40 0 120 3 0 0 0").
 func encode(t time.Time, c breaker.Counts) string {
-	b := make([]byte, 0, 64)
-	b = append(b, '1')
-	for _, v := range []int64{t.UnixMilli(), c.Successes, c.Failures, c.Drops, c.RecentSuccesses, c.RecentFailures} {
+	b := make([]byte, 0, 96)
+	b = append(b, '2')
+	for _, v := range []int64{t.UnixMilli(), c.Successes, c.Failures, c.Drops, c.RecentSuccesses, c.RecentFailures,
+		c.ReachSuccesses, c.ReachFailures, c.ReachDrops, c.Down, c.Recovering} {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, v, 10)
 	}

@@ -78,7 +78,9 @@ func (s *fleetStore) sync(j int, t time.Time, own breaker.Counts) breaker.Counts
 // negate returns −c.
 func negate(c breaker.Counts) breaker.Counts {
 	return breaker.Counts{Successes: -c.Successes, Failures: -c.Failures, Drops: -c.Drops,
-		RecentSuccesses: -c.RecentSuccesses, RecentFailures: -c.RecentFailures}
+		RecentSuccesses: -c.RecentSuccesses, RecentFailures: -c.RecentFailures,
+		ReachSuccesses: -c.ReachSuccesses, ReachFailures: -c.ReachFailures, ReachDrops: -c.ReachDrops,
+		Down: -c.Down, Recovering: -c.Recovering}
 }
 
 // fleetResult is what each client of a fleet saw, per phase.
@@ -158,7 +160,7 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 				c := counts{phase: ph.name, offered: 1}
 				if promise := d.allow(epoch.Add(at)); promise != nil {
 					c.allowed = 1
-					ok := capacity.take(slotIndex) && !fails(dependencyRand, errorRate)
+					ok := capacity.take(since) && !fails(dependencyRand, errorRate)
 					if ok {
 						c.succeeded = 1
 					}

@@ -27,7 +27,8 @@ func fleetConfigOf(clients, rate int, seed uint64) config {
 }
 
 // The fleet goals of issue 12: 50 clients at 2 requests/s, an outage seen
-// by all. Shared counts shed it; per-process counts let all of it through.
+// by all. Shared counts shed at least 90 % of it; per-process counts, even
+// reaching back past the window on light traffic, let much more through.
 func TestSimulateFleet_outageSeenByAll(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -36,17 +37,14 @@ func TestSimulateFleet_outageSeenByAll(t *testing.T) {
 			require.NoError(t, err)
 			f := res.figures()
 			assert.Equal(t, 0.0, f.falseDrops, "false drops while healthy")
-			// The issue's goal is 10 %; the fleet's 100 requests/s settle
-			// where one breaker's do at that rate with these defaults, and
-			// the low-traffic defaults of issue 12 are to bring it lower.
-			assert.LessOrEqual(t, f.outageReached, 15.0, "share of the outage that reached the dependency")
+			assert.LessOrEqual(t, f.outageReached, 10.0, "share of the outage that reached the dependency")
 			assert.LessOrEqual(t, f.admittedAfter, 2.0, "seconds until 95 %% was admitted after healing")
-			assert.GreaterOrEqual(t, f.goodput, 95.0, "overload goodput")
+			assert.GreaterOrEqual(t, f.goodput, 99.0, "overload goodput")
 
 			cfg.share = false
 			alone, err := simulate(cfg)
 			require.NoError(t, err)
-			assert.Equal(t, 100.0, alone.figures().outageReached, "each client alone sees too few calls to shed")
+			assert.Greater(t, alone.figures().outageReached, 40.0, "each client alone sees too few calls to shed much")
 		})
 	}
 }
