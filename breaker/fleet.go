@@ -85,9 +85,12 @@ func (c Counts) check() error {
 // a breaker's with [FleetOf].
 //
 // While the breaker holds the others' counts, each call is dropped with the
-// higher of two probabilities: the formula's over the breaker's own window,
+// higher of two probabilities: the formula's over the breaker's own counts,
 // and the formula's over the fleet's, its own counts and the others' added
-// up, to which protection and K apply as to one window. A process whose
+// up, to which protection and K apply as to one window. A fleet whose
+// windows hold no success at all, and at least [WithEvidence]'s calls
+// (failed or dropped), has been down for a window, as has a fleet one of
+// whose processes has. A process whose
 // calls fail while the rest of the fleet's succeed still sheds on its own
 // evidence; a process that sees too few calls to shed on its own sheds on
 // the fleet's. Without the others' counts (never set, cleared, or older

@@ -3,9 +3,10 @@
 // fleet's evidence as well as its own.
 //
 // Fifty instances that each call a dependency twice a second together see
-// a hundred calls a second, but each sees two: too few for its breaker's
-// window to hold enough failures to shed an outage (see the breaker
-// package's protection). Shared, every instance's breaker drops calls with
+// a hundred calls a second, but each sees two: too few for its breaker to
+// shed an outage well, even reaching back past its window (in the
+// simulator, 46 % of an outage gets through each, against 5 % shared; see
+// docs/behaviour.md). Shared, every instance's breaker drops calls with
 // the higher of two probabilities: the formula's over its own window, and
 // the formula's over the fleet's windows added up, to which protection and
 // K apply as to one window ([breaker.Fleet]). An instance whose calls fail
@@ -37,7 +38,7 @@
 // BenchmarkBreaker_AllowAccept in the breaker package, run alternately). The loop
 // that [Sharer.Start] runs makes, every period ([WithPeriod], one bucket of
 // a default breaker, 100 ms), one pipelined round trip for all shared
-// breakers: for each, a script publishes this process's window counts
+// breakers: for each, a script publishes this process's counts
 // ([breaker.Fleet.Counts]) in the breaker's hash, under the process's ID,
 // and returns the other processes' counts published within the breaker's
 // window, added up, which the breaker then decides on
@@ -64,15 +65,15 @@
 //
 //   - round trips: 10·N per second, one per process per period, each a
 //     pipeline of M EVALSHA calls (10·N·M scripts a second);
-//   - bytes: about 210 sent and 35 received per breaker per round,
+//   - bytes: about 220 sent and 60 received per breaker per round,
 //     whatever N (measured by BenchmarkSharer_Sync, which counts the bytes
-//     on the client's connection: 207 and 31 to 34 for N from 10 to 200),
-//     so about 2.5 kB/s per process per breaker, 2.5·N·M kB/s in all: 50
-//     processes × 10 breakers is 1.2 MB/s;
+//     on the client's connection: 219 and 59 to 65 for N from 10 to 200),
+//     so about 2.8 kB/s per process per breaker, 2.8·N·M kB/s in all: 50
+//     processes × 10 breakers is 1.4 MB/s;
 //   - work: each script reads and writes a few fields of one hash, the
 //     same whatever N; once a quarter window (twice a second by default)
 //     one of them reads the whole hash, N fields, to drop stale counts.
-//     Memory: one hash per breaker, of N fields of about 40 bytes.
+//     Memory: one hash per breaker, of N fields of about 60 bytes.
 //
 // A longer period divides all of it: [WithPeriod] of 500 ms is a fifth,
 // with fleet counts up to half a second old.

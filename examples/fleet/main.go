@@ -4,10 +4,10 @@
 // redisbreaker, and prints what each client admitted while the server was
 // healthy, down and healed.
 //
-// Each client calls too rarely for its breaker to shed an outage on its
-// own evidence (2 calls a second by default: 4 failures in its 2 s window,
-// within the breaker's protection of 5); together they call often enough,
-// and with their counts shared every client's breaker sheds on the
+// Each client calls too rarely for its breaker to shed a short outage on
+// its own evidence (2 calls a second by default: 6 failures in a 3 s
+// outage, against the successes it saw before); together they call often
+// enough, and with their counts shared every client's breaker sheds on the
 // fleet's. Run it with -share=false to see each client alone let the whole
 // outage through.
 //
