@@ -115,7 +115,8 @@ type googleBreaker struct {
 	drops   *rollingwindow.RollingWindow[int64]
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
 	reasons reasonLog
-	events  *events // nil without listeners
+	events  *events      // nil without listeners
+	levels  levelWindows // calls by criticality (criticality.go)
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
@@ -147,6 +148,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
 		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
+	b.levels.init(o.buckets, span, windowOpts)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
 	}
@@ -201,7 +203,7 @@ func (b *googleBreaker) admit() error {
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
-	if num == 0 || !b.formula.drops(num, den, b.proba.Float64()) {
+	if num == 0 || !b.dropsDefault(t, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
 	b.drops.AddAt(t, 1)
@@ -243,11 +245,11 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return b.Allow()
+	return b.allowAs(CriticalityFrom(ctx))
 }
 
 func (b *googleBreaker) Do(req func() error) error {
-	return b.do(context.Background(), req, nil, nil)
+	return b.do(context.Background(), DefaultCriticality, req, nil, nil)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
@@ -255,7 +257,7 @@ func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), req, nil, acceptable)
+	return b.do(context.Background(), DefaultCriticality, req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
@@ -264,7 +266,7 @@ func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() erro
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
-	return b.do(context.Background(), req, fallback, nil)
+	return b.do(context.Background(), DefaultCriticality, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
@@ -273,7 +275,7 @@ func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), req, fallback, acceptable)
+	return b.do(context.Background(), DefaultCriticality, req, fallback, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
@@ -297,15 +299,21 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return b.do(ctx, req, fallback, acceptable)
+	return b.do(ctx, CriticalityFrom(ctx), req, fallback, acceptable)
 }
 
-// do runs req through the breaker. The methods without a context pass
-// context.Background(), whose Err is read only if req fails; a nil ctx from
-// a caller acts the same.
-func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
+// do runs req through the breaker, asking at level. The methods without a
+// context pass context.Background() and the default level; the context's
+// Err is read only if req fails, and a nil ctx from a caller acts the same.
+func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	if err := b.admit(); err != nil {
+	var err error
+	if level == DefaultCriticality {
+		err = b.admit()
+	} else {
+		err = b.admitLevel(level) // criticality.go
+	}
+	if err != nil {
 		if fallback != nil {
 			return fallback(err)
 		}
@@ -314,7 +322,7 @@ func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallb
 	recorded := false
 	defer b.recordPanic(&recorded)
 
-	err := req()
+	err = req()
 	if err == nil && acceptable == nil { // the common case, without a call to acceptable
 		recorded = true
 		b.markSuccess()
