@@ -68,6 +68,11 @@ report, the scenario and trace formats.
 	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table")
+	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
+		m, err := parseMix(s)
+		cfg.mix = m
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -85,6 +90,8 @@ report, the scenario and trace formats.
 	switch {
 	case set["scenario"] && set["replay"]:
 		return fail(errors.New("-scenario and -replay: give one; a trace brings its own traffic"))
+	case set["mix"] && set["replay"]:
+		return fail(errors.New("-mix and -replay: give one; a trace's calls carry no criticality"))
 	case set["record"] && set["replay"]:
 		return fail(errors.New("-record and -replay: give one; -record writes the trace of a simulation"))
 	case set["scenario"]:
