@@ -203,7 +203,7 @@ func (b *googleBreaker) admit() error {
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
-	if num == 0 || !b.dropsDefault(t, num, den) { // the formula's draw, unless calls name a criticality
+	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
 	b.drops.AddAt(t, 1)
@@ -307,13 +307,10 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 // Err is read only if req fails, and a nil ctx from a caller acts the same.
 func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	var err error
-	if level == DefaultCriticality {
-		err = b.admit()
-	} else {
-		err = b.admitLevel(level) // criticality.go
+	if level != DefaultCriticality && level.Valid() {
+		return b.doLevel(ctx, level, req, fallback, acceptable) // criticality.go
 	}
-	if err != nil {
+	if err := b.admit(); err != nil {
 		if fallback != nil {
 			return fallback(err)
 		}
@@ -322,7 +319,7 @@ func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() er
 	recorded := false
 	defer b.recordPanic(&recorded)
 
-	err = req()
+	err := req()
 	if err == nil && acceptable == nil { // the common case, without a call to acceptable
 		recorded = true
 		b.markSuccess()

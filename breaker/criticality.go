@@ -105,14 +105,24 @@ func CriticalityFrom(ctx context.Context) Criticality {
 	return DefaultCriticality
 }
 
-// levelWindows counts, per level other than the default, the calls asked
-// in the window: Add(1) for a dropped call, Add(0) for an admitted one. The
-// default level's calls are what remains of all the calls (admitted and
-// dropped), so that calls without a criticality cost nothing more. The
-// windows are made at the first call that names another level; until then
-// the breaker drops exactly as one without criticality.
+// level is what a breaker keeps of one level other than the default.
+type level struct {
+	b *googleBreaker
+	// calls holds the calls asked at this level: Add(1) for a dropped
+	// call, Add(0) for an admitted one, so that its sum is the drops and
+	// its count the calls.
+	calls *rollingwindow.RollingWindow[int64]
+	// outcomes holds the admitted calls of this level as the breaker's own
+	// outcomes window does: Add(1) for a success, Add(0) for a failure.
+	outcomes *rollingwindow.RollingWindow[int64]
+}
+
+// levelWindows holds the levels other than the default, made at the first
+// call that names one; until then the breaker drops exactly as one without
+// criticality. The default level's figures are what the others leave of
+// the breaker's own, so that calls without a criticality cost nothing more.
 type levelWindows struct {
-	calls atomic.Pointer[[criticalities]*rollingwindow.RollingWindow[int64]]
+	levels atomic.Pointer[[criticalities]*level] // nil at the default's index
 
 	// What a window is made of, kept from New.
 	size int
@@ -124,42 +134,58 @@ func (l *levelWindows) init(size int, span time.Duration, opts []rollingwindow.O
 	l.size, l.span, l.opts = size, span, opts
 }
 
-// windows returns the windows, making them if need be.
-func (l *levelWindows) windows() *[criticalities]*rollingwindow.RollingWindow[int64] {
-	if w := l.calls.Load(); w != nil {
-		return w
+// get returns the levels, making them if need be.
+func (l *levelWindows) get(b *googleBreaker) *[criticalities]*level {
+	if lv := l.levels.Load(); lv != nil {
+		return lv
 	}
-	w := new([criticalities]*rollingwindow.RollingWindow[int64])
-	for i := range w {
+	lv := new([criticalities]*level)
+	for i := range lv {
 		if Sheddable+Criticality(i) != DefaultCriticality {
 			// The sizes were validated with the breaker's own windows.
-			w[i], _ = rollingwindow.New[int64](l.size, l.span, l.opts...)
+			calls, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
+			outcomes, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
+			lv[i] = &level{b: b, calls: calls, outcomes: outcomes}
 		}
 	}
-	if l.calls.CompareAndSwap(nil, w) {
-		return w
+	if l.levels.CompareAndSwap(nil, lv) {
+		return lv
 	}
-	return l.calls.Load()
+	return l.levels.Load()
 }
 
-// counts returns the calls and the drops of each level in the window at t,
-// lowest level first, given the breaker's admitted calls and drops then.
-// The default level gets what the others leave, never below 0.
-func (l *levelWindows) counts(w *[criticalities]*rollingwindow.RollingWindow[int64], t time.Time,
-	admitted, drops int64) (calls, dropped [criticalities]int64) {
-	def := DefaultCriticality.index()
-	otherCalls, otherDrops := int64(0), int64(0)
-	for i, win := range w {
-		if win == nil {
+// levelCounts are the window's figures of one level.
+type levelCounts struct {
+	calls, drops        int64 // calls asked, admitted or dropped, and those dropped
+	successes, failures int64 // admitted calls that finished, by outcome
+}
+
+// counts returns each level's figures in the window at t, lowest level
+// first, given the breaker's own figures then (c, with its drops). The
+// default level gets what the others leave, never below 0.
+func (l *levelWindows) counts(lv *[criticalities]*level, t time.Time, c tally) (out [criticalities]levelCounts) {
+	var others levelCounts
+	for i, x := range lv {
+		if x == nil {
 			continue
 		}
-		dropped[i], calls[i] = win.TotalsAt(t)
-		otherCalls += calls[i]
-		otherDrops += dropped[i]
+		o := &out[i]
+		o.drops, o.calls = x.calls.TotalsAt(t)
+		var admitted int64
+		o.successes, admitted = x.outcomes.TotalsAt(t)
+		o.failures = admitted - o.successes
+		others.calls += o.calls
+		others.drops += o.drops
+		others.successes += o.successes
+		others.failures += o.failures
 	}
-	calls[def] = max(0, admitted+drops-otherCalls)
-	dropped[def] = max(0, drops-otherDrops)
-	return calls, dropped
+	out[DefaultCriticality.index()] = levelCounts{
+		calls:     max(0, c.successes+c.failures+c.drops-others.calls),
+		drops:     max(0, c.drops-others.drops),
+		successes: max(0, c.successes-others.successes),
+		failures:  max(0, c.failures-others.failures),
+	}
+	return out
 }
 
 // levelProbabilities returns each level's drop probability, lowest level
@@ -190,35 +216,76 @@ func levelProbabilities(p float64, calls [criticalities]int64) (probs [criticali
 	return probs
 }
 
-// levelProbability returns the drop probability of a call at level c, given
-// the formula's ratio num/den (num > 0), at time t.
-func (b *googleBreaker) levelProbability(w *[criticalities]*rollingwindow.RollingWindow[int64], c Criticality,
-	t time.Time, num, den float64) float64 {
-	_, admitted := b.outcomes.TotalsAt(t)
-	drops, _ := b.drops.TotalsAt(t)
-	calls, _ := b.levels.counts(w, t, admitted, drops)
-	return levelProbabilities(b.formula.probability(num, den), calls)[c.index()]
+// levelDropProbabilities returns each level's drop probability, lowest
+// level first, while the breaker drops with probability p overall: its
+// share of p placed from the lowest level up (levelProbabilities), or,
+// when more, what the formula says of the level's own calls, for a level
+// whose calls fail clearly more often than the breaker's as a whole (their
+// failure ratio more than halfway from the breaker's to 1). As the SRE
+// book keeps
+// statistics per criticality, a level that the dependency itself sheds
+// (a server that sheds the lowest levels first) is then shed as a failing
+// dependency would be, rather than spend the formula's K attempts per
+// success on calls bound to fail; a dependency that fails every level
+// alike, down or overloaded without regard to criticality, leaves the
+// placement from the lowest level up as it is. The formula reads a level's
+// calls without trust in recent buckets, which the breaker's own figures
+// have.
+func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]levelCounts) [criticalities]float64 {
+	var calls [criticalities]int64
+	var all levelCounts
+	for i, c := range counts {
+		calls[i] = c.calls
+		all.successes += c.successes
+		all.failures += c.failures
+	}
+	probs := levelProbabilities(p, calls)
+	if !(p > 0) {
+		return probs
+	}
+	for i, c := range counts {
+		// The level's failure ratio is more than halfway from the breaker's
+		// to 1: c.failures/n > (1 + all.failures/N)/2, with n and N the
+		// level's and the breaker's finished calls.
+		n, total := float64(c.successes+c.failures), float64(all.successes+all.failures)
+		if !(2*float64(c.failures)*total > n*(total+float64(all.failures))) {
+			continue
+		}
+		num, den := b.formula.ratio(tally{successes: c.successes, failures: c.failures, drops: c.drops})
+		probs[i] = max(probs[i], b.formula.probability(num, den))
+	}
+	return probs
+}
+
+// levelProbability returns the drop probability of a call at level c,
+// given the breaker's figures c at time t and the formula's ratio num/den
+// (num > 0) of them.
+func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Time, tl tally,
+	num, den float64) float64 {
+	if !b.formula.countDrops { // tally read the drops only if it needed them
+		tl.drops, _ = b.drops.TotalsAt(t)
+	}
+	counts := b.levels.counts(lv, t, tl)
+	return b.levelDropProbabilities(b.formula.probability(num, den), counts)[c.index()]
 }
 
 // dropsDefault reports whether a call at the default level is dropped,
-// given the formula's ratio num/den (num > 0) at time t. Without calls at
-// other levels it is the formula's own draw, exactly as without
-// criticality.
-func (b *googleBreaker) dropsDefault(t time.Time, num, den float64) bool {
-	w := b.levels.calls.Load()
-	if w == nil {
+// given the breaker's figures c at time t and the formula's ratio num/den
+// (num > 0) of them. Without calls at other levels it is the formula's own
+// draw, exactly as without criticality.
+func (b *googleBreaker) dropsDefault(t time.Time, c tally, num, den float64) bool {
+	lv := b.levels.levels.Load()
+	if lv == nil {
 		return b.formula.drops(num, den, b.proba.Float64())
 	}
-	return b.proba.Float64() < b.levelProbability(w, DefaultCriticality, t, num, den)
+	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, c, num, den)
 }
 
-// admitLevel is admit for a call at level c, other than the default: the
-// formula's drops are placed from the lowest level up.
-func (b *googleBreaker) admitLevel(c Criticality) error {
-	if !c.Valid() {
-		return b.admit()
-	}
-	w := b.levels.windows()
+// admitLevel is admit for a call at level c, other than the default: it
+// returns the level the call was admitted at, or the drop error.
+func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
+	lv := b.levels.get(b)
+	x := lv[c.index()]
 	t := b.now()
 	tl := b.tally(t)
 	num, den := b.formula.ratio(tl)
@@ -226,31 +293,94 @@ func (b *googleBreaker) admitLevel(c Criticality) error {
 		b.events.observe(b, t, num, den)
 	}
 	if num == 0 {
-		w[c.index()].AddAt(t, 0)
-		return nil
+		x.calls.AddAt(t, 0)
+		return x, nil
 	}
-	p := b.levelProbability(w, c, t, num, den)
+	p := b.levelProbability(lv, c, t, tl, num, den)
 	if !(b.proba.Float64() < p) {
-		w[c.index()].AddAt(t, 0)
-		return nil
+		x.calls.AddAt(t, 0)
+		return x, nil
 	}
-	w[c.index()].AddAt(t, 1)
+	x.calls.AddAt(t, 1)
 	b.drops.AddAt(t, 1)
 	if b.events != nil && b.events.drops {
 		b.events.dropped(b, p)
 	}
-	return b.reasons.err(b.name)
+	return nil, b.reasons.err(b.name)
 }
 
 // allowAs is Allow for a call at level c.
 func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
-	if c == DefaultCriticality {
+	if c == DefaultCriticality || !c.Valid() {
 		return b.Allow()
 	}
-	if err := b.admitLevel(c); err != nil {
+	x, err := b.admitLevel(c)
+	if err != nil {
 		return nil, err
 	}
-	return promise{b}, nil
+	return levelPromise{x}, nil
+}
+
+func (x *level) markSuccess() {
+	x.b.markSuccess()
+	x.outcomes.AddAt(x.b.now(), 1)
+}
+
+func (x *level) markFailure(reason string) {
+	x.b.markFailure(reason)
+	x.outcomes.AddAt(x.b.now(), 0)
+}
+
+// levelPromise is the promise of a call admitted at a level other than
+// the default: it records the outcome for the breaker and for the level.
+// It is pointer-shaped, so returning it as a srebreaker.Promise does not
+// allocate.
+type levelPromise struct{ x *level }
+
+func (p levelPromise) Accept()              { p.x.markSuccess() }
+func (p levelPromise) Reject(reason string) { p.x.markFailure(reason) }
+
+// Ignore records nothing, as [promise.Ignore].
+func (p levelPromise) Ignore() {}
+
+var _ srebreaker.Ignorer = levelPromise{}
+
+// doLevel is do for a call at level c, other than the default.
+func (b *googleBreaker) doLevel(ctx context.Context, c Criticality, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) error {
+	x, err := b.admitLevel(c)
+	if err != nil {
+		if fallback != nil {
+			return fallback(err)
+		}
+		return err
+	}
+	recorded := false
+	defer x.recordPanic(&recorded)
+	err = req()
+	result, reason := classify(ctx, err, acceptable)
+	recorded = true
+	switch result {
+	case success:
+		x.markSuccess()
+	case failure:
+		x.markFailure(reason)
+	}
+	return err
+}
+
+// recordPanic is googleBreaker.recordPanic for a call at a level.
+func (x *level) recordPanic(recorded *bool) {
+	if *recorded {
+		return
+	}
+	v := recover()
+	if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
+		x.markFailure("call exited without returning (runtime.Goexit)")
+		return
+	}
+	x.markFailure(fmt.Sprint("panic: ", v))
+	panic(v)
 }
 
 // CriticalityStats is what a breaker's window holds of one level; see
@@ -259,31 +389,32 @@ type CriticalityStats struct {
 	// Criticality is the level.
 	Criticality Criticality
 	// Calls are the calls asked at this level in the window, admitted or
-	// dropped (for the default level: every call not counted at another
-	// level), and Drops those of them that were dropped.
-	Calls, Drops int64
+	// dropped, and Drops those of them that were dropped; Successes and
+	// Failures are the admitted calls that finished, by outcome. The
+	// default level counts every call not counted at another level.
+	Calls, Drops, Successes, Failures int64
 	// DropProbability is the probability that a call of this level asking
 	// now is dropped.
 	DropProbability float64
 }
 
 // levelStats returns the per-level part of a snapshot at t, highest level
-// first, given the breaker's admitted calls and drops in the window and its
-// overall drop probability p.
-func (b *googleBreaker) levelStats(t time.Time, admitted, drops int64, p float64) [criticalities]CriticalityStats {
-	var out [criticalities]CriticalityStats
-	var calls, dropped [criticalities]int64
-	w := b.levels.calls.Load()
-	if w != nil {
-		calls, dropped = b.levels.counts(w, t, admitted, drops)
+// first, given the breaker's figures then and its overall drop probability
+// p.
+func (b *googleBreaker) levelStats(t time.Time, c tally, p float64) [criticalities]CriticalityStats {
+	var counts [criticalities]levelCounts
+	if lv := b.levels.levels.Load(); lv != nil {
+		counts = b.levels.counts(lv, t, c)
 	} else {
-		calls[DefaultCriticality.index()] = admitted + drops
-		dropped[DefaultCriticality.index()] = drops
+		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,
+			successes: c.successes, failures: c.failures}
 	}
-	probs := levelProbabilities(p, calls)
+	probs := b.levelDropProbabilities(p, counts)
+	var out [criticalities]CriticalityStats
 	for i := range out {
 		j := criticalities - 1 - i
-		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(j), Calls: calls[j], Drops: dropped[j],
+		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(j), Calls: counts[j].calls,
+			Drops: counts[j].drops, Successes: counts[j].successes, Failures: counts[j].failures,
 			DropProbability: probs[j]}
 	}
 	return out

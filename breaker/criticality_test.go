@@ -225,7 +225,7 @@ func TestStats_criticalities(t *testing.T) {
 	}
 	succeed(t, b, 10)
 	s, _ = breaker.StatsOf(b)
-	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10}, s.Criticalities[1],
+	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10, Successes: 10}, s.Criticalities[1],
 		"calls without a level count at the default")
 
 	overloaded(t, b, m, 20, 50)
@@ -259,4 +259,52 @@ func TestBreaker_AllowCtx_criticalityAllocatesNothing(t *testing.T) {
 		p, _ := b.Allow()
 		p.Accept()
 	}), "Allow + Accept once levels are in use")
+}
+
+func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
+	// A dependency that sheds the sheddable levels itself, as a server that
+	// reads the criticality does, and serves the others: the breaker sheds
+	// those levels as it would a failing dependency, rather than spend its K
+	// attempts per success on calls bound to fail.
+	b, m := newBreaker(t)
+	order := []breaker.Criticality{}
+	for range 20 {
+		order = append(order, breaker.CriticalPlus, breaker.Critical, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable)
+	}
+	ctxs := map[breaker.Criticality]context.Context{}
+	for _, c := range levels {
+		ctxs[c] = breaker.WithCriticality(context.Background(), c)
+	}
+	admitted := map[breaker.Criticality]int{}
+	var allowed, succeeded int
+	for bucket := range 60 {
+		for _, c := range order {
+			p, err := b.AllowCtx(ctxs[c])
+			if err != nil {
+				continue
+			}
+			if bucket >= 30 {
+				admitted[c]++
+				allowed++
+			}
+			if c >= breaker.Critical {
+				p.Accept()
+				if bucket >= 30 {
+					succeeded++
+				}
+			} else {
+				p.Reject("shed by the server")
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	assert.Equal(t, 30*20, admitted[breaker.CriticalPlus])
+	assert.Equal(t, 30*40, admitted[breaker.Critical])
+	assert.Less(t, admitted[breaker.SheddablePlus]+admitted[breaker.Sheddable], 30*40/10,
+		"less than a tenth of the sheddable calls are sent")
+	assert.Less(t, float64(allowed)/float64(succeeded), 1.1, "attempts per success")
+	s, _ := breaker.StatsOf(b)
+	assert.Greater(t, s.Criticalities[2].DropProbability, 0.9, "SHEDDABLE_PLUS")
+	assert.Greater(t, s.Criticalities[2].Failures, int64(0))
+	assert.Equal(t, int64(0), s.Criticalities[2].Successes)
 }

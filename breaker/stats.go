@@ -80,6 +80,6 @@ func (b *googleBreaker) Stats() Stats {
 		TotalDrops:      drops.Count,
 		DropProbability: b.formula.probability(num, den),
 		Reasons:         b.reasons.snapshot(),
-		Criticalities:   b.levelStats(t, c.successes+c.failures, c.drops, b.formula.probability(num, den)),
+		Criticalities:   b.levelStats(t, c, b.formula.probability(num, den)),
 	}
 }
