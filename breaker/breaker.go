@@ -35,6 +35,8 @@ type Fallback func(err error) error
 // is recorded as neither a success nor a failure. context.DeadlineExceeded is
 // left to acceptable, and with the default counts as a failure: the
 // dependency was too slow. A nil ctx is treated as context.Background().
+// The Ctx methods ask at the [Criticality] ctx carries, if any: the breaker
+// drops the lowest levels first.
 //
 // A Breaker is safe for concurrent use by multiple goroutines.
 type Breaker interface {
