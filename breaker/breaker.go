@@ -205,7 +205,7 @@ func (b *googleBreaker) admit() error {
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
-	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
+	if num == 0 || !b.dropsDefault(t, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
 	b.drops.AddAt(t, 1)

@@ -270,15 +270,16 @@ func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticalit
 }
 
 // dropsDefault reports whether a call at the default level is dropped,
-// given the breaker's figures c at time t and the formula's ratio num/den
-// (num > 0) of them. Without calls at other levels it is the formula's own
-// draw, exactly as without criticality.
-func (b *googleBreaker) dropsDefault(t time.Time, c tally, num, den float64) bool {
+// given the formula's ratio num/den (num > 0) at time t. Without calls at
+// other levels it is the formula's own draw, exactly as without
+// criticality. It reads the breaker's figures again rather than take them
+// from admit, whose call path would pay for passing them.
+func (b *googleBreaker) dropsDefault(t time.Time, num, den float64) bool {
 	lv := b.levels.levels.Load()
 	if lv == nil {
 		return b.formula.drops(num, den, b.proba.Float64())
 	}
-	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, c, num, den)
+	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, b.tally(t), num, den)
 }
 
 // admitLevel is admit for a call at level c, other than the default: it
