@@ -123,6 +123,9 @@ type googleBreaker struct {
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
 	clock Clock
+	// start is the instant the windows' offsets count from, on the system
+	// clock; a clock given by WithClock is read through the outcomes
+	// window's offsets, which survive leaps of centuries.
 	start time.Time
 }
 
@@ -144,6 +147,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		windowOpts = append(windowOpts, rollingwindow.WithClock(o.clock))
 	}
 	b.start = b.wallNow()
+	windowOpts = append(windowOpts, rollingwindow.WithStart(b.start))
 	span := o.window / time.Duration(o.buckets)
 	b.streaks.size = int64(o.buckets)
 	// The options were validated: New cannot fail.
@@ -157,15 +161,19 @@ func newGoogleBreaker(o options) *googleBreaker {
 	return b
 }
 
-// now returns the time the windows run on. On the system clock it reads
-// the monotonic clock alone (time.Since), which costs about half of
-// time.Now; the windows measure time by monotonic readings only.
-func (b *googleBreaker) now() time.Time {
+// now returns the time the windows run on, as an offset from the outcomes
+// window's start. On the system clock it reads the monotonic clock alone
+// (time.Since), which costs about half of time.Now, and needs no
+// conversion from a time.Time.
+func (b *googleBreaker) now() time.Duration {
 	if b.clock == nil {
-		return b.start.Add(time.Since(b.start))
+		return time.Since(b.start)
 	}
-	return b.clock.Now()
+	return b.clockNow()
 }
+
+// clockNow is now on a clock given by WithClock.
+func (b *googleBreaker) clockNow() time.Duration { return b.outcomes.Offset(b.clock.Now()) }
 
 // wallNow returns the time a failure reason or an event is stamped with.
 func (b *googleBreaker) wallNow() time.Time {
@@ -177,30 +185,45 @@ func (b *googleBreaker) wallNow() time.Time {
 
 func (b *googleBreaker) Name() string { return b.name }
 
-// tally reads what the formula needs at time t. A window without failures
-// is read no further: the formula drops nothing then, whatever the drops and
-// the newest buckets hold (see formula.ratio).
-func (b *googleBreaker) tally(t time.Time) tally {
-	successes, admitted := b.outcomes.TotalsAt(t)
-	c := tally{successes: successes, failures: admitted - successes}
+// tally reads what the formula needs at offset t.
+func (b *googleBreaker) tally(t time.Duration) tally {
+	done, cur := b.outcomes.PartsAtOffset(t)
+	return b.tallyFrom(t, done, cur)
+}
+
+// tallyFrom is tally given the outcomes window's parts at t. A window
+// without failures is read no further: the formula drops nothing then,
+// whatever the drops and the newest buckets hold (see formula.ratio).
+func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucket[int64]) tally {
+	successes := done.Sum + cur.Sum
+	c := tally{successes: successes, failures: done.Count + cur.Count - successes}
 	if c.failures == 0 {
 		return c
 	}
 	if b.formula.trustRecent {
-		_, cur := b.outcomes.RecentAt(t)
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
 	}
 	if b.formula.countDrops {
-		c.drops, _ = b.drops.TotalsAt(t)
+		c.drops, _ = b.drops.TotalsAtOffset(t)
 	}
 	return c
 }
 
 // admit decides whether to admit a call: nil if admitted, the drop error if
-// not.
+// not. A window without failures admits at once: the formula drops nothing
+// then (see formula.ratio); that is the common case, kept to one read of
+// the clock and of the outcomes window.
 func (b *googleBreaker) admit() error {
 	t := b.now()
-	c := b.tally(t)
+	done, cur := b.outcomes.PartsAtOffset(t)
+	if done.Sum == done.Count && cur.Sum == cur.Count && b.events == nil {
+		return nil
+	}
+	return b.decide(t, b.tallyFrom(t, done, cur))
+}
+
+// decide is admit for a window with failures, or a breaker with listeners.
+func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	num, den := b.formula.ratio(c)
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
@@ -208,7 +231,11 @@ func (b *googleBreaker) admit() error {
 	if num == 0 || !b.dropsDefault(t, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
-	b.drops.AddAt(t, 1)
+	if b.formula.countDrops { // tally brought the drops window to t
+		b.drops.AddCurrent(1)
+	} else {
+		b.drops.AddAtOffset(t, 1)
+	}
 	if b.events != nil && b.events.drops {
 		b.events.dropped(b, b.formula.probability(num, den))
 	}

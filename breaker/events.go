@@ -120,10 +120,10 @@ type events struct {
 	bucket    int64 // how often shedding is checked, in ns
 	window    int64 // how long the probability stays 0 before shedding stops, in ns
 
-	// Times are in ns since the breaker's start.
-	next     atomic.Int64 // ns since start when the next check is due
+	// Times are in ns on the breaker's time axis (googleBreaker.now).
+	next     atomic.Int64 // ns when the next check is due
 	shedding atomic.Bool
-	lastShed atomic.Int64 // ns since start when the probability was last seen above 0
+	lastShed atomic.Int64 // ns when the probability was last seen above 0
 }
 
 func newEvents(o options, bucket time.Duration) *events {
@@ -135,11 +135,12 @@ func newEvents(o options, bucket time.Duration) *events {
 	}
 }
 
-// observe looks for a change of shedding at time t, given the formula's
+// observe looks for a change of shedding at offset t (see
+// googleBreaker.now), given the formula's
 // ratio num/den then, once per bucket: the call that finds a check due makes it.
 // A clock stepped back by more than the window restarts the checks.
-func (e *events) observe(b *googleBreaker, t time.Time, num, den float64) {
-	now := int64(t.Sub(b.start))
+func (e *events) observe(b *googleBreaker, t time.Duration, num, den float64) {
+	now := int64(t)
 	next := e.next.Load()
 	if (now < next && now >= next-e.window) || !e.next.CompareAndSwap(next, (now/e.bucket+1)*e.bucket) {
 		return

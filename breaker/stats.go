@@ -64,7 +64,7 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 func (b *googleBreaker) Stats() Stats {
 	t := b.now()
 	c := b.tally(t)
-	c.drops, _ = b.drops.TotalsAt(t)
+	c.drops, _ = b.drops.TotalsAtOffset(t)
 	num, den := b.formula.ratio(c)
 	if b.events != nil {
 		b.events.observe(b, t, num, den)

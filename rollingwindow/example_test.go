@@ -36,3 +36,24 @@ func ExampleRollingWindow_Add() {
 	// {Sum:0 Count:0}
 	// {Sum:0 Count:0}
 }
+
+// Windows that share a start take the same offsets, so that one reading of
+// the clock serves them all: here the offset since the start, as a caller
+// on the system clock would take it from time.Since(start).
+func ExampleRollingWindow_AddAtOffset() {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	calls, _ := rollingwindow.New[int64](10, 100*time.Millisecond, rollingwindow.WithStart(start))
+	drops, _ := rollingwindow.New[int64](10, 100*time.Millisecond, rollingwindow.WithStart(start))
+
+	for i := range 5 {
+		d := time.Duration(i) * 150 * time.Millisecond // the offset of each call
+		calls.AddAtOffset(d, 1)
+		if i%2 == 1 {
+			drops.AddAtOffset(d, 1)
+		}
+	}
+	_, c := calls.TotalsAtOffset(600 * time.Millisecond)
+	_, n := drops.TotalsAtOffset(600 * time.Millisecond)
+	fmt.Println(c, "calls,", n, "dropped")
+	// Output: 5 calls, 2 dropped
+}

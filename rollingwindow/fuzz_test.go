@@ -140,14 +140,14 @@ func FuzzWindow(f *testing.F) {
 				wantBuckets--
 			}
 			require.Equal(t, wantBuckets, buckets)
-			prev, cur := wi.Recent()
-			prevSum, prevCount := ref.bucket(ref.current - 1)
+			done, cur := wi.Parts()
 			curSum, curCount := ref.bucket(ref.current)
-			require.Equal(t, rollingwindow.Bucket[int64]{Sum: prevSum, Count: prevCount}, prev, "Recent: previous")
-			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, cur, "Recent: current")
-			fprev, fcur := wf.Recent()
-			require.Equal(t, prevCount, fprev.Count, "float64 Recent: previous")
-			require.Equal(t, curCount, fcur.Count, "float64 Recent: current")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: curSum, Count: curCount}, cur, "Parts: current")
+			allSum, _, allCount := ref.totals(false)
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: allSum - curSum, Count: allCount - curCount}, done, "Parts: done")
+			fdone, fcur := wf.Parts()
+			require.Equal(t, curCount, fcur.Count, "float64 Parts: current")
+			require.Equal(t, allCount-curCount, fdone.Count, "float64 Parts: done")
 			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, wi.Lifetime(), "Lifetime")
 		}
 

@@ -38,6 +38,8 @@ type options struct {
 	ignoreCurrent bool
 	clock         Clock
 	clockSet      bool
+	start         time.Time
+	startSet      bool
 	bucketDone    any // a func(Bucket[T], int64) for the window's T
 }
 
@@ -53,6 +55,16 @@ func IgnoreCurrentBucket() Option {
 // return an error.
 func WithClock(c Clock) Option {
 	return func(o *options) { o.clock, o.clockSet = c, true }
+}
+
+// WithStart sets the instant the window's buckets are counted from, and
+// its offsets measured from (see [RollingWindow.AddAtOffset]): bucket i
+// covers [start + i·interval, start + (i+1)·interval). The default is the
+// clock's reading when the window is made. Windows given the same start
+// share their bucket boundaries and take the same offsets, so that one
+// reading of the clock serves them all.
+func WithStart(start time.Time) Option {
+	return func(o *options) { o.start, o.startSet = start, true }
 }
 
 // OnBucketDone sets f to be called each time a bucket stops being the
@@ -97,11 +109,14 @@ type RollingWindow[T Numeric] struct {
 	float         bool  // T is a floating-point type
 	bucketDone    func(done Bucket[T], passed int64)
 
-	// base is the time the buckets are counted from: bucket i covers
-	// [base + i·interval, base + (i+1)·interval). It changes only when the
-	// window starts afresh.
-	base atomic.Pointer[time.Time]
-	// next is when the current bucket ends, as time since base.
+	// start is the instant offsets are measured from. It changes only
+	// when a time lies so far from it that its offset would overflow.
+	start atomic.Pointer[time.Time]
+	// base is the offset the buckets are counted from: bucket i covers
+	// offsets [base + i·interval, base + (i+1)·interval). It is 0 until
+	// the window starts afresh.
+	base atomic.Int64
+	// next is when the current bucket ends, as an offset from base.
 	next atomic.Int64
 	// seq is odd while the window moves; readers retry around it.
 	seq atomic.Uint64
@@ -117,8 +132,6 @@ type RollingWindow[T Numeric] struct {
 	curRest   atomic.Int64
 	doneSum   atomic.Uint64 // the finished buckets inside the window
 	doneCount atomic.Int64
-	prevSum   atomic.Uint64 // the newest finished bucket
-	prevCount atomic.Int64
 
 	mu      sync.Mutex  // serializes moving the window
 	ring    []Bucket[T] // guarded by mu; finished bucket i at i mod size, the current bucket's slot empty
@@ -171,8 +184,11 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 	if int64(rebaseAfter/interval) >= int64(size) {
 		w.span = time.Duration(size) * interval
 	}
-	base := w.now()
-	w.base.Store(&base)
+	start := o.start
+	if !o.startSet {
+		start = w.now()
+	}
+	w.start.Store(&start)
 	w.next.Store(int64(interval))
 	return w, nil
 }
@@ -206,9 +222,58 @@ func (w *RollingWindow[T]) Add(v T) { w.AddAt(w.now(), v) }
 // AddAt is [RollingWindow.Add] at time t instead of the clock's now, for a
 // caller that has read the clock already (for several windows at once, say)
 // or that replays values recorded with their times.
-func (w *RollingWindow[T]) AddAt(t time.Time, v T) {
-	w.moveTo(t)
+func (w *RollingWindow[T]) AddAt(t time.Time, v T) { w.AddAtOffset(w.Offset(t), v) }
+
+// AddAtOffset is [RollingWindow.AddAt] at the instant d after the window's
+// start ([RollingWindow.Start]), for a caller that keeps time as offsets
+// from it, such as time.Since(start): it saves converting to a time.Time
+// and back.
+func (w *RollingWindow[T]) AddAtOffset(d time.Duration, v T) {
+	w.moveTo(d)
 	w.AddCurrent(v)
+}
+
+// Start returns the instant the window's buckets are counted from and its
+// offsets are measured from: the clock's reading when the window was made,
+// or the time given to [WithStart]. It changes only when the window is
+// given a time more than 2⁶² ns (146 years) from it, which starts the
+// window afresh from that time; a caller of the offset methods measures
+// time on an axis of its own, which Start need not follow.
+func (w *RollingWindow[T]) Start() time.Time { return *w.start.Load() }
+
+// Offset returns t as an offset from the window's start, the axis the
+// offset methods take, first making t the start (and starting the window
+// afresh) when the offset lies more than 2⁶² ns (146 years) away either
+// way, where the bucket arithmetic could overflow. The time-based methods
+// read their times through it; a caller that reads a clock once for
+// several windows can convert through one of them and pass the offset to
+// all (which then share the first window's axis).
+func (w *RollingWindow[T]) Offset(t time.Time) time.Duration {
+	for {
+		start := w.start.Load()
+		d := t.Sub(*start)
+		if d < rebaseAfter && d > -rebaseAfter {
+			return d
+		}
+		if w.restartFrom(start, t) {
+			return 0
+		}
+		// Another goroutine moved the start: read it again.
+	}
+}
+
+// restartFrom makes t the window's start and starts the window afresh,
+// unless the start is no longer old.
+func (w *RollingWindow[T]) restartFrom(old *time.Time, t time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	start := new(time.Time)
+	*start = t
+	if !w.start.CompareAndSwap(old, start) {
+		return false
+	}
+	w.restartLocked(0)
+	return true
 }
 
 // AddCurrent adds v to the current bucket without reading the clock: the
@@ -255,10 +320,15 @@ func (w *RollingWindow[T]) Totals() (sum T, count int64) { return w.TotalsAt(w.n
 // TotalsAt is [RollingWindow.Totals] at time t, moving the window there
 // first; see [RollingWindow.AddAt].
 func (w *RollingWindow[T]) TotalsAt(t time.Time) (sum T, count int64) {
-	w.moveTo(t)
+	return w.TotalsAtOffset(w.Offset(t))
+}
+
+// TotalsAtOffset is [RollingWindow.Totals] at the instant d after the
+// window's start; see [RollingWindow.AddAtOffset].
+func (w *RollingWindow[T]) TotalsAtOffset(d time.Duration) (sum T, count int64) {
 	for {
 		seq := w.seq.Load()
-		if seq&1 == 0 {
+		if seq&1 == 0 && w.covers(d) {
 			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
 			curSum, curRest := w.curSum.Load(), w.curRest.Load()
 			if w.seq.Load() == seq {
@@ -269,36 +339,36 @@ func (w *RollingWindow[T]) TotalsAt(t time.Time) (sum T, count int64) {
 				return w.value(doneSum) + cur.Sum, doneCount + cur.Count
 			}
 		}
-		w.waitMoved()
+		w.move(d)
 	}
 }
 
-// Recent returns the newest finished bucket (empty if nothing was added
-// while it was current) and the current one.
-func (w *RollingWindow[T]) Recent() (previous, current Bucket[T]) { return w.RecentAt(w.now()) }
+// Parts returns what [RollingWindow.Totals] adds up, in two parts: the
+// finished buckets still inside the window, summed, and the current
+// bucket. A caller that needs the totals and the newest values reads both
+// at one instant.
+func (w *RollingWindow[T]) Parts() (done, current Bucket[T]) { return w.PartsAt(w.now()) }
 
-// RecentAt is [RollingWindow.Recent] at time t, moving the window there
+// PartsAt is [RollingWindow.Parts] at time t, moving the window there
 // first; see [RollingWindow.AddAt].
-func (w *RollingWindow[T]) RecentAt(t time.Time) (previous, current Bucket[T]) {
-	w.moveTo(t)
+func (w *RollingWindow[T]) PartsAt(t time.Time) (done, current Bucket[T]) {
+	return w.PartsAtOffset(w.Offset(t))
+}
+
+// PartsAtOffset is [RollingWindow.Parts] at the instant d after the
+// window's start; see [RollingWindow.AddAtOffset].
+func (w *RollingWindow[T]) PartsAtOffset(d time.Duration) (done, current Bucket[T]) {
 	for {
 		seq := w.seq.Load()
-		if seq&1 == 0 {
-			prevSum, prevCount := w.prevSum.Load(), w.prevCount.Load()
+		if seq&1 == 0 && w.covers(d) {
+			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
 			curSum, curRest := w.curSum.Load(), w.curRest.Load()
 			if w.seq.Load() == seq {
-				return Bucket[T]{Sum: w.value(prevSum), Count: prevCount}, w.decodeCurrent(curSum, curRest)
+				return Bucket[T]{Sum: w.value(doneSum), Count: doneCount}, w.decodeCurrent(curSum, curRest)
 			}
 		}
-		w.waitMoved()
+		w.move(d)
 	}
-}
-
-// waitMoved waits for a goroutine moving the window, which holds w.mu, to
-// finish.
-func (w *RollingWindow[T]) waitMoved() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 }
 
 // Lifetime returns the sum and the count of every value ever added to the
@@ -332,10 +402,10 @@ func (w *RollingWindow[T]) bits(v T) uint64 {
 // instant, and runs without the window's lock held, so it may call back into
 // the window. It allocates a copy of the buckets.
 func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
-	t := w.now()
+	d := w.Offset(w.now())
 	snapshot := make([]Bucket[T], w.size)
 	w.mu.Lock()
-	w.moveLocked(t)
+	w.moveLocked(d)
 	oldest := w.current - w.size + 1
 	for i := range snapshot {
 		snapshot[i] = w.ring[mod(oldest+int64(i), w.size)]
@@ -352,28 +422,58 @@ func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
 	}
 }
 
-// moveTo brings the window to time t, if t lies outside the current bucket.
-func (w *RollingWindow[T]) moveTo(t time.Time) {
-	elapsed := t.Sub(*w.base.Load())
-	if next := w.next.Load(); int64(elapsed) >= next || int64(elapsed) < next-int64(w.span) {
-		w.mu.Lock()
-		w.moveLocked(t)
-		w.mu.Unlock()
+// moveTo brings the window to offset d, if d lies outside the current
+// bucket.
+func (w *RollingWindow[T]) moveTo(d time.Duration) {
+	if !w.covers(d) {
+		w.move(d)
 	}
 }
 
-// moveLocked moves the window to the bucket that covers t: forwards,
-// emptying the buckets time has passed over in at most one pass over them,
-// or afresh when t lies more than a window before the current bucket's end
-// or too far ahead. Callers hold w.mu.
-func (w *RollingWindow[T]) moveLocked(t time.Time) {
-	elapsed := t.Sub(*w.base.Load())
+// covers reports whether the window need not move to take offset d: d
+// lies in the current bucket, or before it by less than the window (a
+// clock that stepped back a little). Readers check it inside their
+// sequence-checked read, where base and next are consistent.
+func (w *RollingWindow[T]) covers(d time.Duration) bool {
+	elapsed := sinceBase(int64(d), w.base.Load())
+	next := w.next.Load()
+	return elapsed < next && elapsed >= next-int64(w.span)
+}
+
+// move brings the window to offset d under its lock, which also waits
+// for a goroutine moving it; readers call it when they find the window
+// moving or not yet at d, and read again.
+func (w *RollingWindow[T]) move(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.moveLocked(d)
+}
+
+// sinceBase returns d − base, saturated at the limits of int64 (which lie
+// beyond rebaseAfter either way, so that the window starts afresh).
+func sinceBase(d, base int64) int64 {
+	elapsed := d - base
+	if (d^base) < 0 && (elapsed^d) < 0 { // overflowed
+		if d < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return elapsed
+}
+
+// moveLocked moves the window to the bucket that covers offset d:
+// forwards, emptying the buckets time has passed over in at most one pass
+// over them, or afresh when d lies more than a window before the current
+// bucket's end or too far ahead. Callers hold w.mu.
+func (w *RollingWindow[T]) moveLocked(d time.Duration) {
+	elapsed := sinceBase(int64(d), w.base.Load())
 	next := w.next.Load()
 	switch {
-	case elapsed >= rebaseAfter || int64(elapsed) < next-int64(w.span):
-		w.restartLocked(t)
-	case int64(elapsed) >= next:
-		w.advanceLocked(int64(elapsed / w.interval))
+	case elapsed >= int64(rebaseAfter) || elapsed < next-int64(w.span):
+		w.restartLocked(d)
+	case elapsed >= next:
+		w.advanceLocked(elapsed / int64(w.interval))
 	}
 }
 
@@ -388,7 +488,6 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 	if w.bucketDone != nil {
 		w.bucketDone(done, gap-1)
 	}
-	prev := Bucket[T]{}
 	if gap >= w.size { // every bucket, the one just finished too, has expired
 		clear(w.ring)
 		w.sum, w.count = 0, 0
@@ -408,12 +507,9 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 				w.sum += b.Sum
 			}
 		}
-		if gap == 1 {
-			prev = done
-		}
 	}
 	w.current = e
-	w.publishLocked(prev)
+	w.publishLocked()
 }
 
 // takeCurrent empties the current bucket and returns what it held. An add
@@ -423,9 +519,9 @@ func (w *RollingWindow[T]) takeCurrent() Bucket[T] {
 	return w.decodeCurrent(w.curSum.Swap(0), w.curRest.Swap(0))
 }
 
-// restartLocked empties the window and starts it afresh at t.
+// restartLocked empties the window and starts it afresh at offset d.
 // Callers hold w.mu.
-func (w *RollingWindow[T]) restartLocked(t time.Time) {
+func (w *RollingWindow[T]) restartLocked(d time.Duration) {
 	w.seq.Add(1)
 	left := w.takeCurrent()
 	w.gone.Sum += left.Sum
@@ -435,17 +531,15 @@ func (w *RollingWindow[T]) restartLocked(t time.Time) {
 	}
 	clear(w.ring)
 	w.sum, w.count, w.current = 0, 0, 0
-	w.base.Store(&t)
-	w.publishLocked(Bucket[T]{})
+	w.base.Store(int64(d))
+	w.publishLocked()
 }
 
 // publishLocked stores what readers load, and lets them read again.
 // Callers hold w.mu and made seq odd.
-func (w *RollingWindow[T]) publishLocked(prev Bucket[T]) {
+func (w *RollingWindow[T]) publishLocked() {
 	w.doneSum.Store(w.bits(w.sum))
 	w.doneCount.Store(w.count)
-	w.prevSum.Store(w.bits(prev.Sum))
-	w.prevCount.Store(prev.Count)
 	w.next.Store((w.current + 1) * int64(w.interval))
 	w.seq.Add(1)
 }

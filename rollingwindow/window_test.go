@@ -286,3 +286,77 @@ func TestWindow_Totals_noAllocations(t *testing.T) {
 	})
 	assert.Equal(t, 0.0, allocs)
 }
+
+// Windows given one start take the same offsets: one reading of the clock,
+// converted once, serves them all, and lands in the same buckets as the
+// time-based methods.
+func TestWindow_offsetsShareAStart(t *testing.T) {
+	m := newMock()
+	start := m.Now()
+	a, err := rollingwindow.New[int64](3, interval, rollingwindow.WithClock(m), rollingwindow.WithStart(start))
+	require.NoError(t, err)
+	m.Add(time.Hour) // b is made later, on a's start
+	b, err := rollingwindow.New[int64](3, interval, rollingwindow.WithClock(m), rollingwindow.WithStart(start))
+	require.NoError(t, err)
+	assert.Equal(t, start, a.Start())
+	assert.Equal(t, start, b.Start())
+
+	d := a.Offset(m.Now())
+	assert.Equal(t, time.Hour, d)
+	a.AddAtOffset(d, 1)
+	b.AddAtOffset(d, 2)
+	b.AddAt(m.Now(), 3)
+	m.Add(interval)
+	a.Add(4)
+	assert.Equal(t, []int64{0, 1, 4}, sums(a))
+	assert.Equal(t, []int64{0, 5, 0}, sums(b))
+
+	sum, count := b.TotalsAtOffset(d + interval)
+	assert.Equal(t, int64(5), sum)
+	assert.Equal(t, int64(2), count)
+}
+
+func TestWindow_Parts(t *testing.T) {
+	w, m := newWindow(t, 3)
+	w.Add(1)
+	w.Add(0)
+	m.Add(interval)
+	w.Add(5)
+	done, cur := w.Parts()
+	assert.Equal(t, rollingwindow.Bucket[int64]{Sum: 1, Count: 2}, done)
+	assert.Equal(t, rollingwindow.Bucket[int64]{Sum: 5, Count: 1}, cur)
+	sum, count := w.Totals()
+	assert.Equal(t, done.Sum+cur.Sum, sum, "Totals adds the parts up")
+	assert.Equal(t, done.Count+cur.Count, count)
+
+	m.Add(3 * interval)
+	done, cur = w.PartsAt(m.Now())
+	assert.Zero(t, done)
+	assert.Zero(t, cur)
+}
+
+// A time more than 2⁶² ns from the start becomes the start: the window
+// starts afresh there, and offsets count from it.
+func TestWindow_Offset_farFromTheStartRestartsThere(t *testing.T) {
+	w, m := newWindow(t, 3)
+	w.Add(1)
+	far := m.Now().AddDate(200, 0, 0)
+	assert.Equal(t, time.Duration(0), w.Offset(far))
+	assert.Equal(t, far, w.Start())
+	sum, count := w.TotalsAtOffset(0)
+	assert.Zero(t, sum, "the window started afresh")
+	assert.Zero(t, count)
+	assert.Equal(t, interval, w.Offset(far.Add(interval)))
+}
+
+func TestWindow_offsetsNeverAllocate(t *testing.T) {
+	w, _ := newWindow(t, 3)
+	d := time.Duration(0)
+	allocs := testing.AllocsPerRun(100, func() {
+		d += interval / 3
+		w.AddAtOffset(d, 1)
+		w.TotalsAtOffset(d)
+		w.PartsAtOffset(d)
+	})
+	assert.Zero(t, allocs)
+}
