@@ -163,16 +163,16 @@ type levelCounts struct {
 // counts returns each level's figures in the window at t, lowest level
 // first, given the breaker's own figures then (c, with its drops). The
 // default level gets what the others leave, never below 0.
-func (l *levelWindows) counts(lv *[criticalities]*level, t time.Time, c tally) (out [criticalities]levelCounts) {
+func (l *levelWindows) counts(lv *[criticalities]*level, t time.Duration, c tally) (out [criticalities]levelCounts) {
 	var others levelCounts
 	for i, x := range lv {
 		if x == nil {
 			continue
 		}
 		o := &out[i]
-		o.drops, o.calls = x.calls.TotalsAt(t)
+		o.drops, o.calls = x.calls.TotalsAtOffset(t)
 		var admitted int64
-		o.successes, admitted = x.outcomes.TotalsAt(t)
+		o.successes, admitted = x.outcomes.TotalsAtOffset(t)
 		o.failures = admitted - o.successes
 		others.calls += o.calls
 		others.drops += o.drops
@@ -260,10 +260,10 @@ func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]
 // levelProbability returns the drop probability of a call at level c,
 // given the breaker's figures c at time t and the formula's ratio num/den
 // (num > 0) of them.
-func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Time, tl tally,
+func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Duration, tl tally,
 	num, den float64) float64 {
 	if !b.formula.countDrops { // tally read the drops only if it needed them
-		tl.drops, _ = b.drops.TotalsAt(t)
+		tl.drops, _ = b.drops.TotalsAtOffset(t)
 	}
 	counts := b.levels.counts(lv, t, tl)
 	return b.levelDropProbabilities(b.formula.probability(num, den), counts)[c.index()]
@@ -274,7 +274,7 @@ func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticalit
 // other levels it is the formula's own draw, exactly as without
 // criticality. It reads the breaker's figures again rather than take them
 // from admit, whose call path would pay for passing them.
-func (b *googleBreaker) dropsDefault(t time.Time, num, den float64) bool {
+func (b *googleBreaker) dropsDefault(t time.Duration, num, den float64) bool {
 	lv := b.levels.levels.Load()
 	if lv == nil {
 		return b.formula.drops(num, den, b.proba.Float64())
@@ -294,16 +294,16 @@ func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
 		b.events.observe(b, t, num, den)
 	}
 	if num == 0 {
-		x.calls.AddAt(t, 0)
+		x.calls.AddAtOffset(t, 0)
 		return x, nil
 	}
 	p := b.levelProbability(lv, c, t, tl, num, den)
 	if !(b.proba.Float64() < p) {
-		x.calls.AddAt(t, 0)
+		x.calls.AddAtOffset(t, 0)
 		return x, nil
 	}
-	x.calls.AddAt(t, 1)
-	b.drops.AddAt(t, 1)
+	x.calls.AddAtOffset(t, 1)
+	b.drops.AddAtOffset(t, 1)
 	if b.events != nil && b.events.drops {
 		b.events.dropped(b, p)
 	}
@@ -324,12 +324,12 @@ func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
 
 func (x *level) markSuccess() {
 	x.b.markSuccess()
-	x.outcomes.AddAt(x.b.now(), 1)
+	x.outcomes.AddAtOffset(x.b.now(), 1)
 }
 
 func (x *level) markFailure(reason string) {
 	x.b.markFailure(reason)
-	x.outcomes.AddAt(x.b.now(), 0)
+	x.outcomes.AddAtOffset(x.b.now(), 0)
 }
 
 // levelPromise is the promise of a call admitted at a level other than
@@ -402,7 +402,7 @@ type CriticalityStats struct {
 // levelStats returns the per-level part of a snapshot at t, highest level
 // first, given the breaker's figures then and its overall drop probability
 // p.
-func (b *googleBreaker) levelStats(t time.Time, c tally, p float64) [criticalities]CriticalityStats {
+func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64) [criticalities]CriticalityStats {
 	var counts [criticalities]levelCounts
 	if lv := b.levels.levels.Load(); lv != nil {
 		counts = b.levels.counts(lv, t, c)
