@@ -45,7 +45,8 @@ func TestParseCriticality(t *testing.T) {
 func TestWithCriticality(t *testing.T) {
 	ctx := context.Background()
 	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(ctx))
-	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(nil)) //nolint:staticcheck // SA1012: a nil ctx is documented
+	//lint:ignore SA1012 a nil context on purpose
+	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(nil))
 	for _, c := range levels {
 		assert.Equal(t, c, breaker.CriticalityFrom(breaker.WithCriticality(ctx, c)))
 	}
@@ -53,8 +54,8 @@ func TestWithCriticality(t *testing.T) {
 	assert.Equal(t, breaker.CriticalPlus, breaker.CriticalityFrom(inner), "the innermost wins")
 	assert.Equal(t, breaker.DefaultCriticality,
 		breaker.CriticalityFrom(breaker.WithCriticality(ctx, breaker.Criticality(9))), "not a level")
-	assert.Equal(t, breaker.Sheddable,
-		breaker.CriticalityFrom(breaker.WithCriticality(nil, breaker.Sheddable))) //nolint:staticcheck // SA1012: a nil ctx is documented
+	//lint:ignore SA1012 a nil context on purpose
+	assert.Equal(t, breaker.Sheddable, breaker.CriticalityFrom(breaker.WithCriticality(nil, breaker.Sheddable)))
 }
 
 // overloaded drives b through buckets of 100 ms, each offering 100 calls
