@@ -83,6 +83,26 @@ func BenchmarkBreaker_Drop(b *testing.B) {
 	}
 }
 
+// BenchmarkBreaker_DropReadingBack is BenchmarkBreaker_Drop with a
+// breaker that always reads back past its window (WithEvidence asks for
+// more calls than it will ever hold): the cost of a decision on light
+// traffic, reading back over every block it has filled (at most the 120
+// of the default horizon).
+func BenchmarkBreaker_DropReadingBack(b *testing.B) {
+	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0), breaker.WithProba(proba.New()),
+		breaker.WithEvidence(1<<40, 0))
+	for range 100_000 {
+		if p, err := br.Allow(); err == nil {
+			p.Reject("down")
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_, sinkErr = br.Allow()
+	}
+}
+
 func BenchmarkRegistry_Get(b *testing.B) {
 	r := breaker.NewRegistry()
 	r.Get("svc")

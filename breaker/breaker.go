@@ -116,6 +116,7 @@ type googleBreaker struct {
 	// drops holds the dropped calls, one Add(1) each.
 	drops   *rollingwindow.RollingWindow[int64]
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
+	reach   *reach  // older outcomes, for WithEvidence; nil without
 	reasons reasonLog
 	events  *events      // nil without listeners
 	levels  levelWindows // calls by criticality (criticality.go)
@@ -138,6 +139,8 @@ func newGoogleBreaker(o options) *googleBreaker {
 			aggression:  o.aggression,
 			countDrops:  o.countDrops,
 			trustRecent: o.trustRecent,
+			evidence:    int64(o.evidence),
+			buckets:     int64(o.buckets),
 		},
 		proba: o.proba,
 	}
@@ -150,9 +153,15 @@ func newGoogleBreaker(o options) *googleBreaker {
 	windowOpts = append(windowOpts, rollingwindow.WithStart(b.start))
 	span := o.window / time.Duration(o.buckets)
 	b.streaks.size = int64(o.buckets)
+	if o.evidence > 0 {
+		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
+	}
 	// The options were validated: New cannot fail.
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
-		append(windowOpts, rollingwindow.OnBucketDone(b.streaks.bucketDone))...)
+		append(windowOpts, rollingwindow.OnBucketDone(b.bucketDone))...)
+	if b.reach != nil {
+		windowOpts = append(windowOpts, rollingwindow.OnBucketDone(b.reach.dropsDone))
+	}
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
 	b.levels.init(o.buckets, span, windowOpts)
 	if len(o.listeners) > 0 {
@@ -202,10 +211,13 @@ func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucke
 	}
 	if b.formula.trustRecent {
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
+		c.downBuckets = b.streaks.downBuckets.Load()
+		c.recovering = b.streaks.recovering.Load()
 	}
 	if b.formula.countDrops {
 		c.drops, _ = b.drops.TotalsAtOffset(t)
 	}
+	b.readReach(t, cur, &c)
 	return c
 }
 
@@ -228,7 +240,7 @@ func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
-	if num == 0 || !b.dropsDefault(t, num, den) { // the formula's draw, unless calls name a criticality
+	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
 	if b.formula.countDrops { // tally brought the drops window to t
@@ -336,28 +348,42 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 // Err is read only if req fails, and a nil ctx from a caller acts the same.
 func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
+	var nilPanic bool
+	var err error
 	if level != DefaultCriticality && level.Valid() {
-		return b.doLevel(ctx, level, req, fallback, acceptable) // criticality.go
+		nilPanic, err = b.runLevel(ctx, level, req, fallback, acceptable) // criticality.go
+	} else {
+		nilPanic, err = b.run(ctx, req, fallback, acceptable)
 	}
+	if nilPanic {
+		panic(nil) // raised again: see recordPanic
+	}
+	return err
+}
+
+// run is do but for a panic(nil) that recordPanic stopped, which it
+// reports in nilPanic.
+func (b *googleBreaker) run(ctx context.Context, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) (nilPanic bool, err error) {
 	if err := b.admit(); err != nil {
 		if fallback != nil {
-			return fallback(err)
+			return false, fallback(err)
 		}
-		return err
+		return false, err
 	}
 	recorded := false
-	defer b.recordPanic(&recorded)
+	defer b.recordPanic(&recorded, &nilPanic)
 
-	err := req()
+	err = req()
 	if err == nil && acceptable == nil { // the common case, without a call to acceptable
 		recorded = true
 		b.markSuccess()
-		return nil
+		return false, nil
 	}
 	result, reason := classify(ctx, err, acceptable)
 	recorded = true
 	b.record(result, reason)
-	return err
+	return false, err
 }
 
 // record records a finished call as classify classified it.
@@ -370,16 +396,23 @@ func (b *googleBreaker) record(result outcome, reason string) {
 	}
 }
 
-// recordPanic, deferred by do, records a call that neither returned nor was
-// recorded: req or acceptable panicked, or req called runtime.Goexit. A
+// recordPanic, deferred by run, records a call that neither returned nor
+// was recorded: req or acceptable panicked, or req called runtime.Goexit. A
 // panic goes on with the same value.
-func (b *googleBreaker) recordPanic(recorded *bool) {
+//
+// recover returns nil for runtime.Goexit, which goes on after this, and,
+// with GODEBUG panicnil=1, for a panic(nil), which it stops (by default
+// panic(nil) raises a *runtime.PanicNilError). The two cannot be told apart
+// here: recordPanic sets *nilPanic, which only a caller that returns
+// normally from run reads, and that caller raises panic(nil) again.
+func (b *googleBreaker) recordPanic(recorded, nilPanic *bool) {
 	if *recorded {
 		return
 	}
 	v := recover()
-	if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
-		b.markFailure("call exited without returning (runtime.Goexit)")
+	if v == nil {
+		b.markFailure(exitedReason)
+		*nilPanic = true
 		return
 	}
 	b.markFailure(fmt.Sprint("panic: ", v))
@@ -420,6 +453,10 @@ func ctxErr(ctx context.Context) error {
 type streaks struct {
 	size     int64 // buckets in the window
 	up, down atomic.Int64
+	// downBuckets is how many buckets the down run spans; recovering is
+	// set while the up run follows a down run that spanned a window.
+	downBuckets atomic.Int64
+	recovering  atomic.Bool
 }
 
 // bucketDone takes in a finished bucket of the outcomes window, passed
@@ -430,15 +467,27 @@ func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
 	case passed >= s.size-1: // it, and every bucket before it, has left the window
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail == 0:
+		if s.downBuckets.Load() >= s.size {
+			s.recovering.Store(true)
+		} else if s.up.Load() == 0 {
+			s.recovering.Store(false)
+		}
 		s.up.Add(succ)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
 	case fail > 0 && succ == 0:
 		s.down.Add(fail)
+		s.downBuckets.Add(1 + passed)
 		s.up.Store(0)
+		s.recovering.Store(false)
 	case succ > 0 && fail > 0:
 		s.up.Store(0)
 		s.down.Store(0)
+		s.downBuckets.Store(0)
+		s.recovering.Store(false)
 	}
 }
 

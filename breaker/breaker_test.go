@@ -109,6 +109,10 @@ func TestNew_invalidOptions(t *testing.T) {
 		{breaker.WithAggression(math.NaN()), "breaker: invalid option: WithAggression(NaN): aggression must be a number from 1 to 10"},
 		{breaker.WithAggression(math.Inf(1)), "breaker: invalid option: WithAggression(+Inf): aggression must be a number from 1 to 10"},
 		{breaker.WithAggression(10.5), "breaker: invalid option: WithAggression(10.5): aggression must be a number from 1 to 10"},
+		{breaker.WithEvidence(-1, 0), "breaker: invalid option: WithEvidence(-1, 0s): calls must be at least 0"},
+		{breaker.WithEvidence(40, time.Second), "breaker: invalid option: WithEvidence(40, 1s): horizon must be from the window (2s) to 1024 windows"},
+		{breaker.WithEvidence(40, 2049*time.Second), "breaker: invalid option: WithEvidence(40, 34m9s): horizon must be from the window (2s) to 1024 windows"},
+		{breaker.WithEvidence(0, -time.Second), "breaker: invalid option: WithEvidence(0, -1s): horizon must be from the window (2s) to 1024 windows"},
 		{breaker.WithListener(nil), "breaker: invalid option: WithListener(nil): listener must not be nil"},
 		{breaker.WithLogger(nil), "breaker: invalid option: WithLogger(nil): logger must not be nil"},
 		{breaker.WithClock(nil), "breaker: invalid option: WithClock(nil): clock must not be nil"},
@@ -130,6 +134,12 @@ func TestNew_smallestValidOptions(t *testing.T) {
 	assert.NoError(t, err)
 	_, err = breaker.New(breaker.WithWindow(40*time.Millisecond), breaker.WithBuckets(40))
 	assert.NoError(t, err, "exactly 1ms per bucket is allowed")
+	_, err = breaker.New(breaker.WithEvidence(1, 2*time.Second))
+	assert.NoError(t, err, "a horizon of one window")
+	_, err = breaker.New(breaker.WithEvidence(0, 0), breaker.WithWindow(time.Millisecond), breaker.WithBuckets(1))
+	assert.NoError(t, err, "evidence off")
+	_, err = breaker.New(breaker.WithEvidence(40, 2048*time.Second))
+	assert.NoError(t, err, "a horizon of 1,024 windows")
 }
 
 func TestBreaker_Allow_healthyTrafficNeverDrops(t *testing.T) {

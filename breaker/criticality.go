@@ -270,16 +270,15 @@ func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticalit
 }
 
 // dropsDefault reports whether a call at the default level is dropped,
-// given the formula's ratio num/den (num > 0) at time t. Without calls at
-// other levels it is the formula's own draw, exactly as without
-// criticality. It reads the breaker's figures again rather than take them
-// from admit, whose call path would pay for passing them.
-func (b *googleBreaker) dropsDefault(t time.Duration, num, den float64) bool {
+// given the breaker's figures c at time t and the formula's ratio num/den
+// (num > 0) of them. Without calls at other levels it is the formula's own
+// draw, exactly as without criticality.
+func (b *googleBreaker) dropsDefault(t time.Duration, c tally, num, den float64) bool {
 	lv := b.levels.levels.Load()
 	if lv == nil {
 		return b.formula.drops(num, den, b.proba.Float64())
 	}
-	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, b.tally(t), num, den)
+	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, c, num, den)
 }
 
 // admitLevel is admit for a call at level c, other than the default: it
@@ -346,18 +345,19 @@ func (p levelPromise) Ignore() {}
 
 var _ srebreaker.Ignorer = levelPromise{}
 
-// doLevel is do for a call at level c, other than the default.
-func (b *googleBreaker) doLevel(ctx context.Context, c Criticality, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
+// runLevel is googleBreaker.run for a call at level c, other than the
+// default.
+func (b *googleBreaker) runLevel(ctx context.Context, c Criticality, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) (nilPanic bool, err error) {
 	x, err := b.admitLevel(c)
 	if err != nil {
 		if fallback != nil {
-			return fallback(err)
+			return false, fallback(err)
 		}
-		return err
+		return false, err
 	}
 	recorded := false
-	defer x.recordPanic(&recorded)
+	defer x.recordPanic(&recorded, &nilPanic)
 	err = req()
 	result, reason := classify(ctx, err, acceptable)
 	recorded = true
@@ -367,17 +367,18 @@ func (b *googleBreaker) doLevel(ctx context.Context, c Criticality, req func() e
 	case failure:
 		x.markFailure(reason)
 	}
-	return err
+	return false, err
 }
 
 // recordPanic is googleBreaker.recordPanic for a call at a level.
-func (x *level) recordPanic(recorded *bool) {
+func (x *level) recordPanic(recorded, nilPanic *bool) {
 	if *recorded {
 		return
 	}
 	v := recover()
-	if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
-		x.markFailure("call exited without returning (runtime.Goexit)")
+	if v == nil {
+		x.markFailure(exitedReason)
+		*nilPanic = true
 		return
 	}
 	x.markFailure(fmt.Sprint("panic: ", v))

@@ -15,19 +15,27 @@
 // the breaker lets through per success; protection (default 5) is how many
 // failures in a quiet window it tolerates before dropping anything.
 //
-// Three refinements are on by default, each an option: the breaker trusts
+// Four refinements are on by default, each an option: the breaker trusts
 // its newest buckets when they agree ([WithTrustRecent]: only failures, shed
 // now; only successes, admit now), counts its own drops in total as the SRE
 // book does, at most K−1 per call admitted in the same bucket
-// ([WithDropsCounted]), and drops
-// with the probability above raised to the power 1/1.5 ([WithAggression]).
-// [WithPlainFormula] turns all three off. docs/behaviour.md in the
+// ([WithDropsCounted]), drops with the probability above raised to the
+// power 1/1.5 ([WithAggression]), and on light traffic, when the window
+// holds fewer than 40 calls, reads older calls too ([WithEvidence]).
+// [WithPlainFormula] turns all four off. docs/behaviour.md in the
 // repository measures what each contributes.
 //
 // A call that is admitted costs about as much as two atomic operations: the
 // window is kept without a lock, is read from a coarse clock, and spreads its
 // counters over processors when calls run in parallel (see
 // docs/benchmarks.md in the repository).
+//
+// A call whose caller gave up (its context canceled, and the request
+// failing with context.Canceled) counts as neither a success nor a
+// failure: it says nothing about the dependency. A [Registry] keeps at
+// most [DefaultLimit] breakers unless [Registry.SetLimit] says otherwise,
+// [DefaultRegistry] included, so names that come from outside (hosts,
+// routes) cost bounded memory.
 //
 // Calls may carry a [Criticality] in their context ([WithCriticality]): the
 // breaker then places its drops from the lowest level up, SHEDDABLE first

@@ -162,6 +162,34 @@ func ExampleWithPlainFormula() {
 	// calls that reached the dead dependency in its first second: 1000
 }
 
+func ExampleWithEvidence() {
+	// A dependency called twice a second goes down for 20 s after 10 s of
+	// health. Its breaker's 2 s window never holds more failures than
+	// protection tolerates; the defaults read back past it for 40 calls.
+	for _, opts := range [][]breaker.Option{nil, {breaker.WithEvidence(0, 0)}} {
+		mock := exampleClock()
+		b := breaker.MustNew(append(opts, breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))...)
+		calls := func(n int, fail bool) (reached int) {
+			for range n {
+				_ = b.Do(func() error {
+					reached++
+					if fail {
+						return errors.New("connection refused")
+					}
+					return nil
+				})
+				mock.Add(500 * time.Millisecond)
+			}
+			return reached
+		}
+		calls(20, false)
+		fmt.Println("calls of the outage that reached the dependency:", calls(40, true), "of 40")
+	}
+	// Output:
+	// calls of the outage that reached the dependency: 15 of 40
+	// calls of the outage that reached the dependency: 40 of 40
+}
+
 func ExampleStatsOf() {
 	mock := exampleClock()
 	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))

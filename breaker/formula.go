@@ -14,6 +14,12 @@ type formula struct {
 	countDrops bool
 	// trustRecent sets older outcomes aside when the newest buckets agree.
 	trustRecent bool
+	// evidence is how many admitted calls the formula wants to judge on
+	// (WithEvidence): when the window holds fewer, it reads the calls
+	// reached back for. 0 for the window alone, and for none of the
+	// refinements of light traffic below.
+	evidence int64
+	buckets  int64 // in the window
 }
 
 // tally is what the formula reads from a breaker's windows.
@@ -23,6 +29,15 @@ type tally struct {
 	// The newest run of finished buckets that agree (only successes, or
 	// only failures) and the current bucket, together; see streaks.
 	recentSuccesses, recentFailures int64
+	// downBuckets is how many buckets the newest run of failing buckets
+	// spans; recovering is set while the newest run of succeeding buckets
+	// follows a run of failing ones that spanned a window or more.
+	downBuckets int64
+	recovering  bool
+	// The newest calls, from the current bucket back past the window
+	// until they hold evidence admitted calls or reach the horizon: read
+	// only when the window holds fewer (see readReach), 0 otherwise.
+	reachSuccesses, reachFailures, reachDrops int64
 }
 
 // ratio returns the share of calls to drop before aggression,
@@ -38,10 +53,25 @@ type tally struct {
 // total the failures); when they hold only successes, more than
 // protection, nothing is dropped.
 //
+// With evidence, on light traffic (a window holding fewer admitted calls
+// than evidence):
+//   - the counts are those reached back for, past the window (the drops
+//     too, when they are more than the window's);
+//   - a dependency found down is judged on the window's failures, or on
+//     up to evidence/2 of those reached back for, whichever are more; and
+//     once its failing buckets have spanned a whole window, protection no
+//     longer applies: it has kept a few failures from shedding, and these
+//     are not a few;
+//   - after such a run, the first bucket of only successes, with the live
+//     one, is enough to readmit: nothing is dropped.
+//
 // The cap on counted drops keeps the numerator at or below
 // K·failures − protection, so drops alone never keep a dependency shed once
-// its failures have left the window: without failures the ratio is 0,
-// whatever the drops and the newest buckets hold.
+// its failures have left the window: without failures in the window the
+// ratio is 0, whatever the drops, the newest buckets and the calls reached
+// back for hold. On light traffic this is the breaker's probe: a
+// dependency shed on older evidence gets a call through once a window has
+// passed without an admitted failure.
 func (f *formula) ratio(c tally) (num, den float64) {
 	if c.failures == 0 { // the numerator is at most K·failures − protection
 		return 0, 1
@@ -53,13 +83,21 @@ func (f *formula) ratio(c tally) (num, den float64) {
 // enough to be inlined on the call path, where windows without failures
 // are the common case.
 func (f *formula) ratioOfFailing(c tally) (num, den float64) {
-	successes := float64(c.successes)
-	admitted := float64(c.successes + c.failures)
+	succ, fail, drops := c.successes, c.failures, c.drops
+	if succ+fail < f.evidence && c.reachSuccesses+c.reachFailures > succ+fail {
+		succ, fail, drops = c.reachSuccesses, c.reachFailures, max(drops, c.reachDrops)
+	}
+	successes, admitted := float64(succ), float64(succ+fail)
+	protection := f.protection
 	if f.trustRecent {
 		switch {
 		case c.recentSuccesses == 0 && float64(c.recentFailures) > f.protection: // down
-			successes, admitted = 0, float64(c.failures)
-		case c.recentFailures == 0 && float64(c.recentSuccesses) > f.protection: // up
+			successes, admitted = 0, float64(max(c.failures, min(fail, f.evidence/2)))
+			if f.evidence > 0 && c.downBuckets >= f.buckets {
+				protection = 0
+			}
+		case c.recentFailures == 0 && c.recentSuccesses > 0 &&
+			(float64(c.recentSuccesses) > f.protection || f.evidence > 0 && c.recovering): // up
 			return 0, 1
 		}
 	}
@@ -68,12 +106,12 @@ func (f *formula) ratioOfFailing(c tally) (num, den float64) {
 		// min(drops, (K−1)·admitted), written out: neither is NaN, and the
 		// built-in min's care for NaN and −0 costs a fifth of a drop.
 		counted := (f.k - 1) * admitted
-		if drops := float64(c.drops); drops < counted {
-			counted = drops
+		if d := float64(drops); d < counted {
+			counted = d
 		}
 		total += counted
 	}
-	num = total - f.protection - f.k*successes
+	num = total - protection - f.k*successes
 	if !(num > 0) {
 		return 0, 1
 	}

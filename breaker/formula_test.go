@@ -30,7 +30,10 @@ func TestFormula_ratio_plain(t *testing.T) {
 		{name: "drops ignored", f: plain, succ: 40, fail: 80, want: 55.0 / 121},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := tally{successes: tc.succ, failures: tc.fail, drops: 1000, recentFailures: tc.fail}
+			// The plain formula reads the window alone: none of the
+			// refinements' inputs changes it.
+			c := tally{successes: tc.succ, failures: tc.fail, drops: 1000, recentFailures: tc.fail,
+				downBuckets: 1000, recovering: true, reachSuccesses: 7, reachFailures: 1000, reachDrops: 1000}
 			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(c)), 1e-12)
 		})
 	}
@@ -81,6 +84,73 @@ func TestFormula_ratio_trustRecent(t *testing.T) {
 	}
 }
 
+// light is the formula with the evidence of light traffic on: 40 calls,
+// a window of 20 buckets; aggression 1 so that the ratio shows.
+var light = formula{k: 1.5, protection: 5, aggression: 1, countDrops: true, trustRecent: true, evidence: 40, buckets: 20}
+
+func TestFormula_ratio_evidence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    formula
+		c    tally
+		want float64
+	}{
+		{name: "a window with enough calls is read alone", f: light,
+			c:    tally{successes: 20, failures: 25, reachSuccesses: 200, reachFailures: 25},
+			want: (45 - 5 - 30.0) / 46},
+		{name: "light traffic: judged on the calls reached back for", f: light,
+			c:    tally{successes: 2, failures: 3, reachSuccesses: 10, reachFailures: 30},
+			want: (40 - 5 - 15.0) / 41},
+		{name: "light traffic: the drops reached back for, when more", f: light,
+			c:    tally{successes: 2, failures: 3, drops: 1, reachSuccesses: 10, reachFailures: 30, reachDrops: 10},
+			want: (50 - 5 - 15.0) / 51},
+		{name: "light traffic: the window's drops, when more", f: light,
+			c:    tally{successes: 2, failures: 3, drops: 4, reachSuccesses: 10, reachFailures: 30, reachDrops: 1},
+			want: (44 - 5 - 15.0) / 45},
+		{name: "fewer calls reached back for than the window holds: the window", f: light,
+			c:    tally{successes: 2, failures: 8, reachSuccesses: 1, reachFailures: 1},
+			want: (10 - 5 - 3.0) / 11},
+		{name: "down: up to evidence/2 failures reached back for", f: light,
+			c:    tally{failures: 3, recentFailures: 8, downBuckets: 19, reachSuccesses: 5, reachFailures: 35},
+			want: (20 - 5.0) / 21},
+		{name: "down: the window's failures, when more", f: light,
+			c:    tally{successes: 1, failures: 30, recentFailures: 8, downBuckets: 19},
+			want: (30 - 5.0) / 31},
+		{name: "down for a window: no protection", f: light,
+			c:    tally{failures: 3, recentFailures: 8, downBuckets: 20, reachSuccesses: 5, reachFailures: 35},
+			want: 20.0 / 21},
+		{name: "down for a window, first failures: no protection", f: light,
+			c:    tally{failures: 6, recentFailures: 6, downBuckets: 25, reachFailures: 6},
+			want: 6.0 / 7},
+		{name: "recovering: one succeeding bucket readmits", f: light,
+			c:    tally{successes: 1, failures: 10, recentSuccesses: 1, recovering: true},
+			want: 0},
+		{name: "not recovering: up needs more than protection", f: light,
+			c:    tally{successes: 1, failures: 10, recentSuccesses: 1},
+			want: (11 - 5 - 1.5) / 12},
+		{name: "recovering needs a succeeding run", f: light,
+			c:    tally{successes: 1, failures: 10, recovering: true},
+			want: (11 - 5 - 1.5) / 12},
+		{name: "evidence off: the calls reached back for are ignored", f: plainRefined,
+			c:    tally{successes: 2, failures: 8, reachSuccesses: 10, reachFailures: 30},
+			want: (10 - 5 - 3.0) / 11},
+		{name: "evidence off: protection stays, however long down", f: plainRefined,
+			c:    tally{failures: 10, recentFailures: 10, downBuckets: 1000},
+			want: (10 - 5.0) / 11},
+		{name: "evidence off: no readmission on one success", f: plainRefined,
+			c:    tally{successes: 1, failures: 10, recentSuccesses: 1, recovering: true},
+			want: (11 - 5 - 1.5) / 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(tc.c)), 1e-12)
+		})
+	}
+}
+
+// plainRefined is light without the evidence of light traffic: the
+// refinements as they were before it.
+var plainRefined = formula{k: 1.5, protection: 5, aggression: 1, countDrops: true, trustRecent: true, buckets: 20}
+
 func TestFormula_ratio_allRefinements(t *testing.T) {
 	f := formula{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}
 	// Down, with drops: successes set aside, drops capped at 0.5·failures.
@@ -128,11 +198,15 @@ func TestFormula_drops_agreesWithProbability(t *testing.T) {
 // failures: without any, they cannot change the ratio.
 func TestFormula_ratio_noFailuresNoDrop(t *testing.T) {
 	for _, f := range []formula{plain, {k: 1, aggression: 1, countDrops: true, trustRecent: true},
-		{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}} {
+		{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}, light,
+		{k: 1, aggression: 1.5, countDrops: true, trustRecent: true, evidence: 40, buckets: 20}} {
 		for _, succ := range []int64{0, 1, 100, 1 << 40} {
 			for _, drops := range []int64{0, 1, 1000, 1 << 50} {
 				for _, recent := range []int64{0, 3, 1 << 20} {
-					c := tally{successes: succ, drops: drops, recentSuccesses: recent}
+					// Failures reached back for, however many, do not
+					// shed a window without failures.
+					c := tally{successes: succ, drops: drops, recentSuccesses: recent,
+						reachFailures: recent, reachDrops: drops, downBuckets: recent}
 					num, _ := f.ratio(c)
 					assert.Zero(t, num, "%+v %+v", f, c)
 				}

@@ -26,6 +26,13 @@ const (
 	// DefaultAggression is the default exponent on the drop probability; see
 	// [WithAggression].
 	DefaultAggression = 1.5
+	// DefaultEvidence is the default number of calls the formula reads
+	// back for on light traffic; see [WithEvidence].
+	DefaultEvidence = 40
+	// DefaultHorizonWindows is how far back, in windows, the formula
+	// reads for them by default (1 min at the default window); see
+	// [WithEvidence].
+	DefaultHorizonWindows = 30
 )
 
 // Clock is the one method a breaker reads time through: the same interface
@@ -54,6 +61,8 @@ type options struct {
 	aggression  float64
 	countDrops  bool
 	trustRecent bool
+	evidence    int           // calls the formula reads back for; 0 for none
+	horizon     time.Duration // how far back it reads
 
 	listeners   []Listener
 	dropEvents  bool
@@ -75,6 +84,7 @@ func newOptions(opts []Option) options {
 		countDrops: true,
 
 		trustRecent: true,
+		evidence:    DefaultEvidence,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -182,14 +192,42 @@ func WithTrustRecent(trust bool) Option {
 // no aggression exponent, drops not counted, no trust in recent buckets. It
 // is the formula of go-zero's breaker and of the SRE book with requests
 // counted as admitted calls, for comparisons and for callers who want it
-// unchanged; it undoes [WithAggression], [WithDropsCounted] and
-// [WithTrustRecent] given before it.
+// unchanged; it undoes [WithAggression], [WithDropsCounted],
+// [WithTrustRecent] and [WithEvidence] given before it.
 func WithPlainFormula() Option {
 	return func(o *options) {
 		o.aggression = 1
 		o.countDrops = false
 		o.trustRecent = false
+		o.evidence = 0
 	}
+}
+
+// WithEvidence sets how many admitted calls the formula wants to judge
+// the dependency on. When the window holds fewer, on light traffic (a
+// dependency called twice a second leaves 4 calls in a 2 s window, never
+// more failures than protection tolerates), the breaker reads the outcomes
+// and drops of older calls too, newest first, in blocks of a quarter of
+// the window, until it has calls of them or has reached horizon back.
+//
+// With [WithTrustRecent] on, three rules come with it. A dependency taken
+// to be down is judged on the window's failures or on up to calls/2 of
+// the failures read back for, whichever are more. Once its failing buckets
+// have spanned a window, protection no longer applies. After such a run,
+// the first bucket of only successes readmits the dependency. A window
+// without failures still drops nothing, whatever the older calls held: a
+// dependency shed on older evidence gets a call through once a window has
+// passed without an admitted failure.
+//
+// Default [DefaultEvidence] (40) within [DefaultHorizonWindows] windows
+// (1 min at the default window), which a horizon of 0 stands for. calls
+// must be at least 0; 0 turns all of this off. A horizon must be at least
+// the window and at most 1,024 windows. The older calls take 32 bytes per
+// block, about 4 KB per breaker at the defaults; reading them costs a pass
+// over the blocks, only for calls that find failures in a window of fewer
+// than calls calls.
+func WithEvidence(calls int, horizon time.Duration) Option {
+	return func(o *options) { o.evidence, o.horizon = calls, horizon }
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -206,6 +244,11 @@ func (o *options) validate() error {
 	case o.window/time.Duration(o.buckets) < minBucket:
 		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
 			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
+	case o.evidence < 0:
+		return fmt.Errorf("%w: WithEvidence(%d, %v): calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
+	case o.horizon < 0 || o.horizon != 0 && (o.horizon < o.window || (o.horizon-1)/maxHorizonWindows >= o.window):
+		return fmt.Errorf("%w: WithEvidence(%d, %v): horizon must be from the window (%v) to %d windows",
+			ErrInvalidOption, o.evidence, o.horizon, o.window, maxHorizonWindows)
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:
 		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
 			ErrInvalidOption, o.aggression, maxAggression)
@@ -228,6 +271,8 @@ const (
 	maxAggression = 10.0
 	minBucket     = time.Millisecond
 	maxBuckets    = 1 << 16
+	// maxHorizonWindows bounds WithEvidence's horizon, in windows.
+	maxHorizonWindows = 1024
 )
 
 // isNil reports whether c is nil, or a nil pointer (or map, func…) in an

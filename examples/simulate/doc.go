@@ -7,6 +7,7 @@
 //	go run ./examples/simulate -k 2 -window 5s -outage 30s -seed 7
 //	go run ./examples/simulate -scenario examples/simulate/testdata/slow-brownout.json -svg chart.svg
 //	go run ./examples/simulate -replay examples/simulate/testdata/trace.csv -window 5s -quiet
+//	go run ./examples/simulate -quiet -rates 2,5,20,200,2000 -seeds 1-5
 //
 // Time is virtual, so ten minutes of traffic at 2,000 requests/s simulate
 // in well under a second, and the same flags and seed print the same output
@@ -14,13 +15,15 @@
 //
 // # Flags
 //
-// The breaker: -k, -protection, -window, -buckets, -aggression, -count-drops
-// and -trust-recent, with the breaker's defaults and ranges (the options
-// WithK, WithProtection, WithWindow, WithBuckets, WithAggression,
-// WithDropsCounted and WithTrustRecent). -plain selects the plain formula
-// (WithPlainFormula): aggression 1, drops not counted and no trust in recent
-// buckets, whatever -aggression, -count-drops and -trust-recent say. -seed
-// seeds the breaker's random source and the dependency's.
+// The breaker: -k, -protection, -window, -buckets, -aggression,
+// -count-drops, -trust-recent, -evidence and -horizon, with the breaker's
+// defaults and ranges (the options WithK, WithProtection, WithWindow,
+// WithBuckets, WithAggression, WithDropsCounted, WithTrustRecent and
+// WithEvidence, whose calls and horizon the last two set). -plain selects
+// the plain formula (WithPlainFormula): aggression 1, drops not counted, no
+// trust in recent buckets and no evidence read back, whatever the flags
+// of those say. -seed seeds the breaker's random source and the
+// dependency's.
 //
 // The built-in scenario: the dependency is healthy with a few errors, then
 // down (every call fails), then healed (no call fails), then overloaded (it
@@ -54,10 +57,19 @@
 //     most three lines each, the last cut with "…" if need be, and the
 //     chart grows taller to hold them; the SVG's title and desc elements
 //     keep them whole.
-//   - -quiet: leave out the per-second table.
+//   - -quiet: leave out the per-second table (in a sweep, the rows per
+//     seed).
+//   - -rates list: sweep the built-in scenario over these rates, a
+//     comma-separated list of requests/s such as 2,5,20,200,2000 (at most
+//     100), in place of -rate.
+//   - -seeds list: sweep over these seeds, a comma-separated list of seeds
+//     and ranges such as 1-5 or 1,7,10-12 (at most 1,000), in place of
+//     -seed; with -scenario, over the file's scenario.
 //
 // -scenario and -replay replace the built-in scenario, so they cannot be
 // combined with its flags, nor with each other; -record needs a simulation.
+// A sweep (-rates or -seeds) makes many runs, so it takes neither -svg nor
+// -record, nor -replay; -rates takes no -scenario.
 //
 // The report goes to stdout, the same with or without -svg and -record.
 // Each file written is then named on stderr, even with -quiet:
@@ -88,10 +100,12 @@
 //   - errors: the share of the calls the dependency serves that fail, 0 to
 //     1; default 0.
 //   - capacity: the calls per second the dependency can serve, ≥ 0; calls
-//     beyond it fail. It is enforced per 100 ms slot from the start of the
-//     phase: slot i serves the calls that bring the phase's total up to
-//     round(capacity·(i+1)/10), so fractions carry over. Leave it out for no
-//     limit; 0 serves nothing.
+//     beyond it fail. Room to serve is earned continuously, capacity·Δt as
+//     time passes, from room for one call at the start of the phase; each
+//     call served spends one, and room left unused is kept up to a second's
+//     worth and one call. So it means the same at any
+//     rate: 2 calls/s offered against a capacity of 1/s serve every other
+//     call. Leave it out for no limit; 0 serves nothing.
 //   - latency: a Go duration, from a call's admission until its outcome
 //     reaches the breaker; default 0, at most 1h. Meanwhile the call is in
 //     flight, and later calls are decided without knowing its outcome.
@@ -163,6 +177,16 @@
 // The built-in scenario gives each phase the role it is named after; the
 // healed phase also prints the share of its calls that were dropped.
 //
+// # What a sweep prints
+//
+// A line on the breaker, the scenario and the seeds; then, unless -quiet, a
+// Markdown table with a row per rate and seed; then one with a row per
+// rate, each figure the worst over the seeds: the largest share of the
+// outage that reached the dependency, the slowest shed and readmission,
+// the most false drops, the lowest goodput, the most attempts per success.
+// The figures are those above, in the order: outage reaching the
+// dependency, 90 % shed after, 95 % admitted after healing, false drops
+// while healthy, overload goodput, attempts per success.
 // # Criticality
 //
 // With a mix, each call is given a level in the mix's proportions, spread

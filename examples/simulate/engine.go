@@ -28,8 +28,10 @@ type breakerConfig struct {
 	buckets    int
 	aggression float64
 	countDrops bool
-	trust      bool // trust agreeing recent buckets
-	plain      bool // the plain formula: overrides aggression and countDrops
+	trust      bool          // trust agreeing recent buckets
+	evidence   int           // calls the formula reads back for; 0 for the window alone
+	horizon    time.Duration // how far back; 0 for the breaker's default
+	plain      bool          // the plain formula: overrides aggression and countDrops
 	seed       uint64
 }
 
@@ -38,7 +40,7 @@ func (bc breakerConfig) options() []breaker.Option {
 	opts := []breaker.Option{breaker.WithK(bc.k), breaker.WithProtection(bc.protection),
 		breaker.WithWindow(bc.window), breaker.WithBuckets(bc.buckets),
 		breaker.WithAggression(bc.aggression), breaker.WithDropsCounted(bc.countDrops),
-		breaker.WithTrustRecent(bc.trust)}
+		breaker.WithTrustRecent(bc.trust), breaker.WithEvidence(bc.evidence, bc.horizon)}
 	if bc.plain {
 		opts = append(opts, breaker.WithPlainFormula())
 	}

@@ -28,6 +28,16 @@ func main() {
 // replaces them.
 var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload"}
 
+// sweepConflicts says why a flag cannot be given with -rates or -seeds.
+var sweepConflicts = map[string]string{
+	"rate":     "give one; -rates runs each rate in turn",
+	"seed":     "give one; -seeds runs each seed in turn",
+	"scenario": "give one; -rates sets the rate of the built-in scenario, a scenario file brings its own",
+	"replay":   "give one; a trace brings its own traffic",
+	"record":   "give one; a sweep makes many runs, -record writes the trace of one",
+	"svg":      "give one; a sweep makes many runs, -svg charts one",
+}
+
 // parseFlags parses the command line; it prints errors and the usage to
 // stderr.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -54,6 +64,8 @@ report, the scenario and trace formats.
 	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability p: the breaker drops with p^(1/aggression); larger sheds sooner (1 to 10)")
 	fs.BoolVar(&cfg.countDrops, "count-drops", true, "count the breaker's drops as requests in the formula, at most K-1 per admitted call")
 	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
+	fs.IntVar(&cfg.evidence, "evidence", cfg.evidence, "admitted calls the formula wants to judge on: with fewer in the window, it reads back into older calls, up to -horizon (0 for the window alone)")
+	fs.DurationVar(&cfg.horizon, "horizon", cfg.horizon, "how far back the formula reads for -evidence (0 for the breaker's default, 30 windows)")
 	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls that fail in the healthy phase (0 to 1); in the healed phase none fail, in the overload phase those beyond -capacity")
@@ -67,7 +79,10 @@ report, the scenario and trace formats.
 	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay, and name it on stderr")
 	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
-	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table, or in a sweep the rows per seed")
+	var rates, seeds string
+	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
+	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
 	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
 		m, err := parseMix(s)
 		cfg.mix = m
@@ -106,6 +121,23 @@ report, the scenario and trace formats.
 			}
 		}
 	}
+	var err error
+	if set["rates"] {
+		if cfg.rates, err = parseRates(rates); err != nil {
+			return fail(err)
+		}
+	}
+	if set["seeds"] {
+		if cfg.seeds, err = parseSeeds(seeds); err != nil {
+			return fail(err)
+		}
+	}
+	for _, c := range [][2]string{{"rates", "rate"}, {"rates", "scenario"}, {"rates", "replay"}, {"seeds", "seed"},
+		{"seeds", "replay"}, {"rates", "record"}, {"seeds", "record"}, {"rates", "svg"}, {"seeds", "svg"}} {
+		if set[c[0]] && set[c[1]] {
+			return fail(fmt.Errorf("-%s and -%s: %s", c[0], c[1], sweepConflicts[c[1]]))
+		}
+	}
 	return cfg, nil
 }
 
@@ -115,6 +147,9 @@ report, the scenario and trace formats.
 func run(cfg config, stdout, stderr io.Writer) error {
 	if cfg.replayFile != "" {
 		return runReplay(cfg, stdout, stderr)
+	}
+	if len(cfg.rates) > 0 || len(cfg.seeds) > 0 {
+		return runSweep(cfg, cfg.rates, cfg.seeds, stdout)
 	}
 	sc, err := cfg.scenario()
 	if err != nil {

@@ -152,12 +152,12 @@ func TestRun_comparisonRow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "| 0 (0.00 %) | 3.4 % | 0.2 s | 0.2 s | 100.0 % | 1.39 |\n")
+	assert.Contains(t, out, "| 0 (0.00 %) | 2.1 % | 0.2 s | 0.2 s | 100.0 % | 1.38 |\n")
 
 	cfg.phases[healthy].length = 0
 	cfg.capacity = 0
 	out = runToString(t, cfg)
-	assert.Contains(t, out, "| – | 2.9 % | 0.2 s | 0.2 s | – | no success |\n",
+	assert.Contains(t, out, "| – | 1.6 % | 0.2 s | 0.2 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
 }
 

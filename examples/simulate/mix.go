@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
 )
@@ -95,10 +96,10 @@ func (x *mixer) next() int {
 
 // levelCapacity is a dependency's capacity when calls carry a criticality:
 // it sheds the lowest levels first, as a server that reads the criticality
-// does. Within each 100 ms slot a call is served while the calls served so
-// far, plus those still expected at higher levels in the slot (as many as
-// the previous slot brought, less those already come), stay within the
-// slot's budget.
+// does. A call spends room as with capacity, but a call of a level may
+// spend it only down to a floor: the calls of the higher levels that
+// reached the dependency in the previous 100 ms slot, kept for those
+// levels. The highest level's floor is 0.
 type levelCapacity struct {
 	*capacity
 	prev, cur [4]int // calls that reached the dependency per level, in the previous and current slot
@@ -109,50 +110,47 @@ func newLevelCapacity(perSecond float64) *levelCapacity {
 	return &levelCapacity{capacity: newCapacity(perSecond), curSlot: -1}
 }
 
-// arrive counts a call of level l reaching the dependency in slot i.
-func (c *levelCapacity) arrive(i, l int) {
-	if i != c.curSlot {
+// moveTo makes the slot of since the current one.
+func (c *levelCapacity) moveTo(since time.Duration) {
+	if i := int(since / slot); i != c.curSlot {
 		c.prev = [4]int{}
 		if i == c.curSlot+1 {
 			c.prev = c.cur
 		}
 		c.cur, c.curSlot = [4]int{}, i
 	}
-	c.cur[l]++
 }
 
-// reserved returns the calls above level l still expected in slot i.
-func (c *levelCapacity) reserved(l int) int {
+// floor returns the room kept for the levels above l.
+func (c *levelCapacity) floor(l int) float64 {
 	n := 0
 	for h := range l { // levels are ordered highest first
-		n += max(0, c.prev[h]-c.cur[h])
+		n += c.prev[h]
 	}
-	return n
+	return float64(n)
 }
 
-// roomFor reports whether a call of level l would be served in slot i.
-func (c *levelCapacity) roomFor(i, l int) bool {
-	if math.IsInf(c.perSlot, 1) {
+// roomFor reports whether a call of level l at since would be served.
+func (c *levelCapacity) roomFor(since time.Duration, l int) bool {
+	if math.IsInf(c.perSecond, 1) {
 		return true
 	}
-	served := 0
-	if i == c.capacity.slot {
-		served = c.served
-	}
-	r := 0
-	if i == c.curSlot {
-		r = c.reserved(l)
-	}
-	return served+r < c.budget(i)
+	c.moveTo(since)
+	c.advance(since)
+	return c.room >= 1+c.floor(l)-roomEpsilon
 }
 
-// takeFor serves a call of level l in slot i if there is room for it.
-func (c *levelCapacity) takeFor(i, l int) bool {
-	c.arrive(i, l)
-	if !c.roomFor(i, l) {
+// takeFor serves a call of level l at since if there is room for it.
+func (c *levelCapacity) takeFor(since time.Duration, l int) bool {
+	c.moveTo(since)
+	c.cur[l]++
+	if !c.roomFor(since, l) {
 		return false
 	}
-	return c.take(i)
+	if !math.IsInf(c.perSecond, 1) {
+		c.room--
+	}
+	return true
 }
 
 // levelCounts are the calls of one level in a stretch of time.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,8 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		assert.InDelta(t, 75.0, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded: 600 of its 800 calls/s fit", seed)
 		assert.GreaterOrEqual(t, lf.dropShare[2]+lf.dropShare[3], 99.0, "seed %d: drops on the sheddable levels", seed)
 		c := res.phases[p]
-		assert.Equal(t, 0, c.levels[0].dropped+c.levels[1].dropped, "seed %d: no critical call dropped", seed)
+		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.1,
+			"seed %d: critical calls dropped, %%", seed)
 	}
 }
 
@@ -112,23 +114,21 @@ func TestMixer_spreadsTheLevels(t *testing.T) {
 }
 
 func TestLevelCapacity_servesTheHighestLevelsFirst(t *testing.T) {
-	c := newLevelCapacity(400) // 40 calls per slot
-	served := func(slot int) (n [4]int) {
-		x := newMixer(mix{1, 1, 1, 1})
-		for range 80 {
-			l := x.next()
-			if c.takeFor(slot, l) {
-				n[l]++
-			}
+	c := newLevelCapacity(400) // 40 calls per 100 ms slot
+	x := newMixer(mix{1, 1, 1, 1})
+	var served [4]int
+	for i := range 800 { // 80 calls per slot, 20 of each level, for 1 s
+		since := time.Duration(i) * slot / 80
+		l := x.next()
+		if c.takeFor(since, l) && i >= 400 {
+			served[l]++
 		}
-		return n
 	}
-	first := served(0) // first come, first served: nothing is known of the slot yet
-	assert.Equal(t, 40, first[0]+first[1]+first[2]+first[3])
-	n := served(1) // the previous slot told it what comes
-	assert.Equal(t, 20, n[0], "CRITICAL_PLUS served whole")
-	assert.Equal(t, 20, n[1], "CRITICAL served whole")
-	assert.Equal(t, 0, n[2]+n[3], "nothing left for the sheddable levels")
+	// Over the last 0.5 s: 100 calls of each level offered, 200 served.
+	assert.Equal(t, 100, served[0], "CRITICAL_PLUS served whole")
+	assert.GreaterOrEqual(t, served[1], 95, "CRITICAL served nearly whole")
+	assert.LessOrEqual(t, served[2]+served[3], 5, "nothing left for the sheddable levels")
+	assert.InDelta(t, 200, served[0]+served[1]+served[2]+served[3], 2, "the capacity is used")
 }
 
 func TestParseScenario_mix(t *testing.T) {

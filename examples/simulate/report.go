@@ -20,8 +20,12 @@ func breakerLine(bc breakerConfig) string {
 	if bc.plain {
 		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets)
 	}
+	evidence := fmt.Sprintf(" evidence=%d", bc.evidence)
+	if bc.horizon != 0 && bc.evidence > 0 {
+		evidence += fmt.Sprintf(" within %v", bc.horizon)
+	}
 	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d aggression=%v drops counted=%v trust recent=%v",
-		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust)
+		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence
 }
 
 // trafficLine describes what a simulation offered.

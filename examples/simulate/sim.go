@@ -20,8 +20,7 @@ const (
 	phaseCount
 )
 
-// slot is the resolution of the shed and recovery timings, and of the
-// dependency's capacity limit.
+// slot is the resolution of the shed and recovery timings.
 const slot = 100 * time.Millisecond
 
 type config struct {
@@ -40,6 +39,11 @@ type config struct {
 	svgFile      string // write a chart here
 	recordFile   string // write the simulated calls here as a trace
 	quiet        bool
+
+	// A sweep, when either is set: the scenario at each rate (the
+	// built-in scenario's) for each seed.
+	rates []int
+	seeds []uint64
 }
 
 func defaultConfig() config {
@@ -52,6 +56,7 @@ func defaultConfig() config {
 			aggression: breaker.DefaultAggression,
 			countDrops: true,
 			trust:      true,
+			evidence:   breaker.DefaultEvidence,
 			seed:       1,
 		},
 		rate:      2000,
@@ -195,9 +200,9 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 				c.allowed = 1
 				var served bool
 				if level < 0 {
-					served = capacity.take(slotIndex)
+					served = capacity.take(since)
 				} else {
-					served = capacity.takeFor(slotIndex, level)
+					served = capacity.takeFor(since, level)
 				}
 				ok := served && !fails(dependencyRand, ph.errors)
 				if ok {
@@ -210,9 +215,9 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 			} else {
 				c.dropped = 1
 				if tw != nil {
-					room := capacity.room(slotIndex)
+					room := capacity.hasRoom(since)
 					if level >= 0 {
-						room = capacity.roomFor(slotIndex, level)
+						room = capacity.roomFor(since, level)
 					}
 					tw.write(at, room && !fails(whatIf, ph.errors), ph.latency)
 				}
@@ -247,45 +252,69 @@ func fails(r *rand.Rand, rate float64) bool {
 	return r.Float64() < rate
 }
 
-// capacity serves at most perSecond calls a second, counted per 100 ms slot
-// since the phase began: slot i serves the calls that bring the total up to
-// round(perSecond·(i+1)/10), so a fraction carries over rather than being
-// rounded away each slot. Calls beyond that fail.
+// capacity is the dependency's limit: it serves at most perSecond calls a
+// second on average, and fails the calls beyond. Room to serve is earned
+// continuously, perSecond·Δt as time passes, starting with room for one
+// call (none at a capacity of 0); each call served spends one, and room
+// left unused is kept up to a second's worth and one call (perSecond+1
+// calls, so that the fraction earned beyond a whole call is not lost when
+// calls are sparse). So the limit means the same at any rate: at 2 calls/s offered and
+// a capacity of 1/s, every other call is served, and a call the breaker
+// drops leaves its room to the calls after it, as it would with a
+// dependency whose workers wait for work, instead of wasting it.
+//
+// It replaces a limit counted per 100 ms slot, round(perSecond/10) calls
+// each, room left unused lost at the slot's end: below 5 calls/s of
+// capacity, the slots with room were never the slots with calls, and
+// nothing was served at all.
 type capacity struct {
-	perSlot float64 // +Inf for no limit
-	slot    int     // the slot served counts
-	served  int
+	perSecond float64 // +Inf for no limit
+	keep      float64 // room kept at most, in calls: capacityKeep's worth, plus one
+	room      float64 // at at
+	at        time.Duration
 }
+
+// capacityKeep is how long unused capacity stays available.
+const capacityKeep = time.Second
+
+// roomEpsilon absorbs the rounding of room earned in many small steps, so
+// that 0.2 s at 5 calls/s earns exactly one call.
+const roomEpsilon = 1e-9
 
 func newCapacity(perSecond float64) *capacity {
-	return &capacity{perSlot: perSecond * slot.Seconds(), slot: -1}
+	c := &capacity{perSecond: perSecond, keep: 1 + perSecond*capacityKeep.Seconds()}
+	if perSecond > 0 {
+		c.room = 1
+	}
+	return c
 }
 
-// budget returns how many calls slot i may serve.
-func (c *capacity) budget(i int) int {
-	return int(math.Round(c.perSlot*float64(i+1)) - math.Round(c.perSlot*float64(i)))
+// advance earns the room of the time from c.at to since (since the phase
+// began; calls come in order).
+func (c *capacity) advance(since time.Duration) {
+	if since > c.at {
+		c.room = min(c.keep, c.room+c.perSecond*(since-c.at).Seconds())
+		c.at = since
+	}
 }
 
-// room reports whether one more call in slot i would be served.
-func (c *capacity) room(i int) bool {
-	if math.IsInf(c.perSlot, 1) {
+// hasRoom reports whether a call at since would be served.
+func (c *capacity) hasRoom(since time.Duration) bool {
+	if math.IsInf(c.perSecond, 1) {
 		return true
 	}
-	if i != c.slot {
-		return c.budget(i) > 0
-	}
-	return c.served < c.budget(i)
+	c.advance(since)
+	return c.room >= 1-roomEpsilon
 }
 
-// take serves a call in slot i if there is room.
-func (c *capacity) take(i int) bool {
-	if !c.room(i) {
+// take serves a call at since if there is room.
+func (c *capacity) take(since time.Duration) bool {
+	if !c.hasRoom(since) {
 		return false
 	}
-	if i != c.slot {
-		c.slot, c.served = i, 0
+	if !math.IsInf(c.perSecond, 1) {
+		c.room--
 	}
-	c.served++
 	return true
 }
 

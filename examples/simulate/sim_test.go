@@ -34,9 +34,9 @@ func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	assert.GreaterOrEqual(t, f.goodput, 99.0, "%% of capacity served while overloaded")
 	assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "attempts per success while overloaded")
 
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 3.435, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 2.09, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
-	assert.InDelta(t, 1.39, f.attemptsPerSuccess, 0.005)
+	assert.InDelta(t, 1.38, f.attemptsPerSuccess, 0.005)
 
 	cfg := defaultConfig()
 	cfg.scenarioFile = "testdata/standard.json"
@@ -172,27 +172,56 @@ func TestCallHeap_popsInOrder(t *testing.T) {
 }
 
 func TestCapacity_carriesFractions(t *testing.T) {
-	c := newCapacity(166.5) // 16.65 calls per slot
-	total := 0
-	for i := range 10 {
-		b := c.budget(i)
-		assert.Contains(t, []int{16, 17}, b)
-		total += b
-	}
-	assert.Equal(t, 167, total, "round(166.5) over the first second")
-
+	c := newCapacity(166.5)
 	served := 0
-	for range 20 {
-		if c.take(0) {
+	for i := range 4000 { // 2,000 calls/s for 2 s
+		if c.take(time.Duration(i) * time.Second / 2000) {
 			served++
 		}
 	}
-	assert.Equal(t, 17, served, "slot 0: round(16.65)")
-	assert.False(t, c.room(0))
-	assert.True(t, c.room(1), "a new slot starts afresh")
+	assert.Equal(t, 333, served, "one call at the start, then 166.5/s for 1.9995 s")
+}
+
+// Regression test for issue 12: below 5 calls/s of capacity, a limit counted
+// per 100 ms slot had room only in slots without calls, and served nothing.
+func TestCapacity_lowRates(t *testing.T) {
+	for _, tc := range []struct {
+		rate, perSecond float64
+		want            int
+	}{
+		{rate: 2, perSecond: 1, want: 20},      // every other call
+		{rate: 5, perSecond: 2.5, want: 50},    // every other call, 0.2 s apart
+		{rate: 1, perSecond: 0.3, want: 1 + 5}, // one at the start, then one every 3.33 s
+		{rate: 20, perSecond: 10, want: 200},
+	} {
+		c := newCapacity(tc.perSecond)
+		served := 0
+		for i := range int(20 * tc.rate) { // 20 s
+			if c.take(time.Duration(float64(i) / tc.rate * float64(time.Second))) {
+				served++
+			}
+		}
+		assert.Equal(t, tc.want, served, "%v calls/s against %v/s", tc.rate, tc.perSecond)
+	}
+}
+
+func TestCapacity_keepsUnusedRoomForASecond(t *testing.T) {
+	c := newCapacity(10)
+	assert.True(t, c.take(0))
+	assert.False(t, c.take(50*time.Millisecond), "room for 0.5 call")
+	served := 0
+	for range 30 { // a burst after 5 s idle: a second's worth is kept
+		if c.take(5 * time.Second) {
+			served++
+		}
+	}
+	assert.Equal(t, 11, served, "a second's worth, and one call")
+	assert.False(t, c.hasRoom(5*time.Second))
+	assert.True(t, c.hasRoom(5*time.Second+100*time.Millisecond))
 
 	none := newCapacity(0)
 	assert.False(t, none.take(0))
+	assert.False(t, none.take(time.Hour))
 	unlimited := newCapacity(math.Inf(1))
 	for range 1000 {
 		require.True(t, unlimited.take(0))

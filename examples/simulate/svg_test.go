@@ -76,7 +76,7 @@ func simulationSVG(t *testing.T, cfg config) []byte {
 
 func TestWriteSVG_seriesWithinTheViewBox(t *testing.T) {
 	root := parseSVG(t, simulationSVG(t, defaultConfig()))
-	assert.Equal(t, "0 0 960 517", root.attr("viewBox"), "the title takes two lines")
+	assert.Equal(t, "0 0 960 534", root.attr("viewBox"), "the title takes three lines")
 
 	paths := map[string][][2]float64{}
 	var phases, labels []string
@@ -202,6 +202,7 @@ func TestWriteSVG_headerFitsTheCanvas(t *testing.T) {
 		{"default", simulationChart(defaultConfig(), res), []string{
 			"srebreaker simulation:",
 			"K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true",
+			"evidence=40",
 			"2000 requests/s offered; seed 1"}},
 		{"long options and path", long, nil},
 		{"longer than the header holds", huge, nil},
