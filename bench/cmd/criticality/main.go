@@ -6,11 +6,11 @@
 // 20 % SHEDDABLE_PLUS and 20 % SHEDDABLE, spread evenly; 5 s in which the
 // dependency fails 1 % of the calls, then 20 s in which it serves 1,000
 // calls/s and fails the rest, serving the highest levels first (as a server
-// that reads the criticality does), per 100 ms slot. It is the simulator's
-// examples/simulate/testdata/criticality.json; the simulator runs
-// srebreaker on a virtual clock, while failsafe-go reads the wall clock and
-// its global random source, so here both run on the wall clock, each
-// against a dependency of its own, from the same arrivals.
+// that reads the criticality does), modelled as the simulator models it.
+// It is the simulator's examples/simulate/testdata/criticality.json; the
+// simulator runs srebreaker on a virtual clock, while failsafe-go reads the
+// wall clock and its global random source, so here both run on the wall
+// clock, each against a dependency of its own, from the same arrivals.
 //
 // Usage, from bench/ (the peer module):
 //
@@ -143,33 +143,42 @@ type counts struct {
 
 type result struct{ healthy, overload counts }
 
-// dependency serves the overload phase's capacity per slot, highest levels
-// first: a call is served while those served so far in its slot, plus the
-// calls of higher levels still expected there (as many as the previous
-// slot brought, less those already come), fit the slot's budget.
+// dependency serves the overload phase's capacity, highest levels first,
+// as the simulator's does: room to serve is earned continuously, capacity
+// calls a second, kept up to a second's worth and one call, and each call
+// served spends one; a call of a level may spend it only down to a floor,
+// the calls of the higher levels that reached the dependency in the
+// previous 100 ms slot.
 type dependency struct {
+	room      float64
+	at        time.Duration
 	slot      int
-	served    int
 	prev, cur [4]int
 }
 
-func (d *dependency) serve(s, l int) bool {
-	if s != d.slot {
+func newDependency() *dependency { return &dependency{room: 1, slot: -1} }
+
+func (d *dependency) serve(since time.Duration, l int) bool {
+	if s := int(since / slot); s != d.slot {
 		d.prev = [4]int{}
 		if s == d.slot+1 {
 			d.prev = d.cur
 		}
-		d.cur, d.served, d.slot = [4]int{}, 0, s
+		d.cur, d.slot = [4]int{}, s
 	}
 	d.cur[l]++
-	reserved := 0
-	for h := range l {
-		reserved += max(0, d.prev[h]-d.cur[h])
+	if since > d.at {
+		d.room = min(1+capacity, d.room+capacity*(since-d.at).Seconds())
+		d.at = since
 	}
-	if d.served+reserved >= capacity*int(slot)/int(time.Second) {
+	floor := 0
+	for h := range l {
+		floor += d.prev[h]
+	}
+	if d.room < 1+float64(floor)-1e-9 {
 		return false
 	}
-	d.served++
+	d.room--
 	return true
 }
 
@@ -179,7 +188,7 @@ func play(healthy, overload time.Duration) (oursResult, theirsResult result) {
 	libs := []limiter{newOurs(), newTheirs()}
 	fs := libs[1].(*theirs)
 	results := []*result{&oursResult, &theirsResult}
-	deps := []*dependency{{slot: -1}, {slot: -1}}
+	deps := []*dependency{newDependency(), newDependency()}
 	var credit [4]float64
 	total := 0.0
 	for _, w := range weights {
@@ -223,8 +232,7 @@ func play(healthy, overload time.Duration) (oursResult, theirsResult result) {
 				if i < healthyCalls {
 					served = i%failEvery != failEvery-1
 				} else {
-					at := time.Duration(i-healthyCalls) * time.Second / rate
-					served = deps[k].serve(int(at/slot), l)
+					served = deps[k].serve(time.Duration(i-healthyCalls)*time.Second/rate, l)
 				}
 				if served {
 					c.succeeded[l]++
