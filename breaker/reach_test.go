@@ -3,6 +3,7 @@ package breaker
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 
@@ -15,6 +16,7 @@ func TestNewReach_blocks(t *testing.T) {
 	assert.Equal(t, int64(4), r.m, "a window per far block")
 	assert.Len(t, r.near, 11, "two windows back to a far block's start, from any near block")
 	assert.Len(t, r.far, 31, "the horizon's 30 windows and the current one")
+	assert.Equal(t, uintptr(16), unsafe.Sizeof(reachBlock{}), "a block number and one word of counts: 42 blocks take 672 bytes")
 	r = newReach(3, time.Second, 10*time.Second)
 	assert.Equal(t, int64(1), r.per, "at least one bucket per block")
 	assert.Len(t, r.near, 10, "no far blocks where they would not save any")
