@@ -24,7 +24,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate
+.PHONY: help test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate stress
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -101,6 +101,15 @@ cross: ## build the core and link its tests for CROSS_PLATFORMS; no go:linkname 
 cover: ## coverage summary
 	go test -coverprofile=cover.out ./...
 	go tool cover -func=cover.out
+
+# The tests behind the build tag stress run hostile input and load at scale
+# (huge failure reasons, 100,000 hosts through a Transport, churn against
+# SetLimit, 10,000 goroutines, clients that give up), print memory and time
+# figures and fail past the bounds they state; docs/reliability.md quotes
+# them. Minutes and a few hundred MiB: not part of make test.
+stress: ## hostile input and load at scale: prints memory and time figures, fails past their bounds
+	go vet -tags stress ./breaker ./httpbreaker
+	go test -tags stress -run '^TestStress' -count=1 -v -timeout 15m ./breaker ./httpbreaker
 
 fuzz: ## fuzz the rolling window for 30s
 	go test -run '^$$' -fuzz '^FuzzWindow$$' -fuzztime 30s ./rollingwindow

@@ -344,25 +344,36 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 // a caller acts the same.
 func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
+	nilPanic, err := b.run(ctx, req, fallback, acceptable)
+	if nilPanic {
+		panic(nil) // raised again: see recordPanic
+	}
+	return err
+}
+
+// run is do but for a panic(nil) that recordPanic stopped, which it
+// reports in nilPanic.
+func (b *googleBreaker) run(ctx context.Context, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) (nilPanic bool, err error) {
 	if err := b.admit(); err != nil {
 		if fallback != nil {
-			return fallback(err)
+			return false, fallback(err)
 		}
-		return err
+		return false, err
 	}
 	recorded := false
-	defer b.recordPanic(&recorded)
+	defer b.recordPanic(&recorded, &nilPanic)
 
-	err := req()
+	err = req()
 	if err == nil && acceptable == nil { // the common case, without a call to acceptable
 		recorded = true
 		b.markSuccess()
-		return nil
+		return false, nil
 	}
 	result, reason := classify(ctx, err, acceptable)
 	recorded = true
 	b.record(result, reason)
-	return err
+	return false, err
 }
 
 // record records a finished call as classify classified it.
@@ -375,16 +386,23 @@ func (b *googleBreaker) record(result outcome, reason string) {
 	}
 }
 
-// recordPanic, deferred by do, records a call that neither returned nor was
-// recorded: req or acceptable panicked, or req called runtime.Goexit. A
+// recordPanic, deferred by run, records a call that neither returned nor
+// was recorded: req or acceptable panicked, or req called runtime.Goexit. A
 // panic goes on with the same value.
-func (b *googleBreaker) recordPanic(recorded *bool) {
+//
+// recover returns nil for runtime.Goexit, which goes on after this, and,
+// with GODEBUG panicnil=1, for a panic(nil), which it stops (by default
+// panic(nil) raises a *runtime.PanicNilError). The two cannot be told apart
+// here: recordPanic sets *nilPanic, which only a caller that returns
+// normally from run reads, and that caller raises panic(nil) again.
+func (b *googleBreaker) recordPanic(recorded, nilPanic *bool) {
 	if *recorded {
 		return
 	}
 	v := recover()
-	if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
-		b.markFailure("call exited without returning (runtime.Goexit)")
+	if v == nil {
+		b.markFailure(exitedReason)
+		*nilPanic = true
 		return
 	}
 	b.markFailure(fmt.Sprint("panic: ", v))

@@ -58,23 +58,42 @@ func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(
 	if acceptable == nil {
 		acceptable = srebreaker.DefaultAcceptable
 	}
+	nilPanic, v, err := callAdmitted(ctx, p, req, acceptable)
+	if nilPanic {
+		panic(nil) // raised again: see callAdmitted
+	}
+	return v, err
+}
 
+// exitedReason is the failure reason of a call that neither returned nor
+// panicked with a value.
+const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
+
+// callAdmitted runs an admitted req and reports its outcome on p. A panic
+// with a value is recorded as a failure and goes on. recover returns nil
+// for runtime.Goexit, which goes on, and for a panic(nil) under GODEBUG
+// panicnil=1, which it stops: both are recorded as failures, and nilPanic
+// tells the caller, which only returns in the second case, to raise
+// panic(nil) again.
+func callAdmitted[T any](ctx context.Context, p srebreaker.Promise, req func(context.Context) (T, error),
+	acceptable srebreaker.Acceptable) (nilPanic bool, v T, err error) {
 	recorded := false
 	defer func() {
 		if recorded {
 			return
 		}
 		// req or acceptable panicked, or req called runtime.Goexit.
-		v := recover()
-		if v == nil {
-			p.Reject("call exited without returning (runtime.Goexit)")
+		r := recover()
+		if r == nil {
+			p.Reject(exitedReason)
+			nilPanic = true
 			return
 		}
-		p.Reject(fmt.Sprint("panic: ", v))
-		panic(v)
+		p.Reject(fmt.Sprint("panic: ", r))
+		panic(r)
 	}()
 
-	v, err := req(ctx)
+	v, err = req(ctx)
 	switch {
 	case err != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled):
 		recorded = true
@@ -90,5 +109,5 @@ func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(
 		recorded = true
 		p.Reject(reason)
 	}
-	return v, err
+	return false, v, err
 }

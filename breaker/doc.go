@@ -30,6 +30,13 @@
 // counters over processors when calls run in parallel (see
 // docs/benchmarks.md in the repository).
 //
+// A call whose caller gave up (its context canceled, and the request
+// failing with context.Canceled) counts as neither a success nor a
+// failure: it says nothing about the dependency. A [Registry] keeps at
+// most [DefaultLimit] breakers unless [Registry.SetLimit] says otherwise,
+// [DefaultRegistry] included, so names that come from outside (hosts,
+// routes) cost bounded memory.
+//
 // The method set of [Breaker] is that of go-zero's core/breaker, and so are
 // the package-level functions over a default [Registry], so that code written
 // against go-zero moves over with a change of import path.

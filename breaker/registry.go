@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/srebreaker/srebreaker"
 )
@@ -14,6 +13,12 @@ import (
 // Registry keeps one breaker per name, created on first use, for callers
 // that guard many dependencies (one per host, per service, per database).
 // The zero value is a registry whose breakers have the default options.
+//
+// A registry keeps at most [DefaultLimit] breakers unless
+// [Registry.SetLimit] says otherwise, so that names that come from outside
+// (hosts of URLs users supply, routes, gRPC methods) cost a bounded amount
+// of memory: past the limit it forgets the breakers that matter least (see
+// SetLimit).
 //
 // A Registry is safe for concurrent use by multiple goroutines.
 type Registry struct {
@@ -28,21 +33,30 @@ type Registry struct {
 	misses int               // guarded by mu; locked lookups since read was made
 
 	named map[string][]Option // guarded by mu; options of Configure, by name
-	limit atomic.Int64        // most breakers kept; 0: no limit
-	clock func() time.Duration
+	limit atomic.Int64        // most breakers kept: 0 for DefaultLimit, -1 for none
+
+	// gen counts the breakers the registry has made: the clock recency is
+	// told by. A lookup stores it in its entry's used, when it differs, so
+	// that the entries used since the newest breaker was made are the most
+	// recent, whatever the time; a busy name's entry is written once per
+	// new breaker, not once per lookup, and its cache line stays shared.
+	gen atomic.Int64
 }
 
 // entry holds a registry's breaker. The maps hold a pointer to a concrete
 // type, so a lookup does not convert to the Breaker interface.
 type entry struct {
 	b    Breaker
-	used atomic.Int64 // registry clock at the last lookup, to the second; with a limit only
+	used atomic.Int64 // the registry's gen at the last lookup
 }
 
-// touchEvery is how stale an entry's last use may be: a lookup writes it at
-// most once in this long, so that lookups of a busy name share its cache
-// line instead of taking turns writing it.
-const touchEvery = time.Second
+// DefaultLimit is how many breakers a [Registry] keeps unless
+// [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
+// than a program has dependencies, routes or methods, and few enough that
+// a flood of names chosen by others (a Transport sent to 100,000 hosts)
+// holds about 23 MiB (docs/reliability.md has the figures). A breaker
+// holds a few KiB, most of it the history WithEvidence reads back.
+const DefaultLimit = 4096
 
 // NewRegistry returns a registry whose breakers are made with opts (a
 // WithName among them is replaced by the name given to [Registry.Get]).
@@ -64,8 +78,8 @@ func NewRegistry(opts ...Option) *Registry {
 func (r *Registry) Get(name string) Breaker {
 	if m := r.read.Load(); m != nil {
 		if e, ok := (*m)[name]; ok {
-			if r.limit.Load() > 0 {
-				r.touch(e)
+			if g := r.gen.Load(); e.used.Load() != g {
+				e.used.Store(g)
 			}
 			return e.b
 		}
@@ -77,13 +91,11 @@ func (r *Registry) Get(name string) Breaker {
 		o := newOptions(append(slices.Clip(r.opts), r.named[name]...))
 		o.name = name
 		e = &entry{b: newGoogleBreaker(o)}
+		e.used.Store(r.gen.Add(1))
 		r.storeLocked(name, e)
-		if r.limit.Load() > 0 {
-			e.used.Store(int64(r.clock()))
-			r.evictLocked(name, true)
-		}
-	} else if r.limit.Load() > 0 {
-		r.touch(e)
+		r.evictLocked(name, true)
+	} else {
+		e.used.Store(r.gen.Load())
 	}
 	r.misses++
 	if r.misses >= len(r.added)+r.readLen() {
@@ -117,60 +129,76 @@ func (r *Registry) Configure(name string, opts ...Option) error {
 	return nil
 }
 
-// SetLimit bounds how many breakers the registry keeps, for registries
-// whose names come from outside (hosts, routes). When a new name takes it
-// over limit, the least recently looked up tenth of its breakers (at least
-// one) are forgotten: a later Get of their names makes new breakers, and a
-// breaker already handed out keeps working on its own. Recency is tracked
-// to the second. A limit of 0 or less removes the bound, which is the
-// default; with a bound, a lookup also notes when the name was used.
+// SetLimit bounds how many breakers the registry keeps; the default is
+// [DefaultLimit], and a limit of 0 or less removes the bound. When a new
+// name takes the registry over its limit, a tenth of its breakers (at
+// least one) are forgotten: a later Get of their names makes new breakers,
+// and a breaker already handed out keeps working on its own. A lower limit
+// applies at once.
+//
+// The breakers forgotten are the least recently looked up among those that
+// would drop no call now; a breaker that is shedding load goes only when
+// every other one has, the least recently looked up first. A new breaker
+// admits every call until it has seen failures, so forgetting a healthy
+// one costs nothing, while forgetting one that sheds would let through the
+// calls it stops. Recency counts new names, not time: a name looked up
+// since the newest breaker was made is as recent as that breaker, however
+// fast names come. Finding what to forget costs a pass over the breakers,
+// once per tenth of the limit of new names.
 func (r *Registry) SetLimit(limit int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.clock == nil {
-		r.clock = elapsedOn(newOptions(r.opts).clock)
+	if limit <= 0 {
+		limit = -1
 	}
-	r.limit.Store(int64(max(limit, 0)))
+	r.limit.Store(int64(limit))
 	r.evictLocked("", false)
 }
 
-// elapsedOn returns the time elapsed on c since now.
-func elapsedOn(c Clock) func() time.Duration {
-	if _, system := c.(realClock); system {
-		start := time.Now()
-		return func() time.Duration { return time.Since(start) }
-	}
-	start := c.Now()
-	return func() time.Duration { return c.Now().Sub(start) }
-}
-
-// touch notes that e was looked up, at most once per touchEvery.
-func (r *Registry) touch(e *entry) {
-	if now := int64(r.clock()); now-e.used.Load() >= int64(touchEvery) {
-		e.used.Store(now)
+// limitLocked returns the most breakers kept, or 0 for no bound. Callers
+// hold r.mu.
+func (r *Registry) limitLocked() int {
+	switch l := r.limit.Load(); {
+	case l == 0:
+		return DefaultLimit
+	case l < 0:
+		return 0
+	default:
+		return int(l)
 	}
 }
 
-// evictLocked forgets the least recently used breakers while there are more
-// than the limit; never fresh, a name just added, if isFresh. Callers hold
+// evictLocked forgets breakers while there are more than the limit, as
+// SetLimit says; never fresh, a name just added, if isFresh. Callers hold
 // r.mu.
 func (r *Registry) evictLocked(fresh string, isFresh bool) {
-	limit := int(r.limit.Load())
+	limit := r.limitLocked()
 	n := r.readLen() + len(r.added)
 	if limit <= 0 || n <= limit {
 		return
 	}
-	type aged struct {
-		name string
-		used int64
+	type ranked struct {
+		name     string
+		shedding bool
+		used     int64
 	}
-	all := make([]aged, 0, n)
+	all := make([]ranked, 0, n)
 	r.rangeLocked(func(name string, e *entry) {
 		if !isFresh || name != fresh {
-			all = append(all, aged{name, e.used.Load()})
+			all = append(all, ranked{name, isShedding(e.b), e.used.Load()})
 		}
 	})
-	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	// The first to go first: those that shed nothing, then the least
+	// recently used. Names break ties, so that eviction is deterministic.
+	slices.SortFunc(all, func(a, b ranked) int {
+		if a.shedding != b.shedding {
+			if a.shedding {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.used, b.used), cmp.Compare(a.name, b.name))
+	})
 	keep := limit - limit/10
 	if keep >= limit {
 		keep = limit - 1
@@ -320,7 +348,10 @@ var defaultRegistry = NewRegistry()
 // DefaultRegistry returns the registry behind the package-level functions
 // ([Get], [Do] and the rest), which the integrations (httpbreaker,
 // grpcbreaker) also use unless given one: pass it to an exporter to report
-// every breaker they make.
+// every breaker they make. Like every registry it keeps at most
+// [DefaultLimit] breakers, so hosts, routes and methods that come from
+// outside cost a bounded amount of memory however many there are; change
+// the bound with DefaultRegistry().SetLimit.
 func DefaultRegistry() *Registry { return defaultRegistry }
 
 // Get returns the breaker for name from the default registry, creating it

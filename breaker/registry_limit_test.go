@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -131,4 +132,102 @@ func TestRegistry_SetLimit_one(t *testing.T) {
 		assert.Equal(t, name, r.Get(name).Name())
 		assert.Equal(t, []string{name}, names(r), "the name just looked up is the one kept")
 	}
+}
+
+// churn runs the scenario of issue 11 for d on r: every 5 ms a new name
+// comes (200 a second), a hot dependency is called 5 times and a dead one
+// once. It returns how many times the hot breaker was replaced, and the
+// share of the dead dependency's calls admitted after the first second.
+func churn(r *breaker.Registry, m *clock.Mock, d time.Duration) (replaced int, deadAdmitted float64) {
+	hot := r.Get("hot")
+	admitted, calls := 0, 0
+	const tick = 5 * time.Millisecond
+	for i := range int(d / tick) {
+		r.Get(fmt.Sprint("churn-", i))
+		for range 5 {
+			b := r.Get("hot")
+			if b != hot {
+				replaced++
+				hot = b
+			}
+			p, err := b.Allow()
+			if err == nil {
+				p.Accept()
+			}
+		}
+		p, err := r.Get("dead").Allow()
+		if err == nil {
+			p.Reject("connection refused")
+		}
+		if time.Duration(i)*tick >= time.Second {
+			calls++
+			if err == nil {
+				admitted++
+			}
+		}
+		m.Add(tick)
+	}
+	return replaced, float64(admitted) / float64(calls)
+}
+
+// Issue 11: recency was kept to the second and ties went in any order: at
+// 200 new names a second and a limit of 100, the hot breaker was replaced
+// several times in 3 s and the dead dependency's shedding breaker was
+// forgotten, letting 11–27% of its calls through.
+func TestRegistry_SetLimit_churnKeepsTheBreakersInUse(t *testing.T) {
+	run := func(limit int) (replaced int, deadAdmitted float64, kept int) {
+		m := newMock()
+		r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+		r.SetLimit(limit)
+		replaced, deadAdmitted = churn(r, m, 3*time.Second)
+		return replaced, deadAdmitted, len(names(r))
+	}
+	_, unbounded, _ := run(0)
+	replaced, deadAdmitted, kept := run(100)
+	t.Logf("dead dependency's calls admitted: %.2f%% with a limit of 100, %.2f%% without one",
+		100*deadAdmitted, 100*unbounded)
+	assert.Equal(t, 0, replaced, "the hot breaker is never replaced")
+	assert.InDelta(t, unbounded, deadAdmitted, 0.005, "the dead dependency is shed as without a limit")
+	assert.LessOrEqual(t, kept, 100)
+}
+
+// A breaker that sheds outlives breakers in use that do not: forgetting
+// it would let through the calls it stops.
+func TestRegistry_SetLimit_sheddingGoesLast(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
+		breaker.WithK(1), breaker.WithProtection(0))
+	r.SetLimit(10)
+	dead := r.Get("dead")
+	fail(t, dead, 100, "down")
+	require.Greater(t, dropShare(dead, 100), 0.5)
+	for i := range 50 { // every other name is newer and in use
+		r.Get(fmt.Sprint("dep-", i))
+		r.Get(fmt.Sprint("dep-", i))
+	}
+	assert.Contains(t, names(r), "dead")
+	assert.True(t, dead == r.Get("dead"))
+
+	m.Add(time.Minute) // its window is empty: it sheds no more and goes as any other
+	for i := range 50 {
+		r.Get(fmt.Sprint("later-", i))
+	}
+	assert.NotContains(t, names(r), "dead")
+}
+
+func TestRegistry_DefaultLimit(t *testing.T) {
+	var r breaker.Registry
+	for i := range breaker.DefaultLimit + 1 {
+		r.Get(fmt.Sprint("host-", i))
+	}
+	n := len(names(&r))
+	assert.LessOrEqual(t, n, breaker.DefaultLimit, "the zero Registry is bounded")
+	assert.Greater(t, n, breaker.DefaultLimit*8/10)
+	assert.Contains(t, names(&r), fmt.Sprint("host-", breaker.DefaultLimit), "the newest stays")
+
+	r.SetLimit(0)
+	for i := range breaker.DefaultLimit + 1 {
+		r.Get(fmt.Sprint("more-", i))
+	}
+	assert.Greater(t, len(names(&r)), breaker.DefaultLimit, "SetLimit(0) removes the bound")
 }

@@ -40,18 +40,26 @@ type Reason struct {
 
 // Func returns an expvar.Func whose value is a map from the name of each of
 // src's breakers that reports stats (see [breaker.StatsOf]) to its Figures,
-// read anew each time the variable is read. src is usually a
+// read anew each time the variable is read. A name that is not valid
+// UTF-8 has each invalid byte written as \xNN, and a key that two breakers
+// would share gets " (2)", " (3)" and so on: two breakers are never merged
+// into one key. src is usually a
 // *[breaker.Registry]; [breaker.Breakers] lists breakers that no registry
 // holds.
 func Func(src breaker.Source) expvar.Func {
 	return func() any {
-		out := map[string]Figures{}
+		var names []string
+		var stats []breaker.Stats
 		src.Range(func(name string, b breaker.Breaker) bool {
 			if s, ok := breaker.StatsOf(b); ok {
-				out[name] = figures(s)
+				names, stats = append(names, name), append(stats, s)
 			}
 			return true
 		})
+		out := make(map[string]Figures, len(names))
+		for i, key := range labels(names) {
+			out[key] = figures(stats[i])
+		}
 		return out
 	}
 }

@@ -90,3 +90,24 @@ func ExampleFunc() {
 	fmt.Println(v.String()[:39])
 	// Output: {"payments":{"successes":0,"failures":0
 }
+
+// Issue 11: "a\xff" and "a\xfe" became one key "a\uFFFD" in the JSON:
+// ten breakers showed as nine.
+func TestFunc_namesThatEscapeAlikeStayApart(t *testing.T) {
+	r := breaker.NewRegistry()
+	for i, name := range []string{"a\xff", "a\xfe", `a\xff`, "a\uFFFD", "ok"} {
+		for range i + 1 {
+			p, err := r.Get(name).Allow()
+			require.NoError(t, err)
+			p.Accept()
+		}
+	}
+	var got map[string]expvarbreaker.Figures
+	require.NoError(t, json.Unmarshal([]byte(expvarbreaker.Func(r).String()), &got))
+	successes := map[string]int64{}
+	for key, f := range got {
+		successes[key] = f.Successes
+	}
+	assert.Equal(t, map[string]int64{`a\xff`: 3, "a\uFFFD": 4, "ok": 5, `a\xfe`: 2, `a\xff (2)`: 1}, successes,
+		"names valid as they are keep them; the rest escape, apart")
+}

@@ -40,18 +40,9 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 		if err != nil {
 			return clientShed(err)
 		}
-		recorded := false
-		defer func() {
-			if !recorded {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		err = invoker(ctx, method, req, reply, cc, callOpts...)
-		recorded = true
+		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
+			panic(nil) // raised again: see guard
+		}
 		o.record(p, ctx, err)
 		return err
 	}
@@ -81,18 +72,10 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		if err != nil {
 			return nil, clientShed(err)
 		}
-		opened := false
-		defer func() {
-			if !opened {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		cs, err := streamer(ctx, desc, cc, method, callOpts...)
-		opened = true
+		var cs grpc.ClientStream
+		if guard(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
+			panic(nil) // raised again: see guard
+		}
 		if err != nil {
 			o.record(p, ctx, err)
 			return nil, err

@@ -23,7 +23,10 @@
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
 // Every interceptor takes its breakers from [breaker.DefaultRegistry]
 // unless [WithRegistry] gives another: the registry behind breaker.Do and
-// the other package-level functions, which httpbreaker uses too. An
+// the other package-level functions, which httpbreaker uses too. A registry
+// keeps at most [breaker.DefaultLimit] breakers unless
+// [breaker.Registry.SetLimit] says otherwise, so targets and methods from
+// outside cost bounded memory. An
 // exporter given that registry, such as
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under the key [DefaultKey] gives:

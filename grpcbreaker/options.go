@@ -149,6 +149,12 @@ func joinCodes(cs []codes.Code) string {
 // registry reports them all. Give a registry of your own for breakers with
 // other options ([breaker.NewRegistry]'s, or [breaker.Registry.Configure]
 // per key) or to keep them apart from the rest. It must not be nil.
+//
+// Targets and methods can come from outside (a target users supply,
+// grpc.UnknownServiceHandler): a registry keeps at most
+// [breaker.DefaultLimit] breakers unless [breaker.Registry.SetLimit] says
+// otherwise, forgetting the least recently used of those that shed
+// nothing first, so that their number is bounded.
 func WithRegistry(r *breaker.Registry) Option {
 	return func(o *options) { o.registry = r }
 }

@@ -30,18 +30,10 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, serverShed(err)
 		}
-		recorded := false
-		defer func() {
-			if !recorded {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		resp, err := handler(ctx, req)
-		recorded = true
+		var resp any
+		if guard(p, func() { resp, err = handler(ctx, req) }) {
+			panic(nil) // raised again: see guard
+		}
 		o.record(p, ctx, err)
 		return resp, err
 	}
@@ -52,8 +44,9 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
 // panics as UnaryServerInterceptor does when an option is invalid. With
 // grpc.UnknownServiceHandler, the full methods it sees are whatever clients
-// send: give a [WithKey] that maps them to a bounded set, or bound the
-// registry with [breaker.Registry.SetLimit].
+// send: the registry keeps at most [breaker.DefaultLimit] breakers (change
+// it with [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
+// bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -62,18 +55,9 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if err != nil {
 			return serverShed(err)
 		}
-		recorded := false
-		defer func() {
-			if !recorded {
-				v := recover()
-				recordPanic(p, v)
-				if v != nil {
-					panic(v)
-				}
-			}
-		}()
-		err = handler(srv, ss)
-		recorded = true
+		if guard(p, func() { err = handler(srv, ss) }) {
+			panic(nil) // raised again: see guard
+		}
 		o.record(p, ctx, err)
 		return err
 	}

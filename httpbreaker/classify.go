@@ -66,16 +66,20 @@ func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome
 	return Success
 }
 
-// ServerClassifier is a [Handler]'s default [Classifier]. A panic is a
-// [Failure], unless the client had already gone away (the request context
-// was canceled), which is [Ignore]; a 5xx status is a Failure; every other
-// status, 429 included, is a [Success]: a handler that asks a client to slow
-// down is working.
+// ServerClassifier is a [Handler]'s default [Classifier]. A call whose
+// client had gone away before the handler finished (the request context
+// was canceled: the client hung up or reset the stream) is [Ignore],
+// whatever the handler answered or however it panicked: a 500 written
+// because the request's context ended says nothing about the server's
+// health. Otherwise a panic is a [Failure]; a 5xx status is a Failure;
+// every other status, 429 included, is a [Success]: a handler that asks a
+// client to slow down is working. A deadline that passed (a server-side
+// timeout) is not a cancel by the client: it is classified by the answer.
 func ServerClassifier(req *http.Request, resp *http.Response, err error) Outcome {
+	if errors.Is(req.Context().Err(), context.Canceled) {
+		return Ignore
+	}
 	if err != nil {
-		if errors.Is(req.Context().Err(), context.Canceled) {
-			return Ignore
-		}
 		return Failure
 	}
 	if resp == nil || resp.StatusCode >= 500 {

@@ -19,10 +19,16 @@
 // is overloaded. Its one breaker is named [DefaultHandlerKey] unless
 // WithKey says otherwise.
 //
+// On both sides, a call whose caller gave up (the client canceled the
+// request, or hung up before the handler finished) counts as neither a
+// success nor a failure: it says nothing about the dependency's health.
+//
 // Both take their breakers from [breaker.DefaultRegistry] unless
 // [WithRegistry] gives another: the registry behind breaker.Do and the
 // other package-level functions, which grpcbreaker's interceptors use too.
-// An exporter given that registry, such as
+// A registry keeps at most [breaker.DefaultLimit] breakers unless
+// [breaker.Registry.SetLimit] says otherwise, so that a Transport sent to
+// any number of hosts holds a bounded number of breakers. An exporter given that registry, such as
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under its key.
 //

@@ -1,6 +1,8 @@
 package httpbreaker
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,7 +21,10 @@ import (
 // about the breaker's failure reasons is sent to the client. A panic in the
 // wrapped handler is recorded (a failure by default) and raised again with
 // the same value, so that net/http's handling of it, and of
-// [http.ErrAbortHandler] in particular, is unchanged.
+// [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
+// GODEBUG panicnil=1 too). A request whose client went away before the
+// handler finished (its context canceled) counts as neither a success nor
+// a failure with the default [ServerClassifier], whatever was answered.
 //
 // The wrapped handler gets a [http.ResponseWriter] that notes the status it
 // writes. It implements [http.Flusher], [http.Hijacker] and [io.ReaderFrom]
@@ -91,6 +96,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if h.serve(p, w, r) {
+		panic(nil) // raised again: see serve
+	}
+}
+
+// serve runs the wrapped handler for an admitted request and records the
+// outcome on p. A panic is recorded and goes on. recover returns nil for
+// runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
+// panicnil=1, which it stops: serve then returns true, and only then, for
+// ServeHTTP to raise it again.
+func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Request) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w}
 	returned := false
 	defer func() {
@@ -98,8 +114,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v := recover()
-		if v == nil { // runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError)
-			p.Reject("handler exited without returning (runtime.Goexit)")
+		if v == nil {
+			if errors.Is(r.Context().Err(), context.Canceled) {
+				srebreaker.Ignore(p) // the client had gone away
+			} else {
+				p.Reject("handler exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
+			}
+			nilPanic = true
 			return
 		}
 		h.finish(p, r, rw, &PanicError{Value: v})
@@ -110,6 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(rw, r)
 	returned = true
 	h.finish(p, r, rw, nil)
+	return false
 }
 
 // finish classifies the call and records it on p. A panic in the classifier

@@ -388,3 +388,53 @@ func TestNewHandler_invalid(t *testing.T) {
 		})
 	}
 }
+
+// Issue 11: with clients that give up, a handler that answers 500 because
+// its request's context ended turned every shed into more failures.
+func TestHandler_ServeHTTP_answerAfterClientLeftIsIgnored(t *testing.T) {
+	const clients = 20
+	for _, status := range []int{http.StatusInternalServerError, http.StatusOK} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			reg := newRegistry()
+			arrived := make([]chan struct{}, clients) // by client, each closed when its request arrives
+			for i := range arrived {
+				arrived[i] = make(chan struct{})
+			}
+			h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				i, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+				close(arrived[i])
+				<-r.Context().Done() // the client gives up
+				w.WriteHeader(status)
+			}), httpbreaker.WithBreakers(reg.Get))
+			finished := make(chan struct{}, clients)
+			base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() { finished <- struct{}{} }()
+				h.ServeHTTP(w, r)
+			}))
+			var wg sync.WaitGroup
+			for i := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprint(base, "/", i), nil)
+					assert.NoError(t, err)
+					go func() { <-arrived[i]; cancel() }()
+					_, err = http.DefaultClient.Do(req)
+					assert.ErrorIs(t, err, context.Canceled)
+				}()
+			}
+			wg.Wait()
+			for range clients {
+				<-finished
+			}
+			accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+			assert.Equal(t, int64(0), total, "recorded as a success or a failure")
+			assert.Equal(t, int64(0), accepts)
+			assert.Equal(t, int64(clients), ignored(reg, httpbreaker.DefaultHandlerKey), "the clients left: neither")
+			s, _ := breaker.StatsOf(reg.Registry.Get(httpbreaker.DefaultHandlerKey))
+			assert.Equal(t, int64(0), s.TotalFailures)
+		})
+	}
+}

@@ -191,3 +191,26 @@ func (c *manualDeadline) Err() error {
 		return nil
 	}
 }
+
+// loopback is a RoundTripper that sends every request, whatever its host,
+// to the test server at addr over one pool of connections: a Transport over
+// it sees as many hosts as the test makes up, and nothing leaves 127.0.0.1.
+type loopback struct {
+	addr string
+	tr   *http.Transport
+}
+
+func newLoopback(t *testing.T, addr string) *loopback {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	t.Cleanup(tr.CloseIdleConnections)
+	return &loopback{addr: addr, tr: tr}
+}
+
+func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	u := *req.URL
+	u.Host = l.addr
+	out.URL, out.Host = &u, req.URL.Host
+	return l.tr.RoundTrip(out)
+}

@@ -100,7 +100,10 @@ func hostKey(req *http.Request) string {
 // per key) or to keep them apart from the rest. It must not be nil.
 //
 // Keys built from what the program does not control (hosts of URLs that
-// users supply) should be bounded: see [breaker.Registry.SetLimit].
+// users supply, paths clients send) are bounded by the registry: it keeps
+// at most [breaker.DefaultLimit] breakers, [breaker.DefaultRegistry]
+// included, unless [breaker.Registry.SetLimit] says otherwise, and forgets
+// the least recently used of those that shed nothing first.
 func WithRegistry(r *breaker.Registry) Option {
 	return func(o *options) { o.registry = r }
 }

@@ -1,9 +1,11 @@
 package httpbreaker_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,37 @@ func TestWithRegistry_keepsBreakersApart(t *testing.T) {
 	assert.Equal(t, []string{httpbreaker.DefaultHandlerKey}, names(servers))
 	assert.Equal(t, int64(1), successes(t, clients.Get(host)))
 	assert.Equal(t, int64(1), successes(t, servers.Get(httpbreaker.DefaultHandlerKey)))
+}
+
+// Issue 11: a Transport facing hosts chosen by others (100,000 Host
+// values) kept a breaker for each, for ever.
+func TestTransport_manyHostsAreBoundedByDefault(t *testing.T) {
+	base := serve(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(newLoopback(t, strings.TrimPrefix(base, "http://")))}
+	const hosts = breaker.DefaultLimit + 500
+	const workers = 8
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < hosts; i += workers {
+				resp, err := client.Get(fmt.Sprintf("http://host-%d.example/", i))
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, resp.Body.Close())
+			}
+		}()
+	}
+	wg.Wait()
+	kept := 0
+	breaker.DefaultRegistry().Range(func(name string, _ breaker.Breaker) bool {
+		if strings.HasPrefix(name, "host-") {
+			kept++
+		}
+		return true
+	})
+	assert.LessOrEqual(t, kept, breaker.DefaultLimit, "the default registry is bounded")
+	assert.Greater(t, kept, breaker.DefaultLimit/2)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
@@ -20,7 +21,10 @@ import (
 // failure reasons, or what the [WithFallback] function returns. When the
 // request's context is already done, RoundTrip returns the context's error
 // and records nothing. A panic in the wrapped RoundTripper or in the
-// classifier is recorded as a failure and raised again.
+// classifier is recorded as a failure and raised again (panic(nil) under
+// GODEBUG panicnil=1 too); the response body, when the classifier
+// panicked, is closed first, since the caller never gets the response. A
+// panic in the key function closes the request body and goes on.
 //
 // Responses pass through untouched: the Transport neither reads nor closes
 // their bodies, which stay the caller's to close.
@@ -66,7 +70,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	p, err := t.breakers(t.key(req)).AllowCtx(ctx)
+	p, err := t.breakerFor(req).AllowCtx(ctx)
 	if err != nil {
 		closeBody(req)
 		if t.fallback != nil && errors.Is(err, breaker.ErrServiceUnavailable) {
@@ -74,27 +78,58 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	nilPanic, resp, err := t.send(p, req)
+	if nilPanic {
+		panic(nil) // raised again: see send
+	}
+	return resp, err
+}
 
+// breakerFor returns the breaker for req's key. When the key function
+// panics, it closes req's body, which no one else will, and the panic goes
+// on.
+func (t *Transport) breakerFor(req *http.Request) breaker.Breaker {
+	returned := false
+	defer func() {
+		if !returned {
+			closeBody(req)
+		}
+	}()
+	b := t.breakers(t.key(req))
+	returned = true
+	return b
+}
+
+// send sends an admitted request and records its outcome on p. When the
+// wrapped RoundTripper or the classifier panics, the call is recorded as a
+// failure, the response body (if any) is closed, since the caller will
+// never get it, and the panic goes on. recover returns nil for
+// runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
+// panicnil=1, which it stops: nilPanic tells RoundTrip, which only returns
+// in the second case, to raise it again.
+func (t *Transport) send(p srebreaker.Promise, req *http.Request) (nilPanic bool, resp *http.Response, err error) {
 	recorded := false
 	defer func() {
 		if recorded {
 			return
 		}
-		// The wrapped RoundTripper or the classifier panicked, or called
-		// runtime.Goexit.
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
 		v := recover()
 		if v == nil {
-			p.Reject("round trip exited without returning (runtime.Goexit)")
+			p.Reject("round trip exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
+			resp, err, nilPanic = nil, nil, true
 			return
 		}
 		p.Reject(fmt.Sprint("panic: ", v))
 		panic(v)
 	}()
-	resp, err := t.base.RoundTrip(req)
+	resp, err = t.base.RoundTrip(req)
 	o := t.classifier(req, resp, err)
 	recorded = true
 	record(p, o, resp, err)
-	return resp, err
+	return false, resp, err
 }
 
 // CloseIdleConnections closes the idle connections of the wrapped

@@ -511,3 +511,39 @@ func TestOutcome_String(t *testing.T) {
 	assert.Equal(t, "ignore", httpbreaker.Ignore.String())
 	assert.Equal(t, "Outcome(7)", httpbreaker.Outcome(7).String())
 }
+
+// Issue 11: a key function that panicked left the request body open.
+func TestTransport_RoundTrip_keyPanicClosesTheRequestBody(t *testing.T) {
+	dep := newDependency()
+	base := serve(t, dep)
+	tr := httpbreaker.MustNewTransport(http.DefaultTransport.(*http.Transport).Clone(),
+		httpbreaker.WithBreakers(newRegistry().Get),
+		httpbreaker.WithKey(func(*http.Request) string { panic("key bug") }))
+	body := &trackedBody{r: strings.NewReader("hello")}
+	req, err := http.NewRequest(http.MethodPost, base+"/echo", body)
+	require.NoError(t, err)
+	assert.PanicsWithValue(t, "key bug", func() { _, _ = tr.RoundTrip(req) })
+	assert.Equal(t, int64(1), body.closes.Load(), "the request body is closed")
+	assert.Equal(t, int64(0), dep.received.Load(), "nothing was sent")
+}
+
+// Issue 11: a classifier that panicked left the response body, which the
+// caller never gets, open: its connection was never reused or freed.
+func TestTransport_RoundTrip_classifierPanicClosesTheResponseBody(t *testing.T) {
+	dep := newDependency()
+	base := serve(t, dep)
+	inner := &trackingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
+	defer inner.base.(*http.Transport).CloseIdleConnections()
+	reg := newRegistry()
+	tr := httpbreaker.MustNewTransport(inner, httpbreaker.WithBreakers(reg.Get),
+		httpbreaker.WithClassifier(func(*http.Request, *http.Response, error) httpbreaker.Outcome {
+			panic("classifier bug")
+		}))
+	req, err := http.NewRequest(http.MethodGet, base+"/status/200", nil)
+	require.NoError(t, err)
+	assert.PanicsWithValue(t, "classifier bug", func() { _, _ = tr.RoundTrip(req) })
+	require.Len(t, inner.bodies, 1)
+	assert.Equal(t, int64(1), inner.bodies[0].closes.Load(), "the response body is closed")
+	_, total := totals(reg, strings.TrimPrefix(base, "http://"))
+	assert.Equal(t, int64(1), total, "recorded as a failure")
+}

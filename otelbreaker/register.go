@@ -17,7 +17,10 @@ const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 
 // BreakerKey is the key of the attribute that holds a breaker's name on
 // every data point: the name the [breaker.Source] gives it, which for a
-// *[breaker.Registry] is the name given to Get.
+// *[breaker.Registry] is the name given to Get. A name that is not valid
+// UTF-8 has each invalid byte written as \xNN, and a value that two
+// breakers would share gets " (2)", " (3)" and so on, so that one odd name
+// never fails an export or merges two breakers.
 const BreakerKey attribute.Key = "breaker"
 
 // Register creates the instruments listed in the package documentation
@@ -98,19 +101,23 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 // on collection only, never on a breaker's call path.
 func (ins *instruments) observe(src breaker.Source) metric.Callback {
 	return func(_ context.Context, o metric.Observer) error {
+		var names []string
+		var stats []breaker.Stats
 		src.Range(func(name string, b breaker.Breaker) bool {
-			s, ok := breaker.StatsOf(b)
-			if !ok {
-				return true // a Nop breaker, or one that reports nothing
+			if s, ok := breaker.StatsOf(b); ok { // not a Nop breaker, or one that reports nothing
+				names, stats = append(names, name), append(stats, s)
 			}
-			attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(name)))
+			return true
+		})
+		for i, value := range labels(names) {
+			s := stats[i]
+			attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(value)))
 			o.ObserveInt64(ins.requests, s.TotalSuccesses+s.TotalFailures+s.TotalDrops, attrs)
 			o.ObserveInt64(ins.successes, s.TotalSuccesses, attrs)
 			o.ObserveInt64(ins.failures, s.TotalFailures, attrs)
 			o.ObserveInt64(ins.drops, s.TotalDrops, attrs)
 			o.ObserveFloat64(ins.dropProbability, s.DropProbability, attrs)
-			return true
-		})
+		}
 		return nil
 	}
 }

@@ -344,3 +344,17 @@ func TestRegister_twiceAddsUp(t *testing.T) {
 	assert.Equal(t, map[string]int64{"payments": 2}, points[int64](collect(t, reader)["srebreaker.successes"]),
 		"the SDK adds up the two callbacks' observations, as the documentation warns")
 }
+
+// Issue 11: a name that is not valid UTF-8 went into the attribute as it
+// was, which an OTLP exporter cannot encode; two such names must not meet
+// once escaped either.
+func TestRegister_namesThatEscapeAlikeStayApart(t *testing.T) {
+	r, _ := newRegistry(t)
+	reader := newReader(t, r)
+	for i, name := range []string{"a\xff", "a\xfe", `a\xff`, "a\uFFFD", "ok"} {
+		record(t, r.Get(name), i+1, 0)
+	}
+	got := points[int64](collect(t, reader)["srebreaker.successes"])
+	assert.Equal(t, map[string]int64{`a\xff`: 3, "a\uFFFD": 4, "ok": 5, `a\xfe`: 2, `a\xff (2)`: 1}, got,
+		"names valid as they are keep them; the rest escape, apart")
+}

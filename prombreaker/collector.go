@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -176,19 +175,33 @@ func (c *Collector) descs() []*prometheus.Desc {
 // breaker's snapshot holds its window's lock for a moment and never delays
 // its calls for longer.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	type reported struct {
+		name  string
+		stats breaker.Stats
+	}
 	for _, src := range c.sources {
+		var all []reported
 		src.src.Range(func(name string, b breaker.Breaker) bool {
-			s, ok := breaker.StatsOf(b)
-			if !ok {
-				return true
+			if s, ok := breaker.StatsOf(b); ok {
+				all = append(all, reported{name, s})
 			}
-			// A label value must be valid UTF-8, and a breaker's name need
-			// not be; with the name made valid, MustNewConstMetric cannot
-			// panic. Source names were checked by NewCollector.
-			values := []string{strings.ToValidUTF8(name, "\uFFFD")}
+			return true
+		})
+		names := make([]string, len(all))
+		for i, r := range all {
+			names[i] = r.name
+		}
+		// Label values must be valid UTF-8 and tell the series apart; a
+		// breaker's name need not be valid, and two names may escape
+		// alike: labels makes each value valid and distinct, so
+		// MustNewConstMetric cannot panic and the scrape cannot fail.
+		// Source names were checked by NewCollector.
+		for i, label := range labels(names) {
+			values := []string{label}
 			if src.name != "" {
 				values = append(values, src.name)
 			}
+			s := all[i].stats
 			send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
 				ch <- prometheus.MustNewConstMetric(d, t, v, values...)
 			}
@@ -200,8 +213,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes))
 			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures))
 			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops))
-			return true
-		})
+		}
 	}
 }
 

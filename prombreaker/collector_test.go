@@ -224,7 +224,7 @@ func TestCollector_breakersOutsideARegistry(t *testing.T) {
 	v, ok := sample(families, "srebreaker_requests_total", "payments")
 	assert.True(t, ok)
 	assert.Equal(t, 5.0, v)
-	v, ok = sample(families, "srebreaker_successes_total", "odd\uFFFDname")
+	v, ok = sample(families, "srebreaker_successes_total", `odd\xffname`)
 	assert.True(t, ok, "a name that is not valid UTF-8 is made valid rather than failing the scrape")
 	assert.Equal(t, 2.0, v)
 	_, ok = sample(families, "srebreaker_requests_total", "nop")
@@ -407,4 +407,28 @@ func TestSources_Range(t *testing.T) {
 		return len(names) < 2
 	})
 	assert.Equal(t, []string{"x/a", "x/b"}, names, "false stops the iteration")
+}
+
+// Issue 11: "a\xff" and "a\xfe" both became "a\uFFFD": Gather failed on
+// the duplicate series, and promhttp answered 500 for all of /metrics.
+func TestCollector_namesThatEscapeAlikeStayApart(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m))
+	for i, name := range []string{"a\xff", "a\xfe", `a\xff`, "a\uFFFD", "ok"} {
+		record(t, r.Get(name), i+1, 0)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(prombreaker.MustNewCollector(r))
+	_, err := reg.Gather()
+	require.NoError(t, err, "one odd name never fails the scrape")
+	families := scrape(t, server(t, reg))
+	want := map[string]float64{ // names valid as they are keep them; the rest escape, apart
+		`a\xff`: 3, "a\uFFFD": 4, "ok": 5, `a\xfe`: 2, `a\xff (2)`: 1,
+	}
+	for label, n := range want {
+		v, ok := sample(families, "srebreaker_successes_total", label)
+		assert.True(t, ok, "a series labelled %q", label)
+		assert.Equal(t, n, v, "label %q", label)
+	}
+	assert.Len(t, families["srebreaker_successes_total"].GetMetric(), 5, "one series per breaker")
 }

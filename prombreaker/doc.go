@@ -28,6 +28,12 @@
 // scrape. A call whose outcome was reported with srebreaker.Ignore, or that
 // has not reported one yet, counts in none of them.
 //
+// Label values must be valid UTF-8 and tell series apart, and a breaker's
+// name need be neither: a name that is not valid UTF-8 has each invalid
+// byte written as \xNN, and a value that two breakers would share gets
+// " (2)", " (3)" and so on (names valid as they are first, then the rest in
+// the order of their bytes), so that one odd name never fails the scrape.
+//
 // Every count is exact.
 //
 // A Collector is safe for concurrent use by multiple goroutines.

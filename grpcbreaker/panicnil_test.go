@@ -1,0 +1,51 @@
+package grpcbreaker_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/grpcbreaker"
+)
+
+// Issue 11: with GODEBUG panicnil=1, panic(nil) in a handler was taken for
+// runtime.Goexit and swallowed: the interceptor returned nil, nil.
+func TestUnaryServerInterceptor_panicNilWithPanicnil1(t *testing.T) {
+	const name = "TestUnaryServerInterceptor_panicNilWithPanicnil1"
+	if os.Getenv("SREBREAKER_PANICNIL_CHILD") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "GODEBUG=panicnil=1", "SREBREAKER_PANICNIL_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "the child with GODEBUG panicnil=1:\n%s", out)
+		assert.Contains(t, string(out), "--- PASS: "+name)
+		return
+	}
+	require.Nil(t, func() (v any) {
+		defer func() { v = recover() }()
+		panic(nil)
+	}(), "GODEBUG panicnil=1 in the child")
+
+	r := breaker.NewRegistry()
+	intercept := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(r))
+	info := &grpc.UnaryServerInfo{FullMethod: "/pkg.Service/Method"}
+	panicked := func() (panicked bool) {
+		panicked = true
+		defer func() { _ = recover() }()
+		_, _ = intercept(context.Background(), nil, info, func(context.Context, any) (any, error) { panic(nil) })
+		return false
+	}()
+	assert.True(t, panicked, "panic(nil) is raised again")
+	var failures int64
+	r.Range(func(_ string, b breaker.Breaker) bool {
+		s, _ := breaker.StatsOf(b)
+		failures += s.TotalFailures
+		return true
+	})
+	assert.Equal(t, int64(1), failures, "recorded as a failure")
+}
