@@ -199,3 +199,30 @@ func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
 		})
 	}
 }
+// BenchmarkBreaker_AllowCtxCriticality is Allow + Accept for a call whose
+// context carries a criticality other than the default.
+func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {
+	br := breaker.MustNew()
+	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	b.ReportAllocs()
+	for range b.N {
+		p, err := br.AllowCtx(ctx)
+		if err == nil {
+			p.Accept()
+		}
+	}
+}
+
+func BenchmarkBreaker_AllowCtxCriticalityParallel(b *testing.B) {
+	br := breaker.MustNew()
+	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p, err := br.AllowCtx(ctx)
+			if err == nil {
+				p.Accept()
+			}
+		}
+	})
+}

@@ -35,6 +35,8 @@ type Fallback func(err error) error
 // is recorded as neither a success nor a failure. context.DeadlineExceeded is
 // left to acceptable, and with the default counts as a failure: the
 // dependency was too slow. A nil ctx is treated as context.Background().
+// The Ctx methods ask at the [Criticality] ctx carries, if any: the breaker
+// drops the lowest levels first.
 //
 // A Breaker is safe for concurrent use by multiple goroutines.
 type Breaker interface {
@@ -116,7 +118,8 @@ type googleBreaker struct {
 	streaks streaks // runs of agreeing finished buckets, for trustRecent
 	reach   *reach  // older outcomes, for WithEvidence; nil without
 	reasons reasonLog
-	events  *events // nil without listeners
+	events  *events      // nil without listeners
+	levels  levelWindows // calls by criticality (criticality.go)
 	fleet   fleetLink
 
 	// clock is nil for the system clock, read through its monotonic
@@ -162,6 +165,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		windowOpts = append(windowOpts, rollingwindow.OnBucketDone(b.reach.dropsDone))
 	}
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
+	b.levels.init(o.buckets, span, windowOpts)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
 	}
@@ -242,7 +246,7 @@ func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
-	if num == 0 || !b.formula.drops(num, den, b.proba.Float64()) {
+	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
 	if b.formula.countDrops { // tally brought the drops window to t
@@ -288,11 +292,11 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return b.Allow()
+	return b.allowAs(CriticalityFrom(ctx))
 }
 
 func (b *googleBreaker) Do(req func() error) error {
-	return b.do(context.Background(), req, nil, nil)
+	return b.do(context.Background(), DefaultCriticality, req, nil, nil)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
@@ -300,7 +304,7 @@ func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), req, nil, acceptable)
+	return b.do(context.Background(), DefaultCriticality, req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
@@ -309,7 +313,7 @@ func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() erro
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
-	return b.do(context.Background(), req, fallback, nil)
+	return b.do(context.Background(), DefaultCriticality, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
@@ -318,7 +322,7 @@ func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), req, fallback, acceptable)
+	return b.do(context.Background(), DefaultCriticality, req, fallback, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
@@ -342,15 +346,21 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return b.do(ctx, req, fallback, acceptable)
+	return b.do(ctx, CriticalityFrom(ctx), req, fallback, acceptable)
 }
 
-// do runs req through the breaker. The methods without a context pass
-// context.Background(), whose Err is read only if req fails; a nil ctx from
-// a caller acts the same.
-func (b *googleBreaker) do(ctx context.Context, req func() error, fallback Fallback,
+// do runs req through the breaker, asking at level. The methods without a
+// context pass context.Background() and the default level; the context's
+// Err is read only if req fails, and a nil ctx from a caller acts the same.
+func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	nilPanic, err := b.run(ctx, req, fallback, acceptable)
+	var nilPanic bool
+	var err error
+	if level != DefaultCriticality && level.Valid() {
+		nilPanic, err = b.runLevel(ctx, level, req, fallback, acceptable) // criticality.go
+	} else {
+		nilPanic, err = b.run(ctx, req, fallback, acceptable)
+	}
 	if nilPanic {
 		panic(nil) // raised again: see recordPanic
 	}

@@ -37,6 +37,12 @@
 // [DefaultRegistry] included, so names that come from outside (hosts,
 // routes) cost bounded memory.
 //
+// Calls may carry a [Criticality] in their context ([WithCriticality]): the
+// breaker then places its drops from the lowest level up, SHEDDABLE first
+// and CRITICAL_PLUS last, keeping the share of calls it drops, as the SRE
+// book's chapter pairs adaptive throttling with criticality. Calls without
+// one behave exactly as without criticality.
+//
 // The method set of [Breaker] is that of go-zero's core/breaker, and so are
 // the package-level functions over a default [Registry], so that code written
 // against go-zero moves over with a change of import path.

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -173,4 +174,19 @@ func TestFleet_SetOthers_clockSteppedBack(t *testing.T) {
 	require.Greater(t, dropProbability(t, b), 0.9)
 	mock.Add(-time.Minute)
 	assert.Equal(t, 0.0, dropProbability(t, b), "counts set before the clock stepped back are not trusted")
+}
+
+func TestFleet_SetOthers_callsWithACriticality(t *testing.T) {
+	b, _ := newBreaker(t)
+	require.NoError(t, fleetOf(t, b).SetOthers(breaker.Counts{Failures: 100, RecentFailures: 100, ReachFailures: 100}))
+	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	dropped := 0
+	for range 20 {
+		if p, err := b.AllowCtx(ctx); err != nil {
+			dropped++
+		} else {
+			p.Accept()
+		}
+	}
+	assert.Greater(t, dropped, 10, "a call with a criticality decides on the fleet's counts too")
 }

@@ -207,8 +207,9 @@ func WithPlainFormula() Option {
 // the dependency on. When the window holds fewer, on light traffic (a
 // dependency called twice a second leaves 4 calls in a 2 s window, never
 // more failures than protection tolerates), the breaker reads the outcomes
-// and drops of older calls too, newest first, in blocks of a quarter of
-// the window, until it has calls of them or has reached horizon back.
+// and drops of older calls too, newest first, until it has calls of them
+// or has reached horizon back: in blocks of a quarter of the window over
+// the newest two windows or so, of a whole window further back.
 //
 // With [WithTrustRecent] on, three rules come with it. A dependency taken
 // to be down is judged on the window's failures or on up to calls/2 of
@@ -222,10 +223,10 @@ func WithPlainFormula() Option {
 // Default [DefaultEvidence] (40) within [DefaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls
 // must be at least 0; 0 turns all of this off. A horizon must be at least
-// the window and at most 1,024 windows. The older calls take 32 bytes per
-// block, about 4 KB per breaker at the defaults; reading them costs a pass
-// over the blocks, only for calls that find failures in a window of fewer
-// than calls calls.
+// the window and at most 1,024 windows. The older calls take 16 bytes per
+// block, about 0.8 KB per breaker at the defaults (42 blocks); reading
+// them costs a pass over the blocks, only for calls that find failures in
+// a window of fewer than calls calls.
 func WithEvidence(calls int, horizon time.Duration) Option {
 	return func(o *options) { o.evidence, o.horizon = calls, horizon }
 }

@@ -25,6 +25,12 @@ type Stats struct {
 
 	// Reasons holds the last failure reasons, newest first, at most 5.
 	Reasons []Reason
+
+	// Criticalities holds the window's calls by [Criticality], highest
+	// level first (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), and
+	// each level's drop probability. A breaker whose calls name no level
+	// counts them all at [DefaultCriticality].
+	Criticalities [4]CriticalityStats
 }
 
 // Reason is a failure reason and when it was reported.
@@ -78,5 +84,6 @@ func (b *googleBreaker) Stats() Stats {
 		TotalDrops:      drops.Count,
 		DropProbability: b.formula.probability(num, den),
 		Reasons:         b.reasons.snapshot(),
+		Criticalities:   b.levelStats(t, c, b.formula.probability(num, den)),
 	}
 }

@@ -94,6 +94,9 @@ func (e *shedError) GRPCStatus() *status.Status { return status.New(codes.Unavai
 // clientShed is the error of a call the client's breaker dropped; its
 // message carries the breaker's name and last failure reasons.
 func clientShed(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err() // AllowCtx: the context ended after it was looked at
+	}
 	return &shedError{msg: "grpcbreaker: call shed by the client's breaker: " + err.Error(), err: err}
 }
 

@@ -22,6 +22,11 @@ import (
 // The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
 // says otherwise, under the key [DefaultKey] gives: target and method.
 //
+// The call's context may carry a [breaker.Criticality] (see
+// [breaker.WithCriticality]): the breaker then drops the lowest levels
+// first, and the interceptor sends the level in the [CriticalityKey]
+// metadata, unless it is the default.
+//
 // A dropped call fails with status code Unavailable and a message that
 // names the breaker and its last failure reasons; its error matches
 // [breaker.ErrServiceUnavailable]. When the call's context is already done,
@@ -36,10 +41,11 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).Allow()
+		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
 		if err != nil {
 			return clientShed(err)
 		}
+		ctx = withOutgoingCriticality(ctx)
 		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
 			panic(nil) // raised again: see guard
 		}
@@ -68,10 +74,11 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).Allow()
+		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
 		if err != nil {
 			return nil, clientShed(err)
 		}
+		ctx = withOutgoingCriticality(ctx)
 		var cs grpc.ClientStream
 		if guard(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
 			panic(nil) // raised again: see guard

@@ -19,6 +19,11 @@
 // they shed calls with Unavailable when the handlers' own failures say the
 // server is overloaded.
 //
+// Calls carry their criticality (see [breaker.Criticality]) from the
+// client interceptors to the server interceptors in the [CriticalityKey]
+// metadata: both shed the lowest levels first, and the server interceptors
+// hand the level on to the handler's context, and so to the calls it makes.
+//
 // The constructors return the interceptor itself, to be written inline in
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
 // Every interceptor takes its breakers from [breaker.DefaultRegistry]

@@ -252,6 +252,14 @@ func (b countingBreaker) Allow() (srebreaker.Promise, error) {
 	return countingPromise{p: p, c: b.c}, nil
 }
 
+func (b countingBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
+	p, err := b.Breaker.AllowCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingPromise{p: p, c: b.c}, nil
+}
+
 type countingPromise struct {
 	p srebreaker.Promise
 	c *counts

@@ -17,6 +17,12 @@ import (
 // says otherwise, under the key [DefaultKey] gives: "server:" and the full
 // method, apart from the keys of the process's clients.
 //
+// The call's [CriticalityKey] metadata gives its level: when the breaker
+// sheds, it sheds the lowest levels first. The handler gets the level in
+// its context (see [breaker.CriticalityFrom]), so that the client
+// interceptors of the calls it makes pass it on. A call without the key,
+// or with a value that is not a level, is at [breaker.DefaultCriticality].
+//
 // A shed call fails with status code Unavailable and a message that says
 // the server's breaker shed it; the breaker's failure reasons are not sent
 // to the client. A call whose client canceled it counts as neither. A panic
@@ -26,9 +32,9 @@ import (
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 	o := mustOptions(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		p, err := o.get(o.key(ctx, "", info.FullMethod)).Allow()
+		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx)
 		if err != nil {
-			return nil, serverShed(err)
+			return nil, err
 		}
 		var resp any
 		if guard(p, func() { resp, err = handler(ctx, req) }) {
@@ -50,10 +56,12 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx := ss.Context()
-		p, err := o.get(o.key(ctx, "", info.FullMethod)).Allow()
+		ctx, p, err := serverAdmit(o.get(o.key(ss.Context(), "", info.FullMethod)), ss.Context())
 		if err != nil {
-			return serverShed(err)
+			return err
+		}
+		if ctx != ss.Context() {
+			ss = &levelStream{ServerStream: ss, ctx: ctx}
 		}
 		if guard(p, func() { err = handler(srv, ss) }) {
 			panic(nil) // raised again: see guard

@@ -32,6 +32,11 @@
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under its key.
 //
+// Calls carry their criticality (see [breaker.Criticality]) from a
+// Transport to a Handler in the [CriticalityHeader]: both shed the lowest
+// levels first, and a Handler hands the level on to the calls its handler
+// makes.
+//
 // Neither reads nor closes a response body to classify it.
 //
 // Transports and Handlers are safe for concurrent use by multiple

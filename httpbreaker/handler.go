@@ -16,6 +16,14 @@ import (
 // records on that breaker how the wrapped handler did. Make one with
 // [NewHandler].
 //
+// A request's [CriticalityHeader] gives its level: when the breaker sheds,
+// it sheds the lowest levels first. The wrapped handler gets the level in
+// the request's context (see [breaker.CriticalityFrom]), so that a
+// [Transport] it calls through passes it on. A request without the header,
+// or with a value that is not a level, is at [breaker.DefaultCriticality].
+// A request with a level whose client has already gone when it is asked
+// about gets no answer and records nothing.
+//
 // A shed request gets 503 Service Unavailable with a Retry-After header and
 // a short plain-text body; the wrapped handler never sees it, and nothing
 // about the breaker's failure reasons is sent to the client. A panic in the
@@ -85,8 +93,11 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, err := h.breakers(h.key(r)).Allow()
+	r, p, err := admit(h.breakers(h.key(r)), r)
 	if err != nil {
+		if gone(err) { // nothing to answer, and nothing to record
+			return
+		}
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")

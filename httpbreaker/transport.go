@@ -29,6 +29,11 @@ import (
 // Responses pass through untouched: the Transport neither reads nor closes
 // their bodies, which stay the caller's to close.
 //
+// The request's context may carry a [breaker.Criticality] (see
+// [breaker.WithCriticality]): the breaker then drops the lowest levels
+// first, and the Transport sends the level in the [CriticalityHeader] of a
+// copy of the request, unless it is the default.
+//
 // A Transport is safe for concurrent use by multiple goroutines.
 type Transport struct {
 	base       http.RoundTripper
@@ -77,6 +82,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return t.fallback(req, err)
 		}
 		return nil, err
+	}
+	if c := breaker.CriticalityFrom(ctx); c != breaker.DefaultCriticality {
+		req = withCriticality(req, c)
 	}
 	nilPanic, resp, err := t.send(p, req)
 	if nilPanic {

@@ -51,6 +51,10 @@
 //
 // The rest:
 //
+//   - -mix weights: give the calls a criticality (see breaker.Criticality),
+//     in the proportions of four weights, CRITICAL_PLUS, CRITICAL,
+//     SHEDDABLE_PLUS and SHEDDABLE, such as 20,40,20,20; it replaces a
+//     scenario file's mix. See "Criticality" below.
 //   - -scenario file: simulate the phases of a scenario file instead.
 //   - -replay trace: replay a trace instead of simulating.
 //   - -record file: write the simulated calls to file as a trace. A
@@ -124,6 +128,10 @@
 //   - role: which figures of the comparison row the phase gives: healthy,
 //     outage, healed or overload, each at most once; default none.
 //
+// A scenario file may also give a mix, four weights as -mix takes them:
+// "mix": [20, 40, 20, 20]. testdata/criticality.json is the criticality
+// scenario of docs/behaviour.md.
+//
 // Unknown fields are errors. A run may last at most 24 hours and make at most
 // 100 million calls. Errors name the line (for JSON syntax) or the phase and
 // field that was wrong.
@@ -194,4 +202,22 @@
 // The figures are those above, in the order: outage reaching the
 // dependency, 90 % shed after, 95 % admitted after healing, false drops
 // while healthy, overload goodput, attempts per success.
+// # Criticality
+//
+// With a mix, each call is given a level in the mix's proportions, spread
+// evenly (the same mix always gives the same sequence), and asked about
+// through AllowCtx with the level in its context. The dependency then sheds
+// as a server that reads the criticality does: in each 100 ms slot of a
+// phase with a capacity, a call is served while the calls served so far,
+// plus those of higher levels still expected in the slot (as many as the
+// previous slot brought, less those already come), stay within the slot's
+// capacity. Without a mix, calls name no level and the dependency serves
+// them first come, first served, exactly as before.
+//
+// The report then adds a table of each phase's calls per level (offered,
+// the share allowed, succeeded and dropped, and the level's share of the
+// phase's drops) and, for the overload phase, each level's share of
+// succeeded calls, that share of what the capacity left it once the higher
+// levels were served, and its share of the drops. The chart adds a dotted
+// line of successes per level.
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
@@ -56,6 +57,7 @@ const failureReason = "dependency failed"
 type driver struct {
 	clk      *virtualClock
 	b        breaker.Breaker
+	ctxs     [4]context.Context // a context per level, in the order of levels
 	inFlight callHeap
 	seq      uint64 // orders calls finishing at the same instant by admission
 }
@@ -69,7 +71,22 @@ func newDriver(bc breakerConfig, start time.Time) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver{clk: clk, b: b}, nil
+	d := &driver{clk: clk, b: b}
+	for i, c := range levels {
+		d.ctxs[i] = breaker.WithCriticality(context.Background(), c)
+	}
+	return d, nil
+}
+
+// allowLevel is allow for a call at levels[l], asked through AllowCtx.
+func (d *driver) allowLevel(at time.Time, l int) srebreaker.Promise {
+	d.settle(at)
+	d.clk.now = at
+	p, err := d.b.AllowCtx(d.ctxs[l])
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // allow moves the clock to at, after reporting the calls that finished by
@@ -186,7 +203,8 @@ func (h *callHeap) pop() call {
 type counts struct {
 	phase                                string
 	offered, allowed, succeeded, dropped int
-	falseDrops                           int // dropped calls a trace says would have succeeded
+	falseDrops                           int            // dropped calls a trace says would have succeeded
+	levels                               [4]levelCounts // by criticality, in the order of levels; with a mix only
 }
 
 func (c *counts) add(o counts) {
@@ -195,6 +213,9 @@ func (c *counts) add(o counts) {
 	c.succeeded += o.succeeded
 	c.dropped += o.dropped
 	c.falseDrops += o.falseDrops
+	for i := range c.levels {
+		c.levels[i].add(o.levels[i])
+	}
 }
 
 // chartTenths is how many 100 ms slots a timeline keeps: runs up to a

@@ -97,6 +97,9 @@ type fleetResult struct {
 // are; with fc.share it then decides on the others' counts as well as its
 // own ([breaker.Fleet]).
 func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fleetResult, error) {
+	if sc.mix.set() {
+		return nil, nil, fmt.Errorf("-clients %d: a fleet's calls carry no criticality; leave out -mix and a scenario's mix", fc.clients)
+	}
 	n := fc.clients
 	drivers := make([]*driver, n)
 	links := make([]*breaker.Fleet, n)

@@ -123,6 +123,8 @@ func TestRun_fleetInvalid(t *testing.T) {
 		{func(c *config) { c.clients = 0 }, "-clients 0: must be between 1 and 1000"},
 		{func(c *config) { c.clients = 1001 }, "-clients 1001: must be between 1 and 1000"},
 		{func(c *config) { c.partition = true }, "-partition: needs -clients 2 or more, got 1"},
+		{func(c *config) { c.clients, c.mix = 3, mix{20, 40, 20, 20} },
+			"-clients 3: a fleet's calls carry no criticality; leave out -mix and a scenario's mix"},
 		{func(c *config) { c.clients, c.rate = 1000, 1_000_000 },
 			"-rate 1000000 for -clients 1000 over 35s makes 35000000000 requests: at most 100000000 can be simulated"},
 	} {

@@ -86,6 +86,11 @@ report, the scenario and trace formats.
 	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing counts as redisbreaker does (1 to 1,000)")
 	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share counts through an in-process store with redisbreaker's semantics; false keeps each client on its own counts")
 	fs.BoolVar(&cfg.partition, "partition", false, "with -clients: the outage phase fails client 1's calls only; the others' succeed")
+	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
+		m, err := parseMix(s)
+		cfg.mix = m
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -103,6 +108,8 @@ report, the scenario and trace formats.
 	switch {
 	case set["scenario"] && set["replay"]:
 		return fail(errors.New("-scenario and -replay: give one; a trace brings its own traffic"))
+	case set["mix"] && set["replay"]:
+		return fail(errors.New("-mix and -replay: give one; a trace's calls carry no criticality"))
 	case set["record"] && set["replay"]:
 		return fail(errors.New("-record and -replay: give one; -record writes the trace of a simulation"))
 	case set["replay"] && (set["clients"] || set["share"] || set["partition"]):

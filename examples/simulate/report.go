@@ -30,10 +30,14 @@ func breakerLine(bc breakerConfig) string {
 
 // trafficLine describes what a simulation offered.
 func trafficLine(cfg config, sc scenario) string {
+	line := fmt.Sprintf("scenario %s: %d phases over %v", sc.source, len(sc.phases), sc.length())
 	if sc.source == "" {
-		return fmt.Sprintf("%d requests/s offered", cfg.rate)
+		line = fmt.Sprintf("%d requests/s offered", cfg.rate)
 	}
-	return fmt.Sprintf("scenario %s: %d phases over %v", sc.source, len(sc.phases), sc.length())
+	if sc.mix.set() {
+		line += fmt.Sprintf(", criticality mix %s", sc.mix)
+	}
+	return line
 }
 
 // printSimulation prints the per-second table (unless quiet), the summary
@@ -61,6 +65,9 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 		fmt.Fprintln(out)
 	}
 
+	if sc.mix.set() {
+		printLevels(out, res, nameWidth)
+	}
 	fmt.Fprintf(out, "%-*s %9s %9s %9s %9s %9s\n", nameWidth, "phase", "length", "offered", "allowed%", "succeeded", "dropped%")
 	for p, c := range res.phases {
 		if sc.phases[p].length == 0 {
@@ -200,6 +207,7 @@ func simulationChart(cfg config, res *result) chart {
 		subtitle: fmt.Sprintf("%s; seed %d", trafficLine(cfg, res.scenario), cfg.seed),
 		length:   res.scenario.length(),
 		tl:       &res.timeline,
+		levels:   res.scenario.mix.set(),
 	}
 	var at time.Duration
 	for _, p := range res.scenario.phases {

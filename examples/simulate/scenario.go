@@ -77,6 +77,7 @@ func (p phase) arrival(i int64) time.Duration {
 type scenario struct {
 	source string // the file it was read from; empty for the one the flags describe
 	phases []phase
+	mix    mix // the calls' criticalities; the zero mix for calls without one
 }
 
 func (s scenario) length() time.Duration {
@@ -176,6 +177,7 @@ func (p phase) validate() error {
 type scenarioJSON struct {
 	Description string      `json:"description"` // free text, ignored
 	Phases      []phaseJSON `json:"phases"`
+	Mix         []float64   `json:"mix"` // weights of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE
 }
 
 type phaseJSON struct {
@@ -228,6 +230,15 @@ func parseScenario(r io.Reader) (scenario, error) {
 			return scenario{}, fmt.Errorf("phase %d (%q): %w", i+1, p.name, err)
 		}
 		s.phases = append(s.phases, p)
+	}
+	if file.Mix != nil {
+		if len(file.Mix) != 4 {
+			return scenario{}, fmt.Errorf("mix: %d weights: want four, CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE, such as [20, 40, 20, 20]", len(file.Mix))
+		}
+		copy(s.mix[:], file.Mix)
+		if err := s.mix.validate(); err != nil {
+			return scenario{}, err
+		}
 	}
 	if err := s.validate(); err != nil {
 		return scenario{}, err

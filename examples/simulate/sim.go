@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
@@ -32,6 +33,7 @@ type config struct {
 	errorRate float64 // share of calls failing while healthy
 	capacity  float64 // share of the offered rate served while overloaded
 	phases    [phaseCount]phase
+	mix       mix // the calls' criticalities (-mix); replaces a scenario file's
 
 	scenarioFile string // replaces the flags' scenario when set
 	replayFile   string // replay this trace instead of simulating
@@ -109,7 +111,11 @@ func (c config) validate() error {
 // after.
 func (c config) scenario() (scenario, error) {
 	if c.scenarioFile != "" {
-		return loadScenario(c.scenarioFile)
+		s, err := loadScenario(c.scenarioFile)
+		if c.mix.set() {
+			s.mix = c.mix
+		}
+		return s, err
 	}
 	if err := c.validate(); err != nil {
 		return scenario{}, err
@@ -129,6 +135,7 @@ func (c config) scenario() (scenario, error) {
 		}
 		s.phases = append(s.phases, p)
 	}
+	s.mix = c.mix
 	return s, s.validate()
 }
 
@@ -184,20 +191,38 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 	for s := time.Duration(0); s < length; s += time.Second {
 		res.seconds = append(res.seconds, counts{phase: sc.phases[sc.phaseAt(s)].name})
 	}
+	var mixer *mixer // nil for calls without a criticality
+	if sc.mix.set() {
+		mixer = newMixer(sc.mix)
+	}
 	var elapsed time.Duration // since the start, at the beginning of the phase
 	for p, ph := range sc.phases {
 		res.phases[p].phase = ph.name
 		res.slots[p] = make([]counts, (ph.length+slot-1)/slot)
-		capacity := newCapacity(ph.capacity)
+		capacity := newLevelCapacity(ph.capacity)
 		n := ph.requests()
 		for i := range n {
 			since := ph.arrival(i) // since the phase began
 			at := elapsed + since
 			slotIndex := int(since / slot)
 			c := counts{phase: ph.name, offered: 1}
-			if promise := d.allow(epoch.Add(at)); promise != nil {
+			var promise srebreaker.Promise
+			level := -1
+			if mixer != nil {
+				level = mixer.next()
+				promise = d.allowLevel(epoch.Add(at), level)
+			} else {
+				promise = d.allow(epoch.Add(at))
+			}
+			if promise != nil {
 				c.allowed = 1
-				ok := capacity.take(since) && !fails(dependencyRand, ph.errors)
+				var served bool
+				if level < 0 {
+					served = capacity.take(since)
+				} else {
+					served = capacity.takeFor(since, level)
+				}
+				ok := served && !fails(dependencyRand, ph.errors)
 				if ok {
 					c.succeeded = 1
 				}
@@ -208,8 +233,15 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 			} else {
 				c.dropped = 1
 				if tw != nil {
-					tw.write(at, capacity.hasRoom(since) && !fails(whatIf, ph.errors), ph.latency)
+					room := capacity.hasRoom(since)
+					if level >= 0 {
+						room = capacity.roomFor(since, level)
+					}
+					tw.write(at, room && !fails(whatIf, ph.errors), ph.latency)
 				}
+			}
+			if level >= 0 {
+				c.levels[level] = levelCounts{offered: 1, allowed: c.allowed, succeeded: c.succeeded, dropped: c.dropped}
 			}
 			res.timeline.add(at, c)
 			res.phases[p].add(c)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ type chart struct {
 	length          time.Duration
 	bands           []band
 	tl              *timeline
+	levels          bool // chart each criticality's successes too
 }
 
 // band is a labelled stretch of the time axis.
@@ -63,6 +65,15 @@ var chartSeries = []struct{ id, label, style string }{
 	{"admitted", "admitted", `stroke="#1f77b4" stroke-width="1.5"`},
 	{"succeeded", "succeeded", `stroke="#2ca02c" stroke-width="1.5"`},
 	{"drop-probability", "drop probability (right axis)", `stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 3"`},
+}
+
+// levelSeries are the successes per criticality, charted for a run with a
+// mix, in the order of levels; their legend takes a second line.
+var levelSeries = []struct{ id, label, style string }{
+	{"succeeded-cp", "CRITICAL_PLUS succeeded", `stroke="#17becf" stroke-width="1.2" stroke-dasharray="2 2"`},
+	{"succeeded-c", "CRITICAL succeeded", `stroke="#9467bd" stroke-width="1.2" stroke-dasharray="2 2"`},
+	{"succeeded-sp", "SHEDDABLE_PLUS succeeded", `stroke="#ff7f0e" stroke-width="1.2" stroke-dasharray="2 2"`},
+	{"succeeded-s", "SHEDDABLE succeeded", `stroke="#8c564b" stroke-width="1.2" stroke-dasharray="2 2"`},
 }
 
 // bins returns the counts the chart plots and the time each covers: 100 ms
@@ -183,7 +194,11 @@ func writeSVG(w io.Writer, c chart) {
 
 	// The series: a point per bin, at its middle.
 	mid := func(i int) float64 { return x(time.Duration(i)*width + width/2) }
-	for _, s := range chartSeries {
+	series := chartSeries
+	if c.levels {
+		series = append(slices.Clip(series), levelSeries...)
+	}
+	for _, s := range series {
 		var d strings.Builder
 		pen := false
 		for i, b := range bins {
@@ -195,6 +210,8 @@ func writeSVG(w io.Writer, c chart) {
 				y = yLeft(perSecond(b.allowed))
 			case "succeeded":
 				y = yLeft(perSecond(b.succeeded))
+			case "succeeded-cp", "succeeded-c", "succeeded-sp", "succeeded-s":
+				y = yLeft(perSecond(b.levels[levelSeriesIndex(s.id)].succeeded))
 			default:
 				if b.offered == 0 { // no calls, no probability: a gap
 					pen = false
@@ -221,6 +238,14 @@ func writeSVG(w io.Writer, c chart) {
 		p.printf(`<g class="legend"><line x1="%s" y1="470" x2="%s" y2="470" %s/><text x="%s" y="474">%s</text></g>`+"\n",
 			num(lx), num(lx+24), s.style, num(lx+30), esc(s.label))
 		lx += 40 + textWidth(s.label, fontSize, false)
+	}
+	if c.levels {
+		lx = float64(plotLeft)
+		for _, s := range levelSeries {
+			p.printf(`<g class="legend"><line x1="%s" y1="490" x2="%s" y2="490" %s/><text x="%s" y="494">%s</text></g>`+"\n",
+				num(lx), num(lx+24), s.style, num(lx+30), esc(s.label))
+			lx += 40 + textWidth(s.label, fontSize, false)
+		}
 	}
 	p.printf("</g>\n</svg>\n")
 }
@@ -369,4 +394,14 @@ func formatRate(v float64) string {
 		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// levelSeriesIndex returns the index into levels of a level series.
+func levelSeriesIndex(id string) int {
+	for i, s := range levelSeries {
+		if s.id == id {
+			return i
+		}
+	}
+	return 0
 }

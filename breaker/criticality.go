@@ -1,0 +1,426 @@
+package breaker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/rollingwindow"
+)
+
+// Criticality is how much a call matters, the four levels of the SRE book's
+// "Handling Overload": when a breaker drops calls, it drops them from the
+// lowest level up. The zero value is [Critical], the default.
+//
+// Carry it in a context with [WithCriticality]; [Breaker.AllowCtx], the Do
+// methods ending in Ctx and [Call] read it from there. The methods without
+// a context, and contexts without a criticality, ask at [DefaultCriticality]:
+// a breaker whose calls all ask at one level behaves as a breaker without
+// criticality.
+type Criticality int8
+
+// The four levels, from the highest to the lowest.
+const (
+	// CriticalPlus is for calls whose failure is seen by a user and hurts
+	// the most; they are dropped last.
+	CriticalPlus Criticality = 1
+	// Critical is the default: calls whose failure is seen by a user.
+	Critical Criticality = 0
+	// SheddablePlus is for calls whose failure is not seen at once and that
+	// can be retried later, such as batch work.
+	SheddablePlus Criticality = -1
+	// Sheddable is for calls that can fail without harm, such as prefetches;
+	// they are dropped first.
+	Sheddable Criticality = -2
+)
+
+// DefaultCriticality is the level of a call that names none: [Critical], as
+// in the SRE book.
+const DefaultCriticality = Critical
+
+// criticalities is the number of levels.
+const criticalities = 4
+
+// index maps a valid level to 0 (Sheddable) … 3 (CriticalPlus).
+func (c Criticality) index() int { return int(c - Sheddable) }
+
+// Valid reports whether c is one of the four levels.
+func (c Criticality) Valid() bool { return c >= Sheddable && c <= CriticalPlus }
+
+var criticalityNames = [criticalities]string{"SHEDDABLE", "SHEDDABLE_PLUS", "CRITICAL", "CRITICAL_PLUS"}
+
+// String returns the level's name as the SRE book writes it: CRITICAL_PLUS,
+// CRITICAL, SHEDDABLE_PLUS or SHEDDABLE; "Criticality(n)" for a value that
+// is not a level.
+func (c Criticality) String() string {
+	if !c.Valid() {
+		return "Criticality(" + strconv.Itoa(int(c)) + ")"
+	}
+	return criticalityNames[c.index()]
+}
+
+// ParseCriticality returns the level named s, one of the names
+// [Criticality.String] returns, in any case. For anything else it returns
+// [DefaultCriticality] and an error that quotes s (cut to 32 bytes).
+func ParseCriticality(s string) (Criticality, error) {
+	for i, name := range criticalityNames {
+		if strings.EqualFold(s, name) {
+			return Sheddable + Criticality(i), nil
+		}
+	}
+	if len(s) > 32 {
+		s = s[:32] + "…"
+	}
+	return DefaultCriticality, fmt.Errorf("breaker: criticality %q: want one of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE", s)
+}
+
+type criticalityKey struct{}
+
+// WithCriticality returns a copy of ctx that carries c. A c that is not one
+// of the four levels is carried as [DefaultCriticality]. A nil ctx is taken
+// as context.Background().
+func WithCriticality(ctx context.Context, c Criticality) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !c.Valid() {
+		c = DefaultCriticality
+	}
+	return context.WithValue(ctx, criticalityKey{}, c)
+}
+
+// CriticalityFrom returns the level ctx carries, or [DefaultCriticality]
+// when it carries none or ctx is nil.
+func CriticalityFrom(ctx context.Context) Criticality {
+	if ctx == nil {
+		return DefaultCriticality
+	}
+	if c, ok := ctx.Value(criticalityKey{}).(Criticality); ok && c.Valid() {
+		return c
+	}
+	return DefaultCriticality
+}
+
+// level is what a breaker keeps of one level other than the default.
+type level struct {
+	b *googleBreaker
+	// calls holds the calls asked at this level: Add(1) for a dropped
+	// call, Add(0) for an admitted one, so that its sum is the drops and
+	// its count the calls.
+	calls *rollingwindow.RollingWindow[int64]
+	// outcomes holds the admitted calls of this level as the breaker's own
+	// outcomes window does: Add(1) for a success, Add(0) for a failure.
+	outcomes *rollingwindow.RollingWindow[int64]
+}
+
+// levelWindows holds the levels other than the default, made at the first
+// call that names one; until then the breaker drops exactly as one without
+// criticality. The default level's figures are what the others leave of
+// the breaker's own, so that calls without a criticality cost nothing more.
+type levelWindows struct {
+	levels atomic.Pointer[[criticalities]*level] // nil at the default's index
+
+	// What a window is made of, kept from New.
+	size int
+	span time.Duration
+	opts []rollingwindow.Option
+}
+
+func (l *levelWindows) init(size int, span time.Duration, opts []rollingwindow.Option) {
+	l.size, l.span, l.opts = size, span, opts
+}
+
+// get returns the levels, making them if need be.
+func (l *levelWindows) get(b *googleBreaker) *[criticalities]*level {
+	if lv := l.levels.Load(); lv != nil {
+		return lv
+	}
+	lv := new([criticalities]*level)
+	for i := range lv {
+		if Sheddable+Criticality(i) != DefaultCriticality {
+			// The sizes were validated with the breaker's own windows.
+			calls, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
+			outcomes, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
+			lv[i] = &level{b: b, calls: calls, outcomes: outcomes}
+		}
+	}
+	if l.levels.CompareAndSwap(nil, lv) {
+		return lv
+	}
+	return l.levels.Load()
+}
+
+// levelCounts are the window's figures of one level.
+type levelCounts struct {
+	calls, drops        int64 // calls asked, admitted or dropped, and those dropped
+	successes, failures int64 // admitted calls that finished, by outcome
+}
+
+// counts returns each level's figures in the window at t, lowest level
+// first, given the breaker's own figures then (c, with its drops). The
+// default level gets what the others leave, never below 0.
+func (l *levelWindows) counts(lv *[criticalities]*level, t time.Duration, c tally) (out [criticalities]levelCounts) {
+	var others levelCounts
+	for i, x := range lv {
+		if x == nil {
+			continue
+		}
+		o := &out[i]
+		o.drops, o.calls = x.calls.TotalsAtOffset(t)
+		var admitted int64
+		o.successes, admitted = x.outcomes.TotalsAtOffset(t)
+		o.failures = admitted - o.successes
+		others.calls += o.calls
+		others.drops += o.drops
+		others.successes += o.successes
+		others.failures += o.failures
+	}
+	out[DefaultCriticality.index()] = levelCounts{
+		calls:     max(0, c.successes+c.failures+c.drops-others.calls),
+		drops:     max(0, c.drops-others.drops),
+		successes: max(0, c.successes-others.successes),
+		failures:  max(0, c.failures-others.failures),
+	}
+	return out
+}
+
+// levelProbabilities returns each level's drop probability, lowest level
+// first, such that the expected drops, Σ probs[i]·calls[i], are the share p
+// of all the calls, taken from the lowest level up: a level is dropped
+// whole before the next one loses any call. A level without calls in the
+// window gets 1 if the drops are not yet all taken below it, else 0.
+func levelProbabilities(p float64, calls [criticalities]int64) (probs [criticalities]float64) {
+	if !(p > 0) {
+		return probs
+	}
+	var total int64
+	for _, n := range calls {
+		total += n
+	}
+	left := p * float64(total) // drops still to place
+	for i, n := range calls {
+		switch {
+		case left <= 0:
+			probs[i] = 0
+		case float64(n) <= left:
+			probs[i] = 1
+		default:
+			probs[i] = left / float64(n)
+		}
+		left -= float64(n)
+	}
+	return probs
+}
+
+// levelDropProbabilities returns each level's drop probability, lowest
+// level first, while the breaker drops with probability p overall: its
+// share of p placed from the lowest level up (levelProbabilities), or,
+// when more, what the formula says of the level's own calls, for a level
+// whose calls fail clearly more often than the breaker's as a whole (their
+// failure ratio more than halfway from the breaker's to 1). As the SRE
+// book keeps
+// statistics per criticality, a level that the dependency itself sheds
+// (a server that sheds the lowest levels first) is then shed as a failing
+// dependency would be, rather than spend the formula's K attempts per
+// success on calls bound to fail; a dependency that fails every level
+// alike, down or overloaded without regard to criticality, leaves the
+// placement from the lowest level up as it is. The formula reads a level's
+// calls without trust in recent buckets, which the breaker's own figures
+// have.
+func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]levelCounts) [criticalities]float64 {
+	var calls [criticalities]int64
+	var all levelCounts
+	for i, c := range counts {
+		calls[i] = c.calls
+		all.successes += c.successes
+		all.failures += c.failures
+	}
+	probs := levelProbabilities(p, calls)
+	if !(p > 0) {
+		return probs
+	}
+	for i, c := range counts {
+		// The level's failure ratio is more than halfway from the breaker's
+		// to 1: c.failures/n > (1 + all.failures/N)/2, with n and N the
+		// level's and the breaker's finished calls.
+		n, total := float64(c.successes+c.failures), float64(all.successes+all.failures)
+		if !(2*float64(c.failures)*total > n*(total+float64(all.failures))) {
+			continue
+		}
+		num, den := b.formula.ratio(tally{successes: c.successes, failures: c.failures, drops: c.drops})
+		probs[i] = max(probs[i], b.formula.probability(num, den))
+	}
+	return probs
+}
+
+// levelProbability returns the drop probability of a call at level c,
+// given the breaker's figures c at time t and the formula's ratio num/den
+// (num > 0) of them.
+func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Duration, tl tally,
+	num, den float64) float64 {
+	if !b.formula.countDrops { // tally read the drops only if it needed them
+		tl.drops, _ = b.drops.TotalsAtOffset(t)
+	}
+	counts := b.levels.counts(lv, t, tl)
+	return b.levelDropProbabilities(b.formula.probability(num, den), counts)[c.index()]
+}
+
+// dropsDefault reports whether a call at the default level is dropped,
+// given the breaker's figures c at time t and the formula's ratio num/den
+// (num > 0) of them. Without calls at other levels it is the formula's own
+// draw, exactly as without criticality.
+func (b *googleBreaker) dropsDefault(t time.Duration, c tally, num, den float64) bool {
+	lv := b.levels.levels.Load()
+	if lv == nil {
+		return b.formula.drops(num, den, b.proba.Float64())
+	}
+	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, c, num, den)
+}
+
+// admitLevel is admit for a call at level c, other than the default: it
+// returns the level the call was admitted at, or the drop error.
+func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
+	lv := b.levels.get(b)
+	x := lv[c.index()]
+	t := b.now()
+	tl := b.tally(t)
+	num, den := b.formula.ratio(tl)
+	if o := b.fleet.others.Load(); o != nil { // see fleet.go
+		num, den = b.withFleet(o, t, tl.failures, num, den)
+	}
+	if b.events != nil {
+		b.events.observe(b, t, num, den)
+	}
+	if num == 0 {
+		x.calls.AddAtOffset(t, 0)
+		return x, nil
+	}
+	p := b.levelProbability(lv, c, t, tl, num, den)
+	if !(b.proba.Float64() < p) {
+		x.calls.AddAtOffset(t, 0)
+		return x, nil
+	}
+	x.calls.AddAtOffset(t, 1)
+	b.drops.AddAtOffset(t, 1)
+	if b.events != nil && b.events.drops {
+		b.events.dropped(b, p)
+	}
+	return nil, b.reasons.err(b.name)
+}
+
+// allowAs is Allow for a call at level c.
+func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
+	if c == DefaultCriticality || !c.Valid() {
+		return b.Allow()
+	}
+	x, err := b.admitLevel(c)
+	if err != nil {
+		return nil, err
+	}
+	return levelPromise{x}, nil
+}
+
+func (x *level) markSuccess() {
+	x.b.markSuccess()
+	x.outcomes.AddAtOffset(x.b.now(), 1)
+}
+
+func (x *level) markFailure(reason string) {
+	x.b.markFailure(reason)
+	x.outcomes.AddAtOffset(x.b.now(), 0)
+}
+
+// levelPromise is the promise of a call admitted at a level other than
+// the default: it records the outcome for the breaker and for the level.
+// It is pointer-shaped, so returning it as a srebreaker.Promise does not
+// allocate.
+type levelPromise struct{ x *level }
+
+func (p levelPromise) Accept()              { p.x.markSuccess() }
+func (p levelPromise) Reject(reason string) { p.x.markFailure(reason) }
+
+// Ignore records nothing, as [promise.Ignore].
+func (p levelPromise) Ignore() {}
+
+var _ srebreaker.Ignorer = levelPromise{}
+
+// runLevel is googleBreaker.run for a call at level c, other than the
+// default.
+func (b *googleBreaker) runLevel(ctx context.Context, c Criticality, req func() error, fallback Fallback,
+	acceptable srebreaker.Acceptable) (nilPanic bool, err error) {
+	x, err := b.admitLevel(c)
+	if err != nil {
+		if fallback != nil {
+			return false, fallback(err)
+		}
+		return false, err
+	}
+	recorded := false
+	defer x.recordPanic(&recorded, &nilPanic)
+	err = req()
+	result, reason := classify(ctx, err, acceptable)
+	recorded = true
+	switch result {
+	case success:
+		x.markSuccess()
+	case failure:
+		x.markFailure(reason)
+	}
+	return false, err
+}
+
+// recordPanic is googleBreaker.recordPanic for a call at a level.
+func (x *level) recordPanic(recorded, nilPanic *bool) {
+	if *recorded {
+		return
+	}
+	v := recover()
+	if v == nil {
+		x.markFailure(exitedReason)
+		*nilPanic = true
+		return
+	}
+	x.markFailure(fmt.Sprint("panic: ", v))
+	panic(v)
+}
+
+// CriticalityStats is what a breaker's window holds of one level; see
+// [Stats].
+type CriticalityStats struct {
+	// Criticality is the level.
+	Criticality Criticality
+	// Calls are the calls asked at this level in the window, admitted or
+	// dropped, and Drops those of them that were dropped; Successes and
+	// Failures are the admitted calls that finished, by outcome. The
+	// default level counts every call not counted at another level.
+	Calls, Drops, Successes, Failures int64
+	// DropProbability is the probability that a call of this level asking
+	// now is dropped.
+	DropProbability float64
+}
+
+// levelStats returns the per-level part of a snapshot at t, highest level
+// first, given the breaker's figures then and its overall drop probability
+// p.
+func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64) [criticalities]CriticalityStats {
+	var counts [criticalities]levelCounts
+	if lv := b.levels.levels.Load(); lv != nil {
+		counts = b.levels.counts(lv, t, c)
+	} else {
+		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,
+			successes: c.successes, failures: c.failures}
+	}
+	probs := b.levelDropProbabilities(p, counts)
+	var out [criticalities]CriticalityStats
+	for i := range out {
+		j := criticalities - 1 - i
+		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(j), Calls: counts[j].calls,
+			Drops: counts[j].drops, Successes: counts[j].successes, Failures: counts[j].failures,
+			DropProbability: probs[j]}
+	}
+	return out
+}

@@ -1,0 +1,311 @@
+package breaker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/proba"
+)
+
+var levels = []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+
+func TestCriticality_String(t *testing.T) {
+	assert.Equal(t, "CRITICAL_PLUS", breaker.CriticalPlus.String())
+	assert.Equal(t, "CRITICAL", breaker.Critical.String())
+	assert.Equal(t, "SHEDDABLE_PLUS", breaker.SheddablePlus.String())
+	assert.Equal(t, "SHEDDABLE", breaker.Sheddable.String())
+	assert.Equal(t, "Criticality(7)", breaker.Criticality(7).String())
+	assert.Equal(t, breaker.Critical, breaker.DefaultCriticality)
+	var zero breaker.Criticality
+	assert.Equal(t, breaker.DefaultCriticality, zero, "the zero value is the default")
+}
+
+func TestParseCriticality(t *testing.T) {
+	for _, c := range levels {
+		got, err := breaker.ParseCriticality(c.String())
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+	}
+	got, err := breaker.ParseCriticality("sheddable_plus")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.SheddablePlus, got, "any case")
+	for _, bad := range []string{"", "CRITICAL ", "1", "critical-plus", "\xff", string(make([]byte, 1000))} {
+		got, err := breaker.ParseCriticality(bad)
+		assert.Error(t, err, "%q", bad)
+		assert.Equal(t, breaker.DefaultCriticality, got, "%q", bad)
+		assert.Less(t, len(err.Error()), 250, "the error quotes a bounded part of the value")
+	}
+}
+
+func TestWithCriticality(t *testing.T) {
+	ctx := context.Background()
+	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(ctx))
+	//lint:ignore SA1012 a nil context on purpose
+	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(nil))
+	for _, c := range levels {
+		assert.Equal(t, c, breaker.CriticalityFrom(breaker.WithCriticality(ctx, c)))
+	}
+	inner := breaker.WithCriticality(breaker.WithCriticality(ctx, breaker.Sheddable), breaker.CriticalPlus)
+	assert.Equal(t, breaker.CriticalPlus, breaker.CriticalityFrom(inner), "the innermost wins")
+	assert.Equal(t, breaker.DefaultCriticality,
+		breaker.CriticalityFrom(breaker.WithCriticality(ctx, breaker.Criticality(9))), "not a level")
+	//lint:ignore SA1012 a nil context on purpose
+	assert.Equal(t, breaker.Sheddable, breaker.CriticalityFrom(breaker.WithCriticality(nil, breaker.Sheddable)))
+}
+
+// overloaded drives b through buckets of 100 ms, each offering 100 calls
+// mixed 20/40/20/20 (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE)
+// through AllowCtx, to a dependency that serves capacity calls per bucket
+// and fails the rest. It returns the calls offered and dropped per level
+// over the last half of the buckets.
+func overloaded(t *testing.T, b breaker.Breaker, m interface{ Add(time.Duration) }, buckets, capacity int) (
+	offered, dropped map[breaker.Criticality]int) {
+	t.Helper()
+	mix := []breaker.Criticality{}
+	for i, n := range []int{20, 40, 20, 20} {
+		for range n {
+			mix = append(mix, levels[i])
+		}
+	}
+	// Interleave the levels within a bucket.
+	order := make([]breaker.Criticality, 0, len(mix))
+	for i := range 20 {
+		for j := i; j < len(mix); j += 20 {
+			order = append(order, mix[j])
+		}
+	}
+	ctxs := map[breaker.Criticality]context.Context{}
+	for _, c := range levels {
+		ctxs[c] = breaker.WithCriticality(context.Background(), c)
+	}
+	offered, dropped = map[breaker.Criticality]int{}, map[breaker.Criticality]int{}
+	for bucket := range buckets {
+		served := 0
+		for _, c := range order {
+			p, err := b.AllowCtx(ctxs[c])
+			if bucket >= buckets/2 {
+				offered[c]++
+			}
+			if err != nil {
+				if bucket >= buckets/2 {
+					dropped[c]++
+				}
+				continue
+			}
+			if served < capacity {
+				served++
+				p.Accept()
+			} else {
+				p.Reject("overloaded")
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	return offered, dropped
+}
+
+func TestBreaker_AllowCtx_dropsLowestLevelsFirst(t *testing.T) {
+	b, m := newBreaker(t)
+	offered, dropped := overloaded(t, b, m, 60, 50)
+	total := 0
+	for _, c := range levels {
+		total += dropped[c]
+	}
+	require.Greater(t, total, 0, "the overload is shed")
+	assert.Equal(t, 0, dropped[breaker.CriticalPlus], "CRITICAL_PLUS")
+	assert.Equal(t, 0, dropped[breaker.Critical], "CRITICAL")
+	assert.Greater(t, dropped[breaker.Sheddable], dropped[breaker.SheddablePlus], "SHEDDABLE before SHEDDABLE_PLUS")
+	assert.Greater(t, float64(dropped[breaker.Sheddable])/float64(offered[breaker.Sheddable]), 0.9)
+
+	// The same overload without criticality drops as many calls, at random.
+	plain, pm := newBreaker(t)
+	_, plainDropped := overloadedPlain(t, plain, pm, 60, 50)
+	assert.InDelta(t, plainDropped, total, 0.1*float64(plainDropped), "the formula's share is kept")
+}
+
+// overloadedPlain is overloaded through Allow, returning the calls offered
+// and dropped over the last half.
+func overloadedPlain(t *testing.T, b breaker.Breaker, m interface{ Add(time.Duration) }, buckets, capacity int) (
+	offered, dropped int) {
+	t.Helper()
+	for bucket := range buckets {
+		served := 0
+		for range 100 {
+			p, err := b.Allow()
+			if bucket >= buckets/2 {
+				offered++
+			}
+			if err != nil {
+				if bucket >= buckets/2 {
+					dropped++
+				}
+				continue
+			}
+			if served < capacity {
+				served++
+				p.Accept()
+			} else {
+				p.Reject("overloaded")
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	return offered, dropped
+}
+
+func TestBreaker_AllowCtx_outageShedsEveryLevel(t *testing.T) {
+	b, m := newBreaker(t)
+	offered, dropped := overloaded(t, b, m, 40, 0)
+	for _, c := range levels {
+		assert.Greater(t, float64(dropped[c])/float64(offered[c]), 0.5, "%v", c)
+	}
+	var off, drop int
+	for _, c := range levels {
+		off += offered[c]
+		drop += dropped[c]
+	}
+	plain, pm := newBreaker(t)
+	plainOffered, plainDropped := overloadedPlain(t, plain, pm, 40, 0)
+	assert.InDelta(t, float64(plainOffered-plainDropped)/float64(plainOffered), float64(off-drop)/float64(off), 0.01,
+		"the share reaching a dead dependency is the formula's")
+}
+
+func TestBreaker_AllowCtx_defaultLevelDropsAsAllow(t *testing.T) {
+	// Calls whose context names no level, or the default, draw exactly as
+	// Allow does: same seed, same drops.
+	drops := func(ask func(b breaker.Breaker) error) []bool {
+		b, _ := newBreaker(t, breaker.WithK(1), breaker.WithProtection(0))
+		record(t, b, 30, 70)
+		var out []bool
+		for range 500 {
+			out = append(out, ask(b) != nil)
+		}
+		return out
+	}
+	want := drops(func(b breaker.Breaker) error { _, err := b.Allow(); return err })
+	assert.Contains(t, want, true)
+	assert.Contains(t, want, false)
+	assert.Equal(t, want, drops(func(b breaker.Breaker) error { _, err := b.AllowCtx(context.Background()); return err }))
+	ctx := breaker.WithCriticality(context.Background(), breaker.DefaultCriticality)
+	assert.Equal(t, want, drops(func(b breaker.Breaker) error { _, err := b.AllowCtx(ctx); return err }))
+	ok := func() error { return nil }
+	want = drops(func(b breaker.Breaker) error { return b.Do(ok) })
+	assert.Equal(t, want, drops(func(b breaker.Breaker) error { return b.DoCtx(ctx, ok) }))
+}
+
+func TestBreaker_DoCtx_readsTheCriticality(t *testing.T) {
+	b, m := newBreaker(t)
+	overloaded(t, b, m, 30, 50) // shedding SHEDDABLE now
+	shed := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	keep := breaker.WithCriticality(context.Background(), breaker.CriticalPlus)
+	ran := 0
+	req := func() error { ran++; return nil }
+	for range 100 {
+		_ = b.DoCtx(keep, req)
+	}
+	assert.Equal(t, 100, ran, "CRITICAL_PLUS runs")
+	ran = 0
+	for range 100 {
+		_ = b.DoWithFallbackAcceptableCtx(shed, req, nil, nil)
+	}
+	assert.Less(t, ran, 20, "SHEDDABLE is dropped")
+	_, err := breaker.Call(shed, b, func(context.Context) (int, error) { return 1, nil })
+	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable, "Call reads it too")
+}
+
+func TestStats_criticalities(t *testing.T) {
+	b, m := newBreaker(t)
+	s, _ := breaker.StatsOf(b)
+	for i, c := range levels {
+		assert.Equal(t, c, s.Criticalities[i].Criticality, "highest first")
+	}
+	succeed(t, b, 10)
+	s, _ = breaker.StatsOf(b)
+	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10, Successes: 10}, s.Criticalities[1],
+		"calls without a level count at the default")
+
+	overloaded(t, b, m, 20, 50)
+	s, _ = breaker.StatsOf(b)
+	cp, c, sp, sh := s.Criticalities[0], s.Criticalities[1], s.Criticalities[2], s.Criticalities[3]
+	// The window holds the last 19 buckets and the current, empty one.
+	assert.Equal(t, int64(380), cp.Calls, "20 CRITICAL_PLUS calls per 100 ms")
+	assert.Equal(t, int64(380), sp.Calls)
+	assert.Equal(t, int64(380), sh.Calls)
+	assert.Equal(t, int64(760), c.Calls, "CRITICAL, counted from what the others leave")
+	assert.Equal(t, int64(0), cp.Drops)
+	assert.Equal(t, s.Drops, cp.Drops+c.Drops+sp.Drops+sh.Drops, "the levels' drops add up")
+	assert.Greater(t, sh.Drops, sp.Drops)
+	assert.Equal(t, 0.0, cp.DropProbability)
+	assert.Greater(t, sh.DropProbability, 0.9)
+	assert.Greater(t, s.DropProbability, 0.0)
+}
+
+func TestBreaker_AllowCtx_criticalityAllocatesNothing(t *testing.T) {
+	b := breaker.MustNew(breaker.WithProba(proba.NewSeeded(1)))
+	ctx := breaker.WithCriticality(context.Background(), breaker.SheddablePlus)
+	p, _ := b.AllowCtx(ctx) // makes the per-level windows
+	p.Accept()
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
+		p, _ := b.AllowCtx(ctx)
+		p.Accept()
+	}), "AllowCtx + Accept at a level")
+	ok := func() error { return nil }
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _ = b.DoCtx(ctx, ok) }), "DoCtx at a level")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
+		p, _ := b.Allow()
+		p.Accept()
+	}), "Allow + Accept once levels are in use")
+}
+
+func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
+	// A dependency that sheds the sheddable levels itself, as a server that
+	// reads the criticality does, and serves the others: the breaker sheds
+	// those levels as it would a failing dependency, rather than spend its K
+	// attempts per success on calls bound to fail.
+	b, m := newBreaker(t)
+	order := []breaker.Criticality{}
+	for range 20 {
+		order = append(order, breaker.CriticalPlus, breaker.Critical, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable)
+	}
+	ctxs := map[breaker.Criticality]context.Context{}
+	for _, c := range levels {
+		ctxs[c] = breaker.WithCriticality(context.Background(), c)
+	}
+	admitted := map[breaker.Criticality]int{}
+	var allowed, succeeded int
+	for bucket := range 60 {
+		for _, c := range order {
+			p, err := b.AllowCtx(ctxs[c])
+			if err != nil {
+				continue
+			}
+			if bucket >= 30 {
+				admitted[c]++
+				allowed++
+			}
+			if c >= breaker.Critical {
+				p.Accept()
+				if bucket >= 30 {
+					succeeded++
+				}
+			} else {
+				p.Reject("shed by the server")
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	assert.Equal(t, 30*20, admitted[breaker.CriticalPlus])
+	assert.Equal(t, 30*40, admitted[breaker.Critical])
+	assert.Less(t, admitted[breaker.SheddablePlus]+admitted[breaker.Sheddable], 30*40/10,
+		"less than a tenth of the sheddable calls are sent")
+	assert.Less(t, float64(allowed)/float64(succeeded), 1.1, "attempts per success")
+	s, _ := breaker.StatsOf(b)
+	assert.Greater(t, s.Criticalities[2].DropProbability, 0.9, "SHEDDABLE_PLUS")
+	assert.Greater(t, s.Criticalities[2].Failures, int64(0))
+	assert.Equal(t, int64(0), s.Criticalities[2].Successes)
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
+
+// TestSimulate_criticalityScenarioMeetsTheGoals runs
+// testdata/criticality.json (issue 13) for seeds 1 to 5: 2,000 requests/s,
+// the dependency serving 1,000/s for 20 s, the mix 20/40/20/20. Overall the
+// goals of the standard scenario hold; per level, CRITICAL_PLUS gets at
+// least 99 % of its calls through, CRITICAL at least 95 % of what the
+// capacity leaves it once CRITICAL_PLUS is served (all of its calls cannot
+// fit: 400 + 800 calls/s against 1,000), and nearly all drops fall on the
+// sheddable levels. docs/behaviour.md quotes seed 1.
+func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := defaultConfig()
+		cfg.scenarioFile, cfg.seed = "testdata/criticality.json", seed
+		res, err := simulate(cfg)
+		require.NoError(t, err)
+		f := res.figures()
+		assert.Equal(t, 0.0, f.falseDrops, "seed %d: false drops", seed)
+		assert.GreaterOrEqual(t, f.goodput, 99.0, "seed %d: goodput", seed)
+		assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "seed %d: attempts per success", seed)
+		// The sheddable levels, which the dependency refuses, are shed on
+		// their own count too: fewer attempts than without criticality
+		// (1.39 on the standard overload), and than failsafe-go's priority
+		// throttler on this scenario (1.30–1.31, bench/cmd/criticality).
+		assert.InDelta(t, 1.28, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
+
+		p := res.phaseOf(roleOverload)
+		require.GreaterOrEqual(t, p, 0)
+		lf := res.levelFigures(p)
+		assert.GreaterOrEqual(t, lf.succeeded[0], 99.0, "seed %d: CRITICAL_PLUS succeeded", seed)
+		assert.GreaterOrEqual(t, lf.ofAttainable[1], 95.0, "seed %d: CRITICAL, of what the capacity left it", seed)
+		assert.InDelta(t, 75.0, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded: 600 of its 800 calls/s fit", seed)
+		assert.GreaterOrEqual(t, lf.dropShare[2]+lf.dropShare[3], 99.0, "seed %d: drops on the sheddable levels", seed)
+		c := res.phases[p]
+		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.1,
+			"seed %d: critical calls dropped, %%", seed)
+	}
+}
+
+// TestSimulate_mixKeepsTheOutageShare: with a criticality mix, the share of
+// a full outage that reaches the dependency is within a point of that
+// without (issue 13), and every level is shed.
+func TestSimulate_mixKeepsTheOutageShare(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := defaultConfig()
+		cfg.seed = seed
+		plain, err := simulate(cfg)
+		require.NoError(t, err)
+		cfg.mix = mix{20, 40, 20, 20}
+		mixed, err := simulate(cfg)
+		require.NoError(t, err)
+		assert.InDelta(t, plain.figures().outageReached, mixed.figures().outageReached, 1, "seed %d", seed)
+		outage := mixed.phases[mixed.phaseOf(roleOutage)]
+		for l, lc := range outage.levels {
+			assert.Greater(t, pct(lc.dropped, lc.offered), 80.0, "seed %d: %v shed", seed, levels[l])
+		}
+		pf, mf := plain.figures(), mixed.figures()
+		assert.Equal(t, pf.falseDrops, mf.falseDrops, "seed %d", seed)
+		assert.InDelta(t, pf.shedAfter, mf.shedAfter, 0.1, "seed %d", seed)
+		assert.InDelta(t, pf.admittedAfter, mf.admittedAfter, 0.1, "seed %d", seed)
+	}
+}
+
+func TestParseMix(t *testing.T) {
+	m, err := parseMix("20,40,20,20")
+	require.NoError(t, err)
+	assert.Equal(t, mix{20, 40, 20, 20}, m)
+	assert.Equal(t, "20,40,20,20", m.String())
+	m, err = parseMix(" 0.2, 0.4 ,0.2,0.2")
+	require.NoError(t, err)
+	assert.Equal(t, mix{0.2, 0.4, 0.2, 0.2}, m)
+	for in, want := range map[string]string{
+		"20,40,20":      "want four weights",
+		"20,40,20,x":    "SHEDDABLE weight",
+		"20,-1,20,20":   "CRITICAL weight -1",
+		"0,0,0,0":       "add up to 0",
+		"NaN,1,1,1":     "CRITICAL_PLUS weight NaN",
+		"1,1,1,1,1":     "want four weights",
+		"":              "want four weights",
+		"1e9,1,1,1":     "between 0 and 1,000,000",
+		"20,40,20,20,,": "want four weights",
+	} {
+		_, err := parseMix(in)
+		if assert.Error(t, err, "%q", in) {
+			assert.Contains(t, err.Error(), want, "%q", in)
+		}
+	}
+}
+
+func TestMixer_spreadsTheLevels(t *testing.T) {
+	x := newMixer(mix{20, 40, 20, 20})
+	var n [4]int
+	for i := range 1000 {
+		n[x.next()]++
+		if i == 9 {
+			assert.Equal(t, [4]int{2, 4, 2, 2}, n, "every 10 calls hold the mix")
+		}
+	}
+	assert.Equal(t, [4]int{200, 400, 200, 200}, n)
+}
+
+func TestLevelCapacity_servesTheHighestLevelsFirst(t *testing.T) {
+	c := newLevelCapacity(400) // 40 calls per 100 ms slot
+	x := newMixer(mix{1, 1, 1, 1})
+	var served [4]int
+	for i := range 800 { // 80 calls per slot, 20 of each level, for 1 s
+		since := time.Duration(i) * slot / 80
+		l := x.next()
+		if c.takeFor(since, l) && i >= 400 {
+			served[l]++
+		}
+	}
+	// Over the last 0.5 s: 100 calls of each level offered, 200 served.
+	assert.Equal(t, 100, served[0], "CRITICAL_PLUS served whole")
+	assert.GreaterOrEqual(t, served[1], 95, "CRITICAL served nearly whole")
+	assert.LessOrEqual(t, served[2]+served[3], 5, "nothing left for the sheddable levels")
+	assert.InDelta(t, 200, served[0]+served[1]+served[2]+served[3], 2, "the capacity is used")
+}
+
+func TestParseScenario_mix(t *testing.T) {
+	s, err := parseScenario(strings.NewReader(`{"mix": [1, 2, 3, 4], "phases": [{"duration": "1s", "rate": 10}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, mix{1, 2, 3, 4}, s.mix)
+	for in, want := range map[string]string{
+		`{"mix": [1, 2, 3], "phases": [{"duration": "1s", "rate": 10}]}`:     "mix: 3 weights",
+		`{"mix": [0, 0, 0, 0], "phases": [{"duration": "1s", "rate": 10}]}`:  "add up to 0",
+		`{"mix": [1, -2, 0, 0], "phases": [{"duration": "1s", "rate": 10}]}`: "CRITICAL weight -2",
+	} {
+		_, err := parseScenario(strings.NewReader(in))
+		if assert.Error(t, err, in) {
+			assert.Contains(t, err.Error(), want)
+		}
+	}
+}
+
+func TestRun_mix(t *testing.T) {
+	var stderr bytes.Buffer
+	_, err := parseFlags([]string{"-mix", "20,40,20,20", "-replay", "x.csv"}, &stderr)
+	assert.Error(t, err, "-mix with -replay")
+	_, err = parseFlags([]string{"-mix", "1,2"}, &stderr)
+	assert.Error(t, err)
+
+	cfg, err := parseFlags([]string{"-mix", "20,40,20,20", "-quiet"}, &stderr)
+	require.NoError(t, err)
+	svg := filepath.Join(t.TempDir(), "chart.svg")
+	cfg.svgFile = svg
+	var out bytes.Buffer
+	require.NoError(t, run(cfg, &out, &stderr))
+	assert.Contains(t, out.String(), "criticality mix 20,40,20,20")
+	assert.Contains(t, out.String(), "overload: CRITICAL_PLUS  succeeded")
+	chart, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	for _, s := range levelSeries {
+		assert.Contains(t, string(chart), `id="`+s.id+`"`)
+	}
+
+	// The scenario file's mix, replaced by the flag's.
+	cfg, err = parseFlags([]string{"-scenario", "testdata/criticality.json", "-mix", "0,0,0,1", "-quiet"}, &stderr)
+	require.NoError(t, err)
+	out.Reset()
+	require.NoError(t, run(cfg, &out, &stderr))
+	assert.Contains(t, out.String(), "criticality mix 0,0,0,1")
+
+	// Without a mix, no per-level figures.
+	cfg, err = parseFlags([]string{"-quiet"}, &stderr)
+	require.NoError(t, err)
+	out.Reset()
+	require.NoError(t, run(cfg, &out, &stderr))
+	assert.NotContains(t, out.String(), "CRITICAL")
+}
