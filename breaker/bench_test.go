@@ -199,6 +199,7 @@ func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
 		})
 	}
 }
+
 // BenchmarkBreaker_AllowCtxCriticality is Allow + Accept for a call whose
 // context carries a criticality other than the default.
 func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {
