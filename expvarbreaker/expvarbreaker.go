@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/distinct"
 )
 
 // Figures is what is published per breaker: [breaker.Stats] with JSON names.
@@ -57,7 +58,7 @@ func Func(src breaker.Source) expvar.Func {
 			return true
 		})
 		out := make(map[string]Figures, len(names))
-		for i, key := range labels(names) {
+		for i, key := range distinct.Names(names) {
 			out[key] = figures(stats[i])
 		}
 		return out

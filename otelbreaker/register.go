@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/distinct"
 )
 
 // ScopeName is the name of the Meter that [Register] creates the
@@ -109,7 +110,7 @@ func (ins *instruments) observe(src breaker.Source) metric.Callback {
 			}
 			return true
 		})
-		for i, value := range labels(names) {
+		for i, value := range distinct.Names(names) {
 			s := stats[i]
 			attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(value)))
 			o.ObserveInt64(ins.requests, s.TotalSuccesses+s.TotalFailures+s.TotalDrops, attrs)

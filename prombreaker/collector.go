@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/distinct"
 )
 
 // Sources names several sources of breakers for one [Collector], such as
@@ -196,7 +197,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		// alike: labels makes each value valid and distinct, so
 		// MustNewConstMetric cannot panic and the scrape cannot fail.
 		// Source names were checked by NewCollector.
-		for i, label := range labels(names) {
+		for i, label := range distinct.Names(names) {
 			values := []string{label}
 			if src.name != "" {
 				values = append(values, src.name)

@@ -1,4 +1,7 @@
-package otelbreaker
+// Package distinct gives breakers' names the form an exporter can publish:
+// valid UTF-8, and one distinct value per breaker. prombreaker,
+// otelbreaker and expvarbreaker share it.
+package distinct
 
 import (
 	"slices"
@@ -7,15 +10,16 @@ import (
 	"unicode/utf8"
 )
 
-// labels returns the breaker attribute's value for each of names, in
-// order: the name itself when it is valid UTF-8, as strings must be for
-// OTLP (an invalid one fails the export of the whole batch), with each
+// Names returns the published value of each of names, in order: the
+// name itself when it is valid UTF-8 (as Prometheus label values and OTLP
+// strings must be, and as encoding/json keeps map keys apart), with each
 // invalid byte written as \xNN otherwise; a value taken already (by a name
 // given twice, or one that reads as another's escaped form) gets " (2)",
 // " (3)" and so on. Names valid as they are claim their values first, then
 // the others in the order of their bytes, so the values do not depend on
-// the order of names. Two breakers never share a series.
-func labels(names []string) []string {
+// the order of names. Two breakers never share a series or a key, which
+// in Prometheus would fail the whole scrape, in OTLP the whole batch.
+func Names(names []string) []string {
 	out := make([]string, len(names))
 	clean := true
 	for i, n := range names {
