@@ -249,7 +249,7 @@ func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
 		return nil
 	}
-	if b.formula.countDrops { // tally brought the drops window to t
+	if b.formula.countDrops && c.failures > 0 { // tallyFrom brought the drops window to t
 		b.drops.AddCurrent(1)
 	} else {
 		b.drops.AddAtOffset(t, 1)

@@ -190,3 +190,29 @@ func TestFleet_SetOthers_callsWithACriticality(t *testing.T) {
 	}
 	assert.Greater(t, dropped, 10, "a call with a criticality decides on the fleet's counts too")
 }
+
+// A breaker with no failures of its own may drop on its fleet's evidence;
+// its drops are counted in the window of their time, however long its own
+// drops window has stood still.
+func TestFleet_SetOthers_dropsOnTheFleetsEvidenceAreCounted(t *testing.T) {
+	b, mock := newBreaker(t)
+	f := fleetOf(t, b)
+	succeed(t, b, 1)
+	mock.Add(10 * breaker.DefaultWindow) // the drops window was last moved at the start
+	require.NoError(t, f.SetOthers(breaker.Counts{Failures: 400, ReachFailures: 400}))
+
+	dropped := 0
+	for range 100 {
+		p, err := b.Allow()
+		if err != nil {
+			dropped++
+			continue
+		}
+		p.Accept()
+	}
+	require.Greater(t, dropped, 0, "the fleet's failures shed")
+	s, ok := breaker.StatsOf(b)
+	require.True(t, ok)
+	assert.Equal(t, int64(dropped), s.Drops, "every drop is in the window")
+	assert.Equal(t, int64(dropped), s.TotalDrops)
+}
