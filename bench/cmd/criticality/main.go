@@ -82,8 +82,8 @@ func main() {
 	}
 	fmt.Printf("%d calls/s, mix %v (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), %s; %v healthy (%.0f %% errors), "+
 		"then %v at %d calls/s served, %s\n\n", rate, weights, order, *healthy, 100*errorRate, *overload, capacity, serves)
-	fmt.Println("| library | run | goodput, % of capacity | attempts per success | CRITICAL_PLUS succeeded | CRITICAL succeeded (of what fits) | SHEDDABLE_PLUS succeeded | SHEDDABLE succeeded | drops on the sheddable levels | drops by level (CP, C, SP, S) | false drops while healthy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| library | run | goodput, % of capacity | attempts per success | CRITICAL_PLUS succeeded | CRITICAL succeeded (of what fits) | CRITICAL_PLUS and CRITICAL succeeded | SHEDDABLE_PLUS succeeded | SHEDDABLE succeeded | drops on the sheddable levels | drops by level (CP, C, SP, S) | false drops while healthy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for run := 1; run <= *runs; run++ {
 		var r *rand.Rand
 		if *shuffle {
@@ -308,8 +308,9 @@ func (r result) print(name string, run int, overload time.Duration) {
 	fits := math.Min(float64(o.offered[1]), math.Max(0, capacity*overload.Seconds()-float64(o.succeeded[0])))
 	critical := fmt.Sprintf("%.1f %% (%.1f %%)", pct(o.succeeded[1], o.offered[1]), 100*float64(o.succeeded[1])/math.Max(1, fits))
 	sheddableDrops := pct(o.dropped[2]+o.dropped[3], sum(o.dropped))
-	fmt.Printf("| %s | %d | %.1f %% | %s | %.1f %% | %s | %.1f %% | %.1f %% | %.1f %% | %d, %d, %d, %d | %d |\n",
+	fmt.Printf("| %s | %d | %.1f %% | %s | %.1f %% | %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %d, %d, %d, %d | %d |\n",
 		name, run, 100*float64(sum(o.succeeded))/servable, attempts, pct(o.succeeded[0], o.offered[0]), critical,
+		pct(o.succeeded[0]+o.succeeded[1], o.offered[0]+o.offered[1]),
 		pct(o.succeeded[2], o.offered[2]), pct(o.succeeded[3], o.offered[3]), sheddableDrops,
 		o.dropped[0], o.dropped[1], o.dropped[2], o.dropped[3], sum(r.healthy.dropped))
 }
