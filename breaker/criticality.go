@@ -126,7 +126,7 @@ type levelWindows struct {
 
 	// defaultTotals are the highest lifetime figures of the default level
 	// a snapshot has reported (successes, failures, drops): see
-	// defaultLifetime.
+	// levelWindows.lifetime.
 	defaultTotals [3]atomic.Int64
 
 	// What a window is made of, kept from New.
@@ -332,7 +332,7 @@ func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
 // markSuccess and markFailure record the outcome for the level first and
 // for the breaker then, as admitLevel does a drop: a snapshot that reads
 // the breaker's lifetime figures before the levels' then finds every call
-// of the former in the latter (see defaultLifetime).
+// of the former in the latter (see levelWindows.lifetime).
 func (x *level) markSuccess() {
 	x.outcomes.AddAtOffset(x.b.now(), 1)
 	x.b.markSuccess()
@@ -436,7 +436,7 @@ func (s Stats) Leveled() bool {
 
 // levelStats returns the per-level part of a snapshot at t, highest level
 // first, given the breaker's figures then, its overall drop probability p
-// and its lifetime figures, read before the call (see defaultLifetime).
+// and its lifetime figures, read before the call (see levelWindows.lifetime).
 func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64, lifetime levelCounts) [criticalities]CriticalityStats {
 	var counts, totals [criticalities]levelCounts
 	if lv := b.levels.levels.Load(); lv != nil {
