@@ -38,10 +38,12 @@ type reason struct {
 // reasonLog keeps the last maxReasons failure reasons, and the error a
 // dropped call returns, built from them once per change rather than per drop.
 type reasonLog struct {
-	mu    sync.Mutex
-	ring  [maxReasons]reason // guarded by mu
-	next  int                // guarded by mu; where the next reason goes
-	count int                // guarded by mu; how many of ring are set
+	mu sync.Mutex
+	// ring is made at the first failure: most breakers never see one, and
+	// it is most of a breaker's fixed size outside its windows.
+	ring  *[maxReasons]reason // guarded by mu
+	next  int                 // guarded by mu; where the next reason goes
+	count int                 // guarded by mu; how many of ring are set
 
 	// dropErr is the error for the reasons now held; nil after a change
 	// until the next drop builds it again.
@@ -49,10 +51,14 @@ type reasonLog struct {
 }
 
 // add records a failure reason, bounded by boundReason. It does not
-// allocate unless the text has to be cut or escaped.
+// allocate unless the text has to be cut or escaped, or it is the
+// breaker's first.
 func (l *reasonLog) add(at time.Time, text string) {
 	text = boundReason(text)
 	l.mu.Lock()
+	if l.ring == nil {
+		l.ring = new([maxReasons]reason)
+	}
 	l.ring[l.next] = reason{at: at, text: text}
 	l.next = (l.next + 1) % maxReasons
 	l.count = min(l.count+1, maxReasons)
