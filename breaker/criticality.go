@@ -124,6 +124,11 @@ type level struct {
 type levelWindows struct {
 	levels atomic.Pointer[[criticalities]*level] // nil at the default's index
 
+	// defaultTotals are the highest lifetime figures of the default level
+	// a snapshot has reported (successes, failures, drops): see
+	// levelWindows.lifetime.
+	defaultTotals [3]atomic.Int64
+
 	// What a window is made of, kept from New.
 	size int
 	span time.Duration
@@ -325,14 +330,18 @@ func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
 	return levelPromise{x}, nil
 }
 
+// markSuccess and markFailure record the outcome for the level first and
+// for the breaker then, as admitLevel does a drop: a snapshot that reads
+// the breaker's lifetime figures before the levels' then finds every call
+// of the former in the latter (see levelWindows.lifetime).
 func (x *level) markSuccess() {
-	x.b.markSuccess()
 	x.outcomes.AddAtOffset(x.b.now(), 1)
+	x.b.markSuccess()
 }
 
 func (x *level) markFailure(reason string) {
-	x.b.markFailure(reason)
 	x.outcomes.AddAtOffset(x.b.now(), 0)
+	x.b.markFailure(reason)
 }
 
 // levelPromise is the promise of a call admitted at a level other than
@@ -402,18 +411,42 @@ type CriticalityStats struct {
 	// DropProbability is the probability that a call of this level asking
 	// now is dropped.
 	DropProbability float64
+
+	// TotalSuccesses, TotalFailures and TotalDrops count the same as
+	// Successes, Failures and Drops since the breaker was made; they only
+	// grow. The default level's are what the other levels leave of the
+	// breaker's totals: while a call at another level is reporting its
+	// outcome they may lag behind by that call, never run ahead, and once
+	// no call is between the two, the four levels add up to the breaker's
+	// totals.
+	TotalSuccesses, TotalFailures, TotalDrops int64
+}
+
+// Leveled reports whether the breaker has counted a call at a level other
+// than [DefaultCriticality] since it was made: an admitted call that
+// finished or a dropped one. Until then every call counts at the default
+// level, and exporters leave the per-level figures out.
+func (s Stats) Leveled() bool {
+	for _, c := range s.Criticalities {
+		if c.Criticality != DefaultCriticality && c.TotalSuccesses+c.TotalFailures+c.TotalDrops > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // levelStats returns the per-level part of a snapshot at t, highest level
-// first, given the breaker's figures then and its overall drop probability
-// p.
-func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64) [criticalities]CriticalityStats {
-	var counts [criticalities]levelCounts
+// first, given the breaker's figures then, its overall drop probability p
+// and its lifetime figures, read before the call (see levelWindows.lifetime).
+func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64, lifetime levelCounts) [criticalities]CriticalityStats {
+	var counts, totals [criticalities]levelCounts
 	if lv := b.levels.levels.Load(); lv != nil {
 		counts = b.levels.counts(lv, t, c)
+		totals = b.levels.lifetime(lv, lifetime)
 	} else {
 		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,
 			successes: c.successes, failures: c.failures}
+		totals[DefaultCriticality.index()] = lifetime
 	}
 	probs := b.levelDropProbabilities(p, counts)
 	var out [criticalities]CriticalityStats
@@ -421,7 +454,49 @@ func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64) [critica
 		j := criticalities - 1 - i
 		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(j), Calls: counts[j].calls,
 			Drops: counts[j].drops, Successes: counts[j].successes, Failures: counts[j].failures,
-			DropProbability: probs[j]}
+			DropProbability: probs[j], TotalSuccesses: totals[j].successes, TotalFailures: totals[j].failures,
+			TotalDrops: totals[j].drops}
 	}
 	return out
+}
+
+// lifetime returns each level's figures since the breaker was made, lowest
+// level first, given the breaker's (all, read before the levels'; calls
+// left 0). The default level's are what the others leave of all: as a
+// level records a call before the breaker does, the levels read after the
+// breaker hold every call of all, and the difference is at most the
+// default level's true figure; the highest difference reported so far
+// keeps it from going back when a call at another level is between its two
+// records. So the default level's figures only grow and never exceed what
+// its calls were.
+func (l *levelWindows) lifetime(lv *[criticalities]*level, all levelCounts) (out [criticalities]levelCounts) {
+	others := levelCounts{}
+	for i, x := range lv {
+		if x == nil {
+			continue
+		}
+		calls, outcomes := x.calls.Lifetime(), x.outcomes.Lifetime()
+		out[i] = levelCounts{drops: calls.Sum, successes: outcomes.Sum, failures: outcomes.Count - outcomes.Sum}
+		others.drops += out[i].drops
+		others.successes += out[i].successes
+		others.failures += out[i].failures
+	}
+	d := &out[DefaultCriticality.index()]
+	d.successes = atomicMax(&l.defaultTotals[0], all.successes-others.successes)
+	d.failures = atomicMax(&l.defaultTotals[1], all.failures-others.failures)
+	d.drops = atomicMax(&l.defaultTotals[2], all.drops-others.drops)
+	return out
+}
+
+// atomicMax raises v to n if n is higher, and returns v's value then.
+func atomicMax(v *atomic.Int64, n int64) int64 {
+	for {
+		old := v.Load()
+		if n <= old {
+			return old
+		}
+		if v.CompareAndSwap(old, n) {
+			return n
+		}
+	}
 }

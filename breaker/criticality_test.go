@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,8 +227,9 @@ func TestStats_criticalities(t *testing.T) {
 	}
 	succeed(t, b, 10)
 	s, _ = breaker.StatsOf(b)
-	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10, Successes: 10}, s.Criticalities[1],
-		"calls without a level count at the default")
+	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10, Successes: 10, TotalSuccesses: 10},
+		s.Criticalities[1], "calls without a level count at the default")
+	assert.False(t, s.Leveled(), "no call named a level")
 
 	overloaded(t, b, m, 20, 50)
 	s, _ = breaker.StatsOf(b)
@@ -243,6 +245,101 @@ func TestStats_criticalities(t *testing.T) {
 	assert.Equal(t, 0.0, cp.DropProbability)
 	assert.Greater(t, sh.DropProbability, 0.9)
 	assert.Greater(t, s.DropProbability, 0.0)
+}
+
+func TestStats_criticalitiesSinceTheBreakerWasMade(t *testing.T) {
+	b, m := newBreaker(t)
+	succeed(t, b, 10)
+	fail(t, b, 2, "x")
+	s, _ := breaker.StatsOf(b)
+	assert.False(t, s.Leveled())
+	// A call at the default level through a context is a call without a level.
+	p, err := b.AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+	require.NoError(t, err)
+	p.Accept()
+	s, _ = breaker.StatsOf(b)
+	assert.False(t, s.Leveled(), "CRITICAL is the default")
+
+	_, dropped := overloaded(t, b, m, 40, 50) // 100 calls per bucket: 20, 40, 20 and 20 per level
+	m.Add(time.Minute)                        // every call leaves the window; the totals stay
+	s, _ = breaker.StatsOf(b)
+	require.True(t, s.Leveled())
+	var sum breaker.CriticalityStats
+	for i, c := range s.Criticalities {
+		assert.Equal(t, int64(0), c.Successes+c.Failures+c.Drops, "%v: the window is empty", c.Criticality)
+		assert.GreaterOrEqual(t, c.TotalDrops, int64(dropped[levels[i]]), "%v: the last 20 buckets' drops and more",
+			c.Criticality)
+		sum.TotalSuccesses += c.TotalSuccesses
+		sum.TotalFailures += c.TotalFailures
+		sum.TotalDrops += c.TotalDrops
+	}
+	assert.Equal(t, s.TotalSuccesses, sum.TotalSuccesses, "the levels add up to the breaker")
+	assert.Equal(t, s.TotalFailures, sum.TotalFailures)
+	assert.Equal(t, s.TotalDrops, sum.TotalDrops)
+	calls := func(c breaker.CriticalityStats) int64 { return c.TotalSuccesses + c.TotalFailures + c.TotalDrops }
+	assert.Equal(t, int64(40*20), calls(s.Criticalities[0]), "CRITICAL_PLUS")
+	assert.Equal(t, int64(40*40+13), calls(s.Criticalities[1]), "CRITICAL: the 40 buckets' and the 13 without a level")
+	assert.Equal(t, int64(40*20), calls(s.Criticalities[2]), "SHEDDABLE_PLUS")
+	assert.Equal(t, int64(40*20), calls(s.Criticalities[3]), "SHEDDABLE")
+	assert.Equal(t, int64(0), s.Criticalities[0].TotalDrops, "CRITICAL_PLUS is never dropped here")
+	assert.Greater(t, s.Criticalities[3].TotalDrops, s.Criticalities[2].TotalDrops, "SHEDDABLE first")
+}
+
+// The default level's totals are derived from the breaker's; while calls
+// at other levels report, a snapshot may catch one between its two
+// records, and the default level's totals must still never go back, as a
+// Prometheus or OpenTelemetry counter must not.
+func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
+	b := breaker.MustNew(breaker.WithProba(proba.NewSeeded(1)))
+	ctxs := make([]context.Context, len(levels))
+	for i, c := range levels {
+		ctxs[i] = breaker.WithCriticality(context.Background(), c)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p, err := b.AllowCtx(ctxs[(g+i)%len(ctxs)])
+				if err != nil {
+					continue
+				}
+				if i%3 == 0 {
+					p.Reject("x")
+				} else {
+					p.Accept()
+				}
+			}
+		}()
+	}
+	var last [4]breaker.CriticalityStats
+	for range 2000 {
+		s, _ := breaker.StatsOf(b)
+		for i, c := range s.Criticalities {
+			if c.TotalSuccesses < last[i].TotalSuccesses || c.TotalFailures < last[i].TotalFailures ||
+				c.TotalDrops < last[i].TotalDrops {
+				t.Fatalf("%v went back: %+v after %+v", c.Criticality, c, last[i])
+			}
+			last[i] = c
+		}
+	}
+	close(done)
+	wg.Wait()
+	s, _ := breaker.StatsOf(b)
+	var successes, failures int64
+	for _, c := range s.Criticalities {
+		successes += c.TotalSuccesses
+		failures += c.TotalFailures
+	}
+	assert.Equal(t, s.TotalSuccesses, successes, "at rest, the levels add up to the breaker")
+	assert.Equal(t, s.TotalFailures, failures)
 }
 
 func TestBreaker_AllowCtx_criticalityAllocatesNothing(t *testing.T) {

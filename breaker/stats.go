@@ -84,6 +84,7 @@ func (b *googleBreaker) Stats() Stats {
 		TotalDrops:      drops.Count,
 		DropProbability: b.formula.probability(num, den),
 		Reasons:         b.reasons.snapshot(),
-		Criticalities:   b.levelStats(t, c, b.formula.probability(num, den)),
+		Criticalities: b.levelStats(t, c, b.formula.probability(num, den), levelCounts{successes: outcomes.Sum,
+			failures: outcomes.Count - outcomes.Sum, drops: drops.Count}),
 	}
 }

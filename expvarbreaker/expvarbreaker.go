@@ -5,6 +5,10 @@
 // functions and, unless given another registry, those of httpbreaker's
 // Transports and Handlers and grpcbreaker's interceptors.
 //
+// A breaker that has counted a call at a level other than the default
+// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also has its
+// figures by level, under "criticalities"; others are published as before.
+//
 // Importing expvar, as this package does, registers /debug/vars on
 // http.DefaultServeMux.
 package expvarbreaker
@@ -31,6 +35,28 @@ type Figures struct {
 
 	DropProbability float64  `json:"drop_probability"`
 	Reasons         []Reason `json:"reasons"`
+
+	// Criticalities holds the figures of each level, by its name
+	// (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), for a breaker
+	// that has counted a call at a level other than the default; nil, and
+	// left out of the JSON, for the others.
+	Criticalities map[string]LevelFigures `json:"criticalities,omitempty"`
+}
+
+// LevelFigures is what is published per level of a breaker:
+// [breaker.CriticalityStats] with JSON names, as in Figures.
+type LevelFigures struct {
+	// In the window.
+	Successes int64 `json:"successes"`
+	Failures  int64 `json:"failures"`
+	Drops     int64 `json:"drops"`
+	// Since the breaker was made.
+	Requests       int64 `json:"requests_total"`
+	TotalSuccesses int64 `json:"successes_total"`
+	TotalFailures  int64 `json:"failures_total"`
+	TotalDrops     int64 `json:"drops_total"`
+
+	DropProbability float64 `json:"drop_probability"`
 }
 
 // Reason is a failure reason, newest first in Figures.
@@ -82,6 +108,17 @@ func figures(s breaker.Stats) Figures {
 	}
 	for i, r := range s.Reasons {
 		f.Reasons[i] = Reason{At: r.At, Text: r.Text}
+	}
+	if s.Leveled() {
+		f.Criticalities = make(map[string]LevelFigures, len(s.Criticalities))
+		for _, c := range s.Criticalities {
+			f.Criticalities[c.Criticality.String()] = LevelFigures{
+				Successes: c.Successes, Failures: c.Failures, Drops: c.Drops,
+				Requests:       c.TotalSuccesses + c.TotalFailures + c.TotalDrops,
+				TotalSuccesses: c.TotalSuccesses, TotalFailures: c.TotalFailures, TotalDrops: c.TotalDrops,
+				DropProbability: c.DropProbability,
+			}
+		}
 	}
 	return f
 }

@@ -1,6 +1,7 @@
 package expvarbreaker_test
 
 import (
+	"context"
 	"encoding/json"
 	"expvar"
 	"fmt"
@@ -60,6 +61,65 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	assert.Equal(t, "timeout", p.Reasons[0].Text)
 	assert.True(t, p.Reasons[0].At.Equal(m.Now()))
 	assert.Zero(t, breakers["idle"].Requests)
+}
+
+func TestPublish_criticalities(t *testing.T) {
+	m := clock.NewMock()
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	for range 5 {
+		p, err := r.Get("search").AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+		require.NoError(t, err)
+		p.Accept()
+	}
+	payments := r.Get("payments")
+	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	for range 30 { // 10 calls of each level per 100 ms; the two sheddable levels fail
+		for i, c := range levels {
+			ctx := breaker.WithCriticality(context.Background(), c)
+			for range 10 {
+				if p, err := payments.AllowCtx(ctx); err == nil {
+					if i < 2 {
+						p.Accept()
+					} else {
+						p.Reject("overloaded")
+					}
+				}
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	name := fmt.Sprint("breakers_levels_", runs.Add(1))
+	expvarbreaker.Publish(name, r)
+	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var vars map[string]json.RawMessage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(vars[name], &raw))
+	assert.NotContains(t, string(raw["search"]), "criticalities", "a breaker whose calls named no other level")
+
+	var breakers map[string]expvarbreaker.Figures
+	require.NoError(t, json.Unmarshal(vars[name], &breakers))
+	p := breakers["payments"]
+	require.Len(t, p.Criticalities, 4)
+	s, _ := breaker.StatsOf(payments)
+	var requests int64
+	for _, c := range s.Criticalities {
+		got := p.Criticalities[c.Criticality.String()]
+		assert.Equal(t, expvarbreaker.LevelFigures{Successes: c.Successes, Failures: c.Failures, Drops: c.Drops,
+			Requests: c.TotalSuccesses + c.TotalFailures + c.TotalDrops, TotalSuccesses: c.TotalSuccesses,
+			TotalFailures: c.TotalFailures, TotalDrops: c.TotalDrops, DropProbability: c.DropProbability}, got,
+			c.Criticality.String())
+		requests += got.Requests
+	}
+	assert.Equal(t, p.Requests, requests, "the levels add up to the breaker")
+	assert.Equal(t, int64(300), p.Criticalities["CRITICAL_PLUS"].Requests)
+	assert.Zero(t, p.Criticalities["CRITICAL_PLUS"].TotalDrops)
+	assert.Positive(t, p.Criticalities["SHEDDABLE"].TotalDrops)
 }
 
 func TestPublish_twicePanics(t *testing.T) {

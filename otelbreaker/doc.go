@@ -17,8 +17,29 @@
 //	srebreaker.drops             Int64ObservableCounter  {call}  calls dropped
 //	srebreaker.drop_probability  Float64ObservableGauge  1       probability that a call asking now is dropped
 //
+// A breaker that has counted a call at a level other than the default
+// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also reports,
+// per level, with the attributes breaker and criticality (see
+// [CriticalityKey]: CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS or SHEDDABLE):
+//
+//	srebreaker.requests_by_criticality          Int64ObservableCounter  {call}  calls asked at the level
+//	srebreaker.successes_by_criticality         Int64ObservableCounter  {call}  admitted calls of the level that succeeded
+//	srebreaker.failures_by_criticality          Int64ObservableCounter  {call}  admitted calls of the level that failed
+//	srebreaker.drops_by_criticality             Int64ObservableCounter  {call}  calls of the level dropped
+//	srebreaker.drop_probability_by_criticality  Float64ObservableGauge  1       probability that a call of the level asking now is dropped
+//
+// A breaker whose calls all ask at the default level has no data points
+// in them, and its data points above stay as they are. They are
+// instruments of their own, so that a sum over srebreaker.drops still
+// counts each call once; a breaker's levels add up to its data point
+// without the attribute. Calls without a level count at CRITICAL, the
+// default, whose counts are what the other levels leave of the breaker's:
+// while a call at another level is between reporting its outcome to its
+// level and to the breaker, they may lag behind by that call, never run
+// ahead or go back.
+//
 // The counters count from the breaker's creation (cumulative, monotonic).
-// Every count is exact. A breaker that reports no
+// Every count is exact (but for CRITICAL's lag, above). A breaker that reports no
 // stats, such as the one [breaker.Registry.NoBreakerFor] installs, is
 // skipped.
 //

@@ -24,6 +24,12 @@ const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 // never fails an export or merges two breakers.
 const BreakerKey attribute.Key = "breaker"
 
+// CriticalityKey is the key of the attribute that holds the level, as
+// [breaker.Criticality.String] names it (CRITICAL_PLUS, CRITICAL,
+// SHEDDABLE_PLUS or SHEDDABLE), on the data points of the instruments by
+// criticality; those data points also carry [BreakerKey].
+const CriticalityKey attribute.Key = "criticality"
+
 // Register creates the instruments listed in the package documentation
 // with a Meter named [ScopeName] from the meter provider (see
 // [WithMeterProvider]), and a callback that observes the breakers of src
@@ -55,7 +61,8 @@ func Register(src breaker.Source, opts ...Option) (metric.Registration, error) {
 		return nil, err
 	}
 	reg, err := meter.RegisterCallback(ins.observe(src),
-		ins.requests, ins.successes, ins.failures, ins.drops, ins.dropProbability)
+		ins.requests, ins.successes, ins.failures, ins.drops, ins.dropProbability,
+		ins.levelRequests, ins.levelSuccesses, ins.levelFailures, ins.levelDrops, ins.levelDropProbability)
 	if err != nil {
 		return nil, fmt.Errorf("otelbreaker: registering the callback: %w", err)
 	}
@@ -66,6 +73,11 @@ func Register(src breaker.Source, opts ...Option) (metric.Registration, error) {
 type instruments struct {
 	requests, successes, failures, drops metric.Int64ObservableCounter
 	dropProbability                      metric.Float64ObservableGauge
+
+	// By criticality, for breakers that have counted a call at a level
+	// other than the default (breaker.Stats.Leveled).
+	levelRequests, levelSuccesses, levelFailures, levelDrops metric.Int64ObservableCounter
+	levelDropProbability                                     metric.Float64ObservableGauge
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -80,6 +92,13 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		{&ins.failures, "srebreaker.failures", "Calls the breaker admitted that failed."},
 		{&ins.drops, "srebreaker.drops",
 			"Calls the breaker dropped."},
+		{&ins.levelRequests, "srebreaker.requests_by_criticality",
+			"Calls that asked the breaker at a criticality: admitted calls that succeeded or failed, and dropped calls."},
+		{&ins.levelSuccesses, "srebreaker.successes_by_criticality",
+			"Calls the breaker admitted at a criticality that succeeded."},
+		{&ins.levelFailures, "srebreaker.failures_by_criticality",
+			"Calls the breaker admitted at a criticality that failed."},
+		{&ins.levelDrops, "srebreaker.drops_by_criticality", "Calls the breaker dropped at a criticality."},
 	}
 	for _, c := range counters {
 		var err error
@@ -94,6 +113,13 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithUnit("1"))
 	if err != nil {
 		return nil, fmt.Errorf("otelbreaker: creating srebreaker.drop_probability: %w", err)
+	}
+	ins.levelDropProbability, err = m.Float64ObservableGauge("srebreaker.drop_probability_by_criticality",
+		metric.WithDescription("Probability that a call asking the breaker now at a criticality is dropped: "+
+			"0 while the dependency is healthy."),
+		metric.WithUnit("1"))
+	if err != nil {
+		return nil, fmt.Errorf("otelbreaker: creating srebreaker.drop_probability_by_criticality: %w", err)
 	}
 	return &ins, nil
 }
@@ -118,6 +144,18 @@ func (ins *instruments) observe(src breaker.Source) metric.Callback {
 			o.ObserveInt64(ins.failures, s.TotalFailures, attrs)
 			o.ObserveInt64(ins.drops, s.TotalDrops, attrs)
 			o.ObserveFloat64(ins.dropProbability, s.DropProbability, attrs)
+			if !s.Leveled() {
+				continue
+			}
+			for _, l := range s.Criticalities {
+				attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(value),
+					CriticalityKey.String(l.Criticality.String())))
+				o.ObserveInt64(ins.levelRequests, l.TotalSuccesses+l.TotalFailures+l.TotalDrops, attrs)
+				o.ObserveInt64(ins.levelSuccesses, l.TotalSuccesses, attrs)
+				o.ObserveInt64(ins.levelFailures, l.TotalFailures, attrs)
+				o.ObserveInt64(ins.levelDrops, l.TotalDrops, attrs)
+				o.ObserveFloat64(ins.levelDropProbability, l.DropProbability, attrs)
+			}
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,6 +92,87 @@ func TestRegister_observesEachBreaker(t *testing.T) {
 	assert.Zero(t, probs["payments"])
 	assert.InDelta(t, want.DropProbability, probs["search"], 1e-12)
 	assert.Zero(t, probs["idle"])
+}
+
+// levelPoints returns the values of m's data points by breaker name and
+// level, for a sum or a gauge.
+func levelPoints[N int64 | float64](t *testing.T, m metricdata.Metrics) map[[2]string]N {
+	t.Helper()
+	var dps []metricdata.DataPoint[N]
+	switch d := m.Data.(type) {
+	case metricdata.Sum[N]:
+		require.True(t, d.IsMonotonic, "a counter")
+		dps = d.DataPoints
+	case metricdata.Gauge[N]:
+		dps = d.DataPoints
+	}
+	got := make(map[[2]string]N, len(dps))
+	for _, dp := range dps {
+		require.Equal(t, 2, dp.Attributes.Len(), "breaker and criticality")
+		name, _ := dp.Attributes.Value(otelbreaker.BreakerKey)
+		level, _ := dp.Attributes.Value(otelbreaker.CriticalityKey)
+		got[[2]string{name.AsString(), level.AsString()}] = dp.Value
+	}
+	return got
+}
+
+func TestRegister_observesEachLevel(t *testing.T) {
+	r, m := newRegistry(t)
+	reader := newReader(t, r)
+	record(t, r.Get("search"), 5, 0)
+	got := collect(t, reader)
+	assert.Len(t, got, 5, "no instrument by criticality has data points before a call names a level")
+
+	payments := r.Get("payments")
+	record(t, payments, 5, 0) // calls without a level: CRITICAL's
+	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	for range 30 { // 10 calls of each level per 100 ms; the two sheddable levels fail
+		for i, c := range levels {
+			ctx := breaker.WithCriticality(context.Background(), c)
+			for range 10 {
+				if p, err := payments.AllowCtx(ctx); err == nil {
+					if i < 2 {
+						p.Accept()
+					} else {
+						p.Reject("overloaded")
+					}
+				}
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+	got = collect(t, reader)
+	assert.Len(t, got, 10)
+	s, ok := breaker.StatsOf(payments)
+	require.True(t, ok)
+	want := map[string]map[[2]string]int64{}
+	for _, c := range s.Criticalities {
+		key := [2]string{"payments", c.Criticality.String()}
+		for name, v := range map[string]int64{
+			"srebreaker.requests_by_criticality":  c.TotalSuccesses + c.TotalFailures + c.TotalDrops,
+			"srebreaker.successes_by_criticality": c.TotalSuccesses,
+			"srebreaker.failures_by_criticality":  c.TotalFailures,
+			"srebreaker.drops_by_criticality":     c.TotalDrops,
+		} {
+			if want[name] == nil {
+				want[name] = map[[2]string]int64{}
+			}
+			want[name][key] = v
+		}
+	}
+	for name, w := range want {
+		assert.Equal(t, w, levelPoints[int64](t, got[name]), "%s: payments' levels, nothing for search", name)
+	}
+	requests := levelPoints[int64](t, got["srebreaker.requests_by_criticality"])
+	assert.Equal(t, int64(300), requests[[2]string{"payments", "CRITICAL_PLUS"}])
+	assert.Equal(t, int64(305), requests[[2]string{"payments", "CRITICAL"}], "with the calls without a level")
+	assert.Equal(t, points[int64](got["srebreaker.requests"])["payments"],
+		requests[[2]string{"payments", "CRITICAL_PLUS"}]+requests[[2]string{"payments", "CRITICAL"}]+
+			requests[[2]string{"payments", "SHEDDABLE_PLUS"}]+requests[[2]string{"payments", "SHEDDABLE"}],
+		"the levels add up to the breaker's own data point, which stays as it is")
+	probs := levelPoints[float64](t, got["srebreaker.drop_probability_by_criticality"])
+	assert.Zero(t, probs[[2]string{"payments", "CRITICAL_PLUS"}])
+	assert.Greater(t, probs[[2]string{"payments", "SHEDDABLE"}], 0.5)
 }
 
 func TestRegister_countersGrowBetweenCollections(t *testing.T) {
@@ -247,6 +329,10 @@ func TestRegister_providerErrors(t *testing.T) {
 	tests := []struct{ fail, want string }{
 		{"srebreaker.drops", "otelbreaker: creating srebreaker.drops: provider: no more instruments"},
 		{"srebreaker.drop_probability", "otelbreaker: creating srebreaker.drop_probability: provider: no more instruments"},
+		{"srebreaker.drops_by_criticality",
+			"otelbreaker: creating srebreaker.drops_by_criticality: provider: no more instruments"},
+		{"srebreaker.drop_probability_by_criticality",
+			"otelbreaker: creating srebreaker.drop_probability_by_criticality: provider: no more instruments"},
 		{"callback", "otelbreaker: registering the callback: provider: no more instruments"},
 	}
 	for _, tc := range tests {

@@ -73,6 +73,11 @@ type Collector struct {
 	requests, successes, failures, drops         *prometheus.Desc // counters
 	probability                                  *prometheus.Desc // gauge
 	windowSuccesses, windowFailures, windowDrops *prometheus.Desc // gauges
+
+	// By criticality, for breakers that have counted a call at a level
+	// other than the default (breaker.Stats.Leveled).
+	levelRequests, levelSuccesses, levelFailures, levelDrops *prometheus.Desc // counters
+	levelProbability                                         *prometheus.Desc // gauge
 }
 
 // NewCollector returns a collector over src: usually
@@ -117,6 +122,10 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 	desc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", name), help, variable, o.labels)
 	}
+	leveled := append(slices.Clone(variable), CriticalityLabel)
+	levelDesc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", name), help, leveled, o.labels)
+	}
 	return &Collector{
 		sources: sources,
 		requests: desc("requests_total",
@@ -135,6 +144,16 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 			"Admitted calls that failed within the breaker's rolling window."),
 		windowDrops: desc("window_drops",
 			"Calls dropped within the breaker's rolling window."),
+		levelRequests: levelDesc("requests_by_criticality_total",
+			"Calls that asked the breaker at a criticality: those it admitted that succeeded or failed, and those it dropped."),
+		levelSuccesses: levelDesc("successes_by_criticality_total",
+			"Calls the breaker admitted at a criticality that succeeded."),
+		levelFailures: levelDesc("failures_by_criticality_total",
+			"Calls the breaker admitted at a criticality that failed."),
+		levelDrops: levelDesc("drops_by_criticality_total",
+			"Calls the breaker dropped at a criticality without running them."),
+		levelProbability: levelDesc("drop_probability_by_criticality",
+			"Probability that a call asking the breaker now at a criticality is dropped, from 0 (healthy) to 1."),
 	}, nil
 }
 
@@ -157,7 +176,7 @@ func MustNewCollector(src breaker.Source, opts ...Option) *Collector {
 	return c
 }
 
-// Describe sends the descriptions of the collector's eight metrics, as
+// Describe sends the descriptions of the collector's thirteen metrics, as
 // prometheus.Collector requires.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs() {
@@ -168,7 +187,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // descs lists the collector's descriptions in the order Collect sends them.
 func (c *Collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.requests, c.successes, c.failures, c.drops,
-		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops}
+		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops,
+		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability}
 }
 
 // Collect sends a sample of each metric for each breaker of the source that
@@ -214,6 +234,20 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes))
 			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures))
 			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops))
+			if !s.Leveled() {
+				continue
+			}
+			for _, l := range s.Criticalities {
+				values := append(slices.Clone(values), l.Criticality.String())
+				send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
+					ch <- prometheus.MustNewConstMetric(d, t, v, values...)
+				}
+				send(c.levelRequests, prometheus.CounterValue, float64(l.TotalSuccesses+l.TotalFailures+l.TotalDrops))
+				send(c.levelSuccesses, prometheus.CounterValue, float64(l.TotalSuccesses))
+				send(c.levelFailures, prometheus.CounterValue, float64(l.TotalFailures))
+				send(c.levelDrops, prometheus.CounterValue, float64(l.TotalDrops))
+				send(c.levelProbability, prometheus.GaugeValue, l.DropProbability)
+			}
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package prombreaker_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -111,6 +113,144 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 	assert.InDelta(t, 200.0/201, v, 1e-12)
 }
 
+// leveled makes calls at each level through b, 10 of each level a bucket
+// for 30 buckets of 100 ms, against a dependency that serves 20 calls a
+// bucket, the highest levels first, and fails the rest.
+func leveled(t *testing.T, b breaker.Breaker, m *clock.Mock) {
+	t.Helper()
+	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	for range 30 {
+		for i, c := range levels {
+			ctx := breaker.WithCriticality(context.Background(), c)
+			for range 10 {
+				p, err := b.AllowCtx(ctx)
+				if err != nil {
+					continue
+				}
+				if i < 2 {
+					p.Accept()
+				} else {
+					p.Reject("overloaded")
+				}
+			}
+		}
+		m.Add(100 * time.Millisecond)
+	}
+}
+
+func TestCollector_criticalityScrapedOverHTTP(t *testing.T) {
+	m := newMock()
+	r := newRegistry(m)
+	payments := r.Get("payments")
+	record(t, payments, 5, 0) // calls without a level: CRITICAL's
+	leveled(t, payments, m)
+	record(t, r.Get("search"), 5, 0)
+	// A call at the default level is a call without one.
+	p, err := r.Get("search").AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+	require.NoError(t, err)
+	p.Accept()
+
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(r)))
+	families := scrape(t, server(t, reg))
+	assert.Len(t, families, 13, "the eight families and the five by criticality")
+
+	s, ok := breaker.StatsOf(payments)
+	require.True(t, ok)
+	require.True(t, s.Leveled())
+	want := map[string]func(c breaker.CriticalityStats) float64{
+		"srebreaker_requests_by_criticality_total": func(c breaker.CriticalityStats) float64 {
+			return float64(c.TotalSuccesses + c.TotalFailures + c.TotalDrops)
+		},
+		"srebreaker_successes_by_criticality_total": func(c breaker.CriticalityStats) float64 { return float64(c.TotalSuccesses) },
+		"srebreaker_failures_by_criticality_total":  func(c breaker.CriticalityStats) float64 { return float64(c.TotalFailures) },
+		"srebreaker_drops_by_criticality_total":     func(c breaker.CriticalityStats) float64 { return float64(c.TotalDrops) },
+		"srebreaker_drop_probability_by_criticality": func(c breaker.CriticalityStats) float64 {
+			return c.DropProbability
+		},
+	}
+	for name, value := range want {
+		mf := families[name]
+		require.NotNil(t, mf, name)
+		got := map[string]float64{}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			require.Len(t, labels, 2, name)
+			assert.Equal(t, "payments", labels["breaker"], "%s: no series for search, which saw no other level", name)
+			if c := m.GetCounter(); c != nil {
+				got[labels["criticality"]] = c.GetValue()
+			} else {
+				got[labels["criticality"]] = m.GetGauge().GetValue()
+			}
+		}
+		wantValues := map[string]float64{}
+		for _, c := range s.Criticalities {
+			wantValues[c.Criticality.String()] = value(c)
+		}
+		assert.Equal(t, wantValues, got, name)
+	}
+
+	// The levels add up to the breaker's own series, which stay as they are.
+	get := func(family string) float64 {
+		v, ok := sample(families, family, "payments")
+		require.True(t, ok, family)
+		return v
+	}
+	for _, family := range []string{"requests", "successes", "failures", "drops"} {
+		sum := 0.0
+		for _, m := range families["srebreaker_"+family+"_by_criticality_total"].GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+		assert.Equal(t, get("srebreaker_"+family+"_total"), sum, family)
+	}
+	critical := func(family, level string) float64 {
+		for _, m := range families[family].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "criticality" && l.GetValue() == level {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+		t.Fatalf("%s{criticality=%q}: missing", family, level)
+		return 0
+	}
+	assert.Equal(t, 300.0, critical("srebreaker_requests_by_criticality_total", "CRITICAL_PLUS"))
+	assert.Equal(t, 305.0, critical("srebreaker_requests_by_criticality_total", "CRITICAL"), "with the calls without a level")
+	assert.Equal(t, 0.0, critical("srebreaker_drops_by_criticality_total", "CRITICAL_PLUS"))
+	assert.Greater(t, critical("srebreaker_drops_by_criticality_total", "SHEDDABLE"), 0.0)
+	assert.Equal(t, 0.0, critical("srebreaker_successes_by_criticality_total", "SHEDDABLE"))
+}
+
+func TestCollector_criticalityOverSources(t *testing.T) {
+	m := newMock()
+	clients := newRegistry(m)
+	leveled(t, clients.Get("payments"), m)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(prombreaker.Sources{"client": clients},
+		prombreaker.WithNamespace("shop"), prombreaker.WithConstLabels(prometheus.Labels{"zone": "a"}))))
+	mf := scrape(t, server(t, reg))["shop_requests_by_criticality_total"]
+	require.NotNil(t, mf)
+	require.Len(t, mf.GetMetric(), 4, "a series per level")
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		_, err := breaker.ParseCriticality(labels["criticality"])
+		assert.NoError(t, err)
+		assert.Equal(t, map[string]string{"breaker": "payments", "source": "client", "zone": "a",
+			"criticality": labels["criticality"]}, labels)
+	}
+	problems, err := testutil.CollectAndLint(prombreaker.MustNewCollector(clients))
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, 8+4*5, testutil.CollectAndCount(prombreaker.MustNewCollector(clients)),
+		"eight series, and five per level")
+}
+
 func TestCollector_lint(t *testing.T) {
 	m := newMock()
 	r := newRegistry(m)
@@ -191,6 +331,8 @@ func TestNewCollector_invalid(t *testing.T) {
 			want: `WithConstLabels("__name__"="x"): names that start with __ are reserved`},
 		{name: "breaker label", src: r, opt: labels("breaker", "x"),
 			want: `WithConstLabels("breaker"="x"): the collector sets "breaker" to each breaker's name`},
+		{name: "criticality label", src: r, opt: labels("criticality", "x"),
+			want: `WithConstLabels("criticality"="x"): the collector sets "criticality" to each level's name`},
 		{name: "label value", src: r, opt: labels("side", "\xff"),
 			want: `WithConstLabels("side"="\xff"): the value is not valid UTF-8`},
 	}

@@ -21,6 +21,27 @@
 //	srebreaker_window_failures    gauge    failures within the window
 //	srebreaker_window_drops       gauge    drops within the window
 //
+// A breaker that has counted a call at a level other than the default
+// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also gives one
+// series per level of each of the following, labelled as above and with
+// the level's name (label "criticality": CRITICAL_PLUS, CRITICAL,
+// SHEDDABLE_PLUS or SHEDDABLE); a breaker whose calls all ask at the
+// default level gives none, and its series are the eight above only:
+//
+//	srebreaker_requests_by_criticality_total    counter  calls that asked at the level: successes + failures + drops
+//	srebreaker_successes_by_criticality_total   counter  admitted calls of the level that succeeded
+//	srebreaker_failures_by_criticality_total    counter  admitted calls of the level that failed
+//	srebreaker_drops_by_criticality_total       counter  calls of the level the breaker dropped
+//	srebreaker_drop_probability_by_criticality  gauge    probability that a call of the level asking now is dropped
+//
+// They are families of their own, so that sum(srebreaker_drops_total)
+// still counts each call once; the levels of a breaker add up to its
+// series without the label. Calls without a level count at CRITICAL, the
+// default, and CRITICAL's counts are what the other levels leave of the
+// breaker's: while a call at another level is between reporting its
+// outcome to its level and to the breaker, they may lag behind by that
+// call, never run ahead or go back.
+//
 // The counters count from the breaker's creation and only grow, so
 // rate(srebreaker_drops_total[1m]) / rate(srebreaker_requests_total[1m]) is
 // the share of calls shed over the last minute. The window gauges are what
@@ -34,7 +55,7 @@
 // " (2)", " (3)" and so on (names valid as they are first, then the rest in
 // the order of their bytes), so that one odd name never fails the scrape.
 //
-// Every count is exact.
+// Every count is exact (but for CRITICAL's lag, above).
 //
 // A Collector is safe for concurrent use by multiple goroutines.
 package prombreaker

@@ -23,6 +23,12 @@ const BreakerLabel = "breaker"
 // every series of a [Collector] over [Sources].
 const SourceLabel = "source"
 
+// CriticalityLabel is the label that holds the level, as
+// [breaker.Criticality.String] names it (CRITICAL_PLUS, CRITICAL,
+// SHEDDABLE_PLUS or SHEDDABLE), on the series by criticality: those of the
+// breakers that have counted a call at a level other than the default.
+const CriticalityLabel = "criticality"
+
 // ErrInvalidOption is wrapped by the error [NewCollector] returns for an
 // invalid source or option; the full text names the option and what was
 // wrong with it.
@@ -64,6 +70,9 @@ func newOptions(opts []Option) (*options, error) {
 		case name == BreakerLabel:
 			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the collector sets %q to each breaker's name",
 				ErrInvalidOption, name, value, BreakerLabel)
+		case name == CriticalityLabel:
+			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the collector sets %q to each level's name",
+				ErrInvalidOption, name, value, CriticalityLabel)
 		case !utf8.ValidString(value):
 			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the value is not valid UTF-8",
 				ErrInvalidOption, name, value)
@@ -87,7 +96,8 @@ func WithNamespace(namespace string) Option {
 // different values can be registered with one Prometheus registry, though
 // one collector over [Sources] is simpler. Default: none. Each name must be a letter or an
 // underscore followed by letters, digits and underscores, must not start
-// with two underscores and must not be [BreakerLabel] (nor [SourceLabel]
+// with two underscores and must not be [BreakerLabel] or
+// [CriticalityLabel] (nor [SourceLabel]
 // for a collector over Sources); each value must be
 // valid UTF-8. The map is copied; later options add to it, and a name given
 // twice takes the later value.

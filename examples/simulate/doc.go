@@ -55,6 +55,11 @@
 //     in the proportions of four weights, CRITICAL_PLUS, CRITICAL,
 //     SHEDDABLE_PLUS and SHEDDABLE, such as 20,40,20,20; it replaces a
 //     scenario file's mix. See "Criticality" below.
+//   - -fifo, with a mix: the dependency serves calls first come, first
+//     served, whatever their level, as one that does not read the
+//     criticality does.
+//   - -shuffle, with a mix: the levels of each 100 ms slot come in a random
+//     order drawn from -seed, rather than spread evenly.
 //   - -scenario file: simulate the phases of a scenario file instead.
 //   - -replay trace: replay a trace instead of simulating.
 //   - -record file: write the simulated calls to file as a trace. A
@@ -129,8 +134,11 @@
 //     outage, healed or overload, each at most once; default none.
 //
 // A scenario file may also give a mix, four weights as -mix takes them:
-// "mix": [20, 40, 20, 20]. testdata/criticality.json is the criticality
-// scenario of docs/behaviour.md.
+// "mix": [20, 40, 20, 20], and with it "fifo": true and "shuffle": true,
+// as -fifo and -shuffle (the flags add to the file's).
+// testdata/criticality.json is the criticality scenario of
+// docs/behaviour.md; testdata/criticality-fifo.json the same against a
+// dependency that serves first come, first served, the levels shuffled.
 //
 // Unknown fields are errors. A run may last at most 24 hours and make at most
 // 100 million calls. Errors name the line (for JSON syntax) or the phase and
@@ -205,14 +213,16 @@
 // # Criticality
 //
 // With a mix, each call is given a level in the mix's proportions, spread
-// evenly (the same mix always gives the same sequence), and asked about
+// evenly (the same mix always gives the same sequence), or with -shuffle
+// the levels of each 100 ms slot's calls, taken from that sequence, in a
+// random order drawn from -seed; each call is asked about
 // through AllowCtx with the level in its context. The dependency then sheds
 // as a server that reads the criticality does: in each 100 ms slot of a
 // phase with a capacity, a call is served while the calls served so far,
 // plus those of higher levels still expected in the slot (as many as the
 // previous slot brought, less those already come), stay within the slot's
-// capacity. Without a mix, calls name no level and the dependency serves
-// them first come, first served, exactly as before.
+// capacity. With -fifo, and without a mix, the dependency serves calls
+// first come, first served, whatever their level.
 //
 // The report then adds a table of each phase's calls per level (offered,
 // the share allowed, succeeded and dropped, and the level's share of the

@@ -91,6 +91,8 @@ report, the scenario and trace formats.
 		cfg.mix = m
 		return err
 	})
+	fs.BoolVar(&cfg.fifo, "fifo", false, "with a mix: the dependency serves calls first come, first served, whatever their level, as one that does not read the criticality")
+	fs.BoolVar(&cfg.shuffle, "shuffle", false, "with a mix: give the levels of each 100 ms slot in a random order (from -seed) rather than spread evenly")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -68,9 +69,36 @@ func (m mix) validate() error {
 
 // mixer hands out levels in the proportions of a mix, spread evenly: smooth
 // weighted round robin, so the same mix always gives the same sequence.
+// With shuffle set, deal takes the levels of a slot's calls from that
+// sequence and shuffles them, and next hands them out in that order.
 type mixer struct {
 	weights, credit [4]float64
 	total           float64
+
+	shuffle *rand.Rand // nil to spread the levels evenly
+	dealt   []int      // the slot's levels, with shuffle
+	dealtAt int        // the index in dealt of the next call's level
+}
+
+// deal takes the levels of the next n calls and puts them in a random
+// order; next hands them out before it takes any more.
+func (x *mixer) deal(n int) {
+	x.dealt, x.dealtAt = x.dealt[:0], 0
+	for range n {
+		x.dealt = append(x.dealt, x.spread())
+	}
+	x.shuffle.Shuffle(len(x.dealt), func(i, j int) { x.dealt[i], x.dealt[j] = x.dealt[j], x.dealt[i] })
+}
+
+// slotCalls returns how many of phase p's calls, from call i on, arrive in
+// the 100 ms slot of call i.
+func slotCalls(p phase, i int64) int {
+	s, n := p.arrival(i)/slot, p.requests()
+	j := i
+	for j < n && p.arrival(j)/slot == s {
+		j++
+	}
+	return int(j - i)
 }
 
 func newMixer(m mix) *mixer {
@@ -83,6 +111,15 @@ func newMixer(m mix) *mixer {
 
 // next returns the index (into levels) of the next call's level.
 func (x *mixer) next() int {
+	if x.dealtAt < len(x.dealt) {
+		x.dealtAt++
+		return x.dealt[x.dealtAt-1]
+	}
+	return x.spread()
+}
+
+// spread returns the next level of the evenly spread sequence.
+func (x *mixer) spread() int {
 	best := 0
 	for i, w := range x.weights {
 		x.credit[i] += w
@@ -195,7 +232,15 @@ func (r *result) levelFigures(p int) levelFigures {
 // printLevels prints, per phase, each level's calls, and the overload
 // phase's per-level figures.
 func printLevels(out io.Writer, res *result, nameWidth int) {
-	fmt.Fprintf(out, "mix: %s (CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE)\n", res.scenario.mix)
+	order, serves := "spread evenly", "the highest levels first"
+	if res.scenario.shuffle {
+		order = "shuffled per 100 ms"
+	}
+	if res.scenario.fifo {
+		serves = "first come, first served"
+	}
+	fmt.Fprintf(out, "mix: %s (CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE), %s; the dependency serves %s\n",
+		res.scenario.mix, order, serves)
 	fmt.Fprintf(out, "%-*s %5s %9s %9s %10s %9s %11s\n", nameWidth, "phase", "level", "offered", "allowed%", "succeeded%", "dropped%", "% of drops")
 	for p, c := range res.phases {
 		if res.scenario.phases[p].length == 0 {

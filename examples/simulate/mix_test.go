@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,4 +182,81 @@ func TestRun_mix(t *testing.T) {
 	out.Reset()
 	require.NoError(t, run(cfg, &out, &stderr))
 	assert.NotContains(t, out.String(), "CRITICAL")
+}
+
+// TestSimulate_criticalityFIFO runs testdata/criticality-fifo.json for
+// seeds 1 to 5: the criticality scenario against a dependency that serves
+// first come, first served (it does not read the criticality), the levels
+// of each 100 ms slot in a seeded random order. The dependency fails the
+// calls beyond its capacity whatever their level, so a critical call
+// succeeds as often as any admitted call: the breaker keeps every critical
+// call and sheds from SHEDDABLE up, and the fewer attempts per success,
+// the more of the critical calls succeed. docs/behaviour.md quotes these
+// figures beside failsafe-go's (bench/cmd/criticality -fifo -shuffle).
+func TestSimulate_criticalityFIFO(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := defaultConfig()
+		cfg.scenarioFile, cfg.seed = "testdata/criticality-fifo.json", seed
+		res, err := simulate(cfg)
+		require.NoError(t, err)
+		f := res.figures()
+		assert.Equal(t, 0.0, f.falseDrops, "seed %d: false drops", seed)
+		assert.GreaterOrEqual(t, f.goodput, 99.9, "seed %d: goodput", seed)
+		assert.InDelta(t, 1.33, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
+
+		p := res.phaseOf(roleOverload)
+		require.GreaterOrEqual(t, p, 0)
+		c := res.phases[p]
+		assert.Equal(t, 0, c.levels[0].dropped+c.levels[1].dropped, "seed %d: critical calls dropped", seed)
+		lf := res.levelFigures(p)
+		assert.InDelta(t, 76.0, lf.succeeded[0], 1, "seed %d: CRITICAL_PLUS succeeded", seed)
+		assert.InDelta(t, 76.4, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded", seed)
+		assert.InDelta(t, 17.7, lf.succeeded[2], 1, "seed %d: SHEDDABLE_PLUS succeeded", seed)
+		assert.InDelta(t, 3.5, lf.succeeded[3], 0.5, "seed %d: SHEDDABLE succeeded", seed)
+		assert.InDelta(t, 55.6, lf.dropShare[3], 1, "seed %d: SHEDDABLE's share of the drops", seed)
+	}
+}
+
+func TestMixer_deal_shufflesEachSlotInTheMixsProportions(t *testing.T) {
+	x := newMixer(mix{20, 40, 20, 20})
+	x.shuffle = rand.New(rand.NewPCG(1, 2))
+	even := newMixer(mix{20, 40, 20, 20})
+	same := true
+	for range 5 {
+		x.deal(200)
+		var n [4]int
+		for range 200 {
+			l := x.next()
+			n[l]++
+			same = same && l == even.next()
+		}
+		assert.Equal(t, [4]int{40, 80, 40, 40}, n, "each slot holds the mix")
+	}
+	assert.False(t, same, "the order is not the even one")
+	assert.Equal(t, 200, slotCalls(phase{length: time.Second, rate: 2000}, 0))
+	assert.Equal(t, 1, slotCalls(phase{length: time.Second, rate: 2000}, 199), "the slot's last call")
+	assert.Equal(t, 3, slotCalls(phase{length: time.Second, rate: 25}, 0), "0, 40 and 80 ms")
+}
+
+func TestParseScenario_fifoAndShuffle(t *testing.T) {
+	s, err := parseScenario(strings.NewReader(`{"mix": [1, 2, 3, 4], "fifo": true, "shuffle": true,
+		"phases": [{"duration": "1s", "rate": 10}]}`))
+	require.NoError(t, err)
+	assert.True(t, s.fifo)
+	assert.True(t, s.shuffle)
+	_, err = parseScenario(strings.NewReader(`{"fifo": true, "phases": [{"duration": "1s", "rate": 10}]}`))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "give a mix too")
+	}
+	var stderr bytes.Buffer
+	cfg, err := parseFlags([]string{"-shuffle", "-quiet"}, &stderr)
+	require.NoError(t, err)
+	assert.ErrorContains(t, run(cfg, &bytes.Buffer{}, &stderr), "give a mix too")
+
+	// The flags add to a scenario file's.
+	cfg, err = parseFlags([]string{"-scenario", "testdata/criticality.json", "-fifo", "-shuffle", "-quiet"}, &stderr)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, run(cfg, &out, &stderr))
+	assert.Contains(t, out.String(), "shuffled per 100 ms; the dependency serves first come, first served")
 }

@@ -78,6 +78,11 @@ type scenario struct {
 	source string // the file it was read from; empty for the one the flags describe
 	phases []phase
 	mix    mix // the calls' criticalities; the zero mix for calls without one
+	// With a mix: fifo has the dependency serve calls first come, first
+	// served, whatever their level, rather than the highest levels first;
+	// shuffle gives the levels of each 100 ms slot in a seeded random
+	// order rather than spread evenly.
+	fifo, shuffle bool
 }
 
 func (s scenario) length() time.Duration {
@@ -121,6 +126,9 @@ func (s scenario) hasLatency() bool {
 func (s scenario) validate() error {
 	if len(s.phases) == 0 {
 		return errors.New("no phases: a scenario needs at least one")
+	}
+	if (s.fifo || s.shuffle) && !s.mix.set() {
+		return errors.New("fifo and shuffle: describe calls with a criticality; give a mix too")
 	}
 	if len(s.phases) > maxPhases {
 		return fmt.Errorf("%d phases: at most %d", len(s.phases), maxPhases)
@@ -178,6 +186,8 @@ type scenarioJSON struct {
 	Description string      `json:"description"` // free text, ignored
 	Phases      []phaseJSON `json:"phases"`
 	Mix         []float64   `json:"mix"` // weights of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE
+	FIFO        bool        `json:"fifo"`
+	Shuffle     bool        `json:"shuffle"`
 }
 
 type phaseJSON struct {
@@ -240,6 +250,7 @@ func parseScenario(r io.Reader) (scenario, error) {
 			return scenario{}, err
 		}
 	}
+	s.fifo, s.shuffle = file.FIFO, file.Shuffle
 	if err := s.validate(); err != nil {
 		return scenario{}, err
 	}

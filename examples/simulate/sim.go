@@ -33,7 +33,9 @@ type config struct {
 	errorRate float64 // share of calls failing while healthy
 	capacity  float64 // share of the offered rate served while overloaded
 	phases    [phaseCount]phase
-	mix       mix // the calls' criticalities (-mix); replaces a scenario file's
+	mix       mix  // the calls' criticalities (-mix); replaces a scenario file's
+	fifo      bool // -fifo: the dependency serves calls first come, first served; adds to a scenario file's
+	shuffle   bool // -shuffle: each slot's levels in a seeded random order; adds to a scenario file's
 
 	scenarioFile string // replaces the flags' scenario when set
 	replayFile   string // replay this trace instead of simulating
@@ -112,10 +114,14 @@ func (c config) validate() error {
 func (c config) scenario() (scenario, error) {
 	if c.scenarioFile != "" {
 		s, err := loadScenario(c.scenarioFile)
+		if err != nil {
+			return s, err
+		}
 		if c.mix.set() {
 			s.mix = c.mix
 		}
-		return s, err
+		s.fifo, s.shuffle = s.fifo || c.fifo, s.shuffle || c.shuffle
+		return s, s.validate()
 	}
 	if err := c.validate(); err != nil {
 		return scenario{}, err
@@ -135,7 +141,7 @@ func (c config) scenario() (scenario, error) {
 		}
 		s.phases = append(s.phases, p)
 	}
-	s.mix = c.mix
+	s.mix, s.fifo, s.shuffle = c.mix, c.fifo, c.shuffle
 	return s, s.validate()
 }
 
@@ -194,6 +200,9 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 	var mixer *mixer // nil for calls without a criticality
 	if sc.mix.set() {
 		mixer = newMixer(sc.mix)
+		if sc.shuffle {
+			mixer.shuffle = rand.New(rand.NewPCG(bc.seed, bc.seed+3))
+		}
 	}
 	var elapsed time.Duration // since the start, at the beginning of the phase
 	for p, ph := range sc.phases {
@@ -209,6 +218,9 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 			var promise srebreaker.Promise
 			level := -1
 			if mixer != nil {
+				if sc.shuffle && (i == 0 || ph.arrival(i-1)/slot != since/slot) { // the slot's first call
+					mixer.deal(slotCalls(ph, i))
+				}
 				level = mixer.next()
 				promise = d.allowLevel(epoch.Add(at), level)
 			} else {
@@ -217,7 +229,7 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 			if promise != nil {
 				c.allowed = 1
 				var served bool
-				if level < 0 {
+				if level < 0 || sc.fifo {
 					served = capacity.take(since)
 				} else {
 					served = capacity.takeFor(since, level)
@@ -234,7 +246,7 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 				c.dropped = 1
 				if tw != nil {
 					room := capacity.hasRoom(since)
-					if level >= 0 {
+					if level >= 0 && !sc.fifo {
 						room = capacity.roomFor(since, level)
 					}
 					tw.write(at, room && !fails(whatIf, ph.errors), ph.latency)

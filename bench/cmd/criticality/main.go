@@ -14,7 +14,14 @@
 //
 // Usage, from bench/ (the peer module):
 //
-//	GOWORK=off go run ./cmd/criticality [-runs 1] [-healthy 5s] [-overload 20s]
+//	GOWORK=off go run ./cmd/criticality [-runs 1] [-healthy 5s] [-overload 20s] [-fifo] [-shuffle]
+//
+// -fifo has the dependency serve calls first come, first served, whatever
+// their level, as most dependencies do (they do not read the criticality):
+// the simulator's examples/simulate/testdata/criticality-fifo.json.
+// -shuffle gives the levels of each 100 ms slot's 200 calls in a random
+// order, seeded with the run's number, rather than spread evenly; both
+// libraries see the same order.
 //
 // srebreaker runs with its defaults, asked through AllowCtx with the level
 // in the context. failsafe-go runs as its documentation shows,
@@ -29,6 +36,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -58,17 +66,30 @@ func main() {
 	runs := flag.Int("runs", 1, "how many times to run the scenario")
 	healthy := flag.Duration("healthy", 5*time.Second, "length of the healthy phase")
 	overload := flag.Duration("overload", 20*time.Second, "length of the overload phase")
+	fifo := flag.Bool("fifo", false, "the dependency serves calls first come, first served, whatever their level")
+	shuffle := flag.Bool("shuffle", false, "each 100 ms slot's levels in a random order, seeded with the run's number")
 	flag.Parse()
 	if *runs < 1 || *healthy < 0 || *overload <= 0 {
 		fmt.Fprintln(os.Stderr, "criticality: -runs must be at least 1, -healthy at least 0 and -overload positive")
 		os.Exit(2)
 	}
-	fmt.Printf("%d calls/s, mix %v (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE); %v healthy (%.0f %% errors), "+
-		"then %v at %d calls/s served, highest levels first\n\n", rate, weights, *healthy, 100*errorRate, *overload, capacity)
-	fmt.Println("| library | run | goodput, % of capacity | attempts per success | CRITICAL_PLUS succeeded | CRITICAL succeeded (of what fits) | SHEDDABLE_PLUS succeeded | SHEDDABLE succeeded | drops on the sheddable levels | false drops while healthy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	order, serves := "spread evenly", "highest levels first"
+	if *shuffle {
+		order = "shuffled per 100 ms"
+	}
+	if *fifo {
+		serves = "first come, first served"
+	}
+	fmt.Printf("%d calls/s, mix %v (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), %s; %v healthy (%.0f %% errors), "+
+		"then %v at %d calls/s served, %s\n\n", rate, weights, order, *healthy, 100*errorRate, *overload, capacity, serves)
+	fmt.Println("| library | run | goodput, % of capacity | attempts per success | CRITICAL_PLUS succeeded | CRITICAL succeeded (of what fits) | CRITICAL_PLUS and CRITICAL succeeded | SHEDDABLE_PLUS succeeded | SHEDDABLE succeeded | drops on the sheddable levels | drops by level (CP, C, SP, S) | false drops while healthy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for run := 1; run <= *runs; run++ {
-		o, t := play(*healthy, *overload)
+		var r *rand.Rand
+		if *shuffle {
+			r = rand.New(rand.NewPCG(uint64(run), 0))
+		}
+		o, t := play(*healthy, *overload, *fifo, r)
 		o.print("srebreaker", run, *overload)
 		t.print("failsafe-go priority throttler", run, *overload)
 	}
@@ -150,13 +171,14 @@ type result struct{ healthy, overload counts }
 // the calls of the higher levels that reached the dependency in the
 // previous 100 ms slot.
 type dependency struct {
+	fifo      bool // serve first come, first served: no floor
 	room      float64
 	at        time.Duration
 	slot      int
 	prev, cur [4]int
 }
 
-func newDependency() *dependency { return &dependency{room: 1, slot: -1} }
+func newDependency(fifo bool) *dependency { return &dependency{fifo: fifo, room: 1, slot: -1} }
 
 func (d *dependency) serve(since time.Duration, l int) bool {
 	if s := int(since / slot); s != d.slot {
@@ -173,7 +195,9 @@ func (d *dependency) serve(since time.Duration, l int) bool {
 	}
 	floor := 0
 	for h := range l {
-		floor += d.prev[h]
+		if !d.fifo {
+			floor += d.prev[h]
+		}
 	}
 	if d.room < 1+float64(floor)-1e-9 {
 		return false
@@ -183,16 +207,31 @@ func (d *dependency) serve(since time.Duration, l int) bool {
 }
 
 // play runs the scenario once through both libraries, from the same
-// arrivals, in real time.
-func play(healthy, overload time.Duration) (oursResult, theirsResult result) {
+// arrivals, in real time. fifo and shuffle are as the flags; shuffle is
+// nil to spread the levels evenly.
+func play(healthy, overload time.Duration, fifo bool, shuffle *rand.Rand) (oursResult, theirsResult result) {
 	libs := []limiter{newOurs(), newTheirs()}
 	fs := libs[1].(*theirs)
 	results := []*result{&oursResult, &theirsResult}
-	deps := []*dependency{newDependency(), newDependency()}
+	deps := []*dependency{newDependency(fifo), newDependency(fifo)}
+	perSlot := int(rate * slot.Seconds())
+	var dealt []int // with shuffle, the levels of the current slot's calls
 	var credit [4]float64
 	total := 0.0
 	for _, w := range weights {
 		total += w
+	}
+	// next returns the next level, by smooth weighted round robin.
+	next := func() int {
+		l := 0
+		for j, w := range weights {
+			credit[j] += w
+			if credit[j] > credit[l] {
+				l = j
+			}
+		}
+		credit[l] -= total
+		return l
 	}
 	healthyCalls := int(healthy.Seconds() * rate)
 	calls := healthyCalls + int(overload.Seconds()*rate)
@@ -207,15 +246,19 @@ func play(healthy, overload time.Duration) (oursResult, theirsResult result) {
 		}
 		due := min(calls, int(elapsed.Seconds()*rate)+1)
 		for ; i < due; i++ {
-			// The next level, by smooth weighted round robin.
-			l := 0
-			for j, w := range weights {
-				credit[j] += w
-				if credit[j] > credit[l] {
-					l = j
+			var l int
+			if shuffle == nil {
+				l = next()
+			} else {
+				if i%perSlot == 0 { // a slot's first call: deal its levels
+					dealt = dealt[:0]
+					for range perSlot {
+						dealt = append(dealt, next())
+					}
+					shuffle.Shuffle(len(dealt), func(a, b int) { dealt[a], dealt[b] = dealt[b], dealt[a] })
 				}
+				l = dealt[i%perSlot]
 			}
-			credit[l] -= total
 			for k, lib := range libs {
 				c := &results[k].healthy
 				if i >= healthyCalls {
@@ -265,7 +308,9 @@ func (r result) print(name string, run int, overload time.Duration) {
 	fits := math.Min(float64(o.offered[1]), math.Max(0, capacity*overload.Seconds()-float64(o.succeeded[0])))
 	critical := fmt.Sprintf("%.1f %% (%.1f %%)", pct(o.succeeded[1], o.offered[1]), 100*float64(o.succeeded[1])/math.Max(1, fits))
 	sheddableDrops := pct(o.dropped[2]+o.dropped[3], sum(o.dropped))
-	fmt.Printf("| %s | %d | %.1f %% | %s | %.1f %% | %s | %.1f %% | %.1f %% | %.1f %% | %d |\n",
+	fmt.Printf("| %s | %d | %.1f %% | %s | %.1f %% | %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %d, %d, %d, %d | %d |\n",
 		name, run, 100*float64(sum(o.succeeded))/servable, attempts, pct(o.succeeded[0], o.offered[0]), critical,
-		pct(o.succeeded[2], o.offered[2]), pct(o.succeeded[3], o.offered[3]), sheddableDrops, sum(r.healthy.dropped))
+		pct(o.succeeded[0]+o.succeeded[1], o.offered[0]+o.offered[1]),
+		pct(o.succeeded[2], o.offered[2]), pct(o.succeeded[3], o.offered[3]), sheddableDrops,
+		o.dropped[0], o.dropped[1], o.dropped[2], o.dropped[3], sum(r.healthy.dropped))
 }
