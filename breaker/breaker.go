@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
+	"slices"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
@@ -158,14 +158,16 @@ func newGoogleBreaker(o options) *googleBreaker {
 	if o.evidence > 0 {
 		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
 	}
-	// The options were validated: New cannot fail.
+	// The options were validated: New cannot fail. Each window gets its
+	// own copy of the options, and only the outcomes and drops windows
+	// report their finished buckets.
+	b.levels.init(o.buckets, span, slices.Clip(windowOpts))
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
-		append(windowOpts, rollingwindow.OnBucketDone(b.bucketDone))...)
+		append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.bucketDone))...)
 	if b.reach != nil {
-		windowOpts = append(windowOpts, rollingwindow.OnBucketDone(b.reach.dropsDone))
+		windowOpts = append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.reach.dropsDone))
 	}
 	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
-	b.levels.init(o.buckets, span, windowOpts)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
 	}
@@ -254,6 +256,7 @@ func (b *googleBreaker) decide(t time.Duration, c tally) error {
 	} else {
 		b.drops.AddAtOffset(t, 1)
 	}
+	b.streaks.sawDrop()
 	if b.events != nil && b.events.drops {
 		b.events.dropped(b, b.formula.probability(num, den))
 	}
@@ -467,65 +470,4 @@ func ctxErr(ctx context.Context) error {
 		return nil
 	}
 	return ctx.Err()
-}
-
-// streaks follows the newest finished buckets while they agree: up is the
-// successes in the run of newest buckets that held successes and no
-// failure, down the failures in the run that held failures and no success;
-// both 0 once a bucket held both. Buckets without calls neither extend nor
-// break a run. The outcomes window reports each finished bucket.
-type streaks struct {
-	size     int64 // buckets in the window
-	up, down atomic.Int64
-	// downBuckets is how many buckets the down run spans; recovering is
-	// set while the up run follows a down run that spanned a window.
-	downBuckets atomic.Int64
-	recovering  atomic.Bool
-}
-
-// bucketDone takes in a finished bucket of the outcomes window, passed
-// buckets after which came and went empty.
-func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
-	succ, fail := done.Sum, done.Count-done.Sum
-	switch {
-	case passed >= s.size-1: // it, and every bucket before it, has left the window
-		s.up.Store(0)
-		s.down.Store(0)
-		s.downBuckets.Store(0)
-		s.recovering.Store(false)
-	case succ > 0 && fail == 0:
-		if s.downBuckets.Load() >= s.size {
-			s.recovering.Store(true)
-		} else if s.up.Load() == 0 {
-			s.recovering.Store(false)
-		}
-		s.up.Add(succ)
-		s.down.Store(0)
-		s.downBuckets.Store(0)
-	case fail > 0 && succ == 0:
-		s.down.Add(fail)
-		s.downBuckets.Add(1 + passed)
-		s.up.Store(0)
-		s.recovering.Store(false)
-	case succ > 0 && fail > 0:
-		s.up.Store(0)
-		s.down.Store(0)
-		s.downBuckets.Store(0)
-		s.recovering.Store(false)
-	}
-}
-
-// recent returns the successes and failures of the newest run of agreeing
-// finished buckets and the current one (which holds succ and fail so far),
-// while the current bucket agrees with the run; (0, 0) when there is no
-// run, or the current bucket breaks it. A run needs a finished bucket: a
-// bucket that has just begun says too little on its own.
-func (s *streaks) recent(succ, fail int64) (successes, failures int64) {
-	if down := s.down.Load(); down > 0 && succ == 0 {
-		return 0, down + fail
-	}
-	if up := s.up.Load(); up > 0 && fail == 0 {
-		return up + succ, 0
-	}
-	return 0, 0
 }

@@ -311,6 +311,7 @@ func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
 	}
 	x.calls.AddAtOffset(t, 1)
 	b.drops.AddAtOffset(t, 1)
+	b.streaks.sawDrop()
 	if b.events != nil && b.events.drops {
 		b.events.dropped(b, p)
 	}

@@ -181,7 +181,9 @@ func WithDropsCounted(counted bool) Option {
 // the dependency is taken to be up: the breaker drops nothing, instead of
 // waiting for older failures to leave the window. Mixed buckets (a
 // dependency that fails part of the time) leave the formula as it is.
-// Default true.
+// Buckets without outcomes neither extend nor break a run; a window in
+// which no call was admitted or dropped ends it. The runs do not depend on
+// how often the breaker is read ([StatsOf], [Fleet.Counts]). Default true.
 func WithTrustRecent(trust bool) Option {
 	return func(o *options) { o.trustRecent = trust }
 }
@@ -214,7 +216,8 @@ func WithPlainFormula() Option {
 // With [WithTrustRecent] on, three rules come with it. A dependency taken
 // to be down is judged on the window's failures or on up to calls/2 of
 // the failures read back for, whichever are more. Once its failing buckets
-// have spanned a window, protection no longer applies. After such a run,
+// have spanned a window (from the first to the newest, none with a
+// success), protection no longer applies. After such a run,
 // the first bucket of only successes readmits the dependency. A window
 // without failures still drops nothing, whatever the older calls held: a
 // dependency shed on older evidence gets a call through once a window has

@@ -5,7 +5,7 @@
 // Fifty instances that each call a dependency twice a second together see
 // a hundred calls a second, but each sees two: too few for its breaker to
 // shed an outage well, even reaching back past its window (in the
-// simulator, 46 % of an outage gets through each, against 5 % shared; see
+// simulator, 37 % of an outage gets through each, against 5 % shared; see
 // docs/behaviour.md). Shared, every instance's breaker drops calls with
 // the higher of two probabilities: the formula's over its own window, and
 // the formula's over the fleet's windows added up, to which protection and

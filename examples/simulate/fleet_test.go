@@ -28,7 +28,8 @@ func fleetConfigOf(clients, rate int, seed uint64) config {
 
 // The fleet goals of issue 12: 50 clients at 2 requests/s, an outage seen
 // by all. Shared counts shed at least 90 % of it; per-process counts, even
-// reaching back past the window on light traffic, let much more through.
+// reaching back past the window on light traffic, let through what a lone
+// breaker at 2 requests/s does (37 %).
 func TestSimulateFleet_outageSeenByAll(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -44,7 +45,7 @@ func TestSimulateFleet_outageSeenByAll(t *testing.T) {
 			cfg.share = false
 			alone, err := simulate(cfg)
 			require.NoError(t, err)
-			assert.Greater(t, alone.figures().outageReached, 40.0, "each client alone sees too few calls to shed much")
+			assert.Greater(t, alone.figures().outageReached, 30.0, "each client alone sees too few calls to shed much")
 		})
 	}
 }
@@ -79,15 +80,25 @@ func TestSimulateFleet_partitionSeenByOne(t *testing.T) {
 	assert.Less(t, pct(c.allowed, c.offered), 40.0, "at 20 requests/s, client 1 sheds most of its outage")
 }
 
+// A fleet of one draws and decides as one breaker, although publishing
+// reads its windows every bucket, between its calls: at light rates too,
+// where most buckets hold no call (a regression test: the runs of buckets
+// used to depend on how often the windows were read).
 func TestSimulateFleet_oneClientIsOneBreaker(t *testing.T) {
-	cfg := fleetConfigOf(1, 200, 1)
-	single, err := simulate(cfg)
-	require.NoError(t, err)
-	sc, err := cfg.scenario()
-	require.NoError(t, err)
-	fleet, _, err := simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
-	require.NoError(t, err)
-	assert.Equal(t, single.phases, fleet.phases, "a fleet of one draws and decides as one breaker")
+	for _, rate := range []int{2, 5, 20, 200} {
+		t.Run(fmt.Sprint(rate, " requests/s"), func(t *testing.T) {
+			for seed := uint64(1); seed <= 5; seed++ {
+				cfg := fleetConfigOf(1, rate, seed)
+				single, err := simulate(cfg)
+				require.NoError(t, err)
+				sc, err := cfg.scenario()
+				require.NoError(t, err)
+				fleet, _, err := simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
+				require.NoError(t, err)
+				assert.Equal(t, single.phases, fleet.phases, "seed %d", seed)
+			}
+		})
+	}
 }
 
 func TestFleetStore_sync(t *testing.T) {

@@ -34,7 +34,10 @@ func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	assert.GreaterOrEqual(t, f.goodput, 99.0, "%% of capacity served while overloaded")
 	assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "attempts per success while overloaded")
 
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 2.09, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
+	// 2.045 %: a down run spans the buckets between its failing ones,
+	// which the outcomes window used to skip when calls read it in each
+	// (2.09 % before).
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 2.045, shedAfter: 0.2, admittedAfter: 0.2, goodput: 100,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
 	assert.InDelta(t, 1.38, f.attemptsPerSuccess, 0.005)
 
