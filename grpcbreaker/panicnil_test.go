@@ -2,34 +2,23 @@ package grpcbreaker_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
+	"github.com/srebreaker/srebreaker/internal/panicnil"
 )
 
 // Issue 11: with GODEBUG panicnil=1, panic(nil) in a handler was taken for
 // runtime.Goexit and swallowed: the interceptor returned nil, nil.
 func TestUnaryServerInterceptor_panicNilWithPanicnil1(t *testing.T) {
 	const name = "TestUnaryServerInterceptor_panicNilWithPanicnil1"
-	if os.Getenv("SREBREAKER_PANICNIL_CHILD") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "GODEBUG=panicnil=1", "SREBREAKER_PANICNIL_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "the child with GODEBUG panicnil=1:\n%s", out)
-		assert.Contains(t, string(out), "--- PASS: "+name)
+	if !panicnil.InChild(t, name) {
 		return
 	}
-	require.Nil(t, func() (v any) {
-		defer func() { v = recover() }()
-		panic(nil)
-	}(), "GODEBUG panicnil=1 in the child")
 
 	r := breaker.NewRegistry()
 	intercept := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(r))
