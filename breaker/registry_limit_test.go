@@ -215,6 +215,31 @@ func TestRegistry_SetLimit_sheddingGoesLast(t *testing.T) {
 	assert.NotContains(t, names(r), "dead")
 }
 
+// A breaker that sheds on its fleet's counts, with a clean window of its
+// own, is shedding too: it goes last.
+func TestRegistry_SetLimit_sheddingOnTheFleetsCountsGoesLast(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	r.SetLimit(10)
+	linked := r.Get("linked")
+	f, ok := breaker.FleetOf(linked)
+	require.True(t, ok)
+	require.NoError(t, f.SetOthers(breaker.Counts{Failures: 400, ReachFailures: 400}))
+	s, _ := breaker.StatsOf(linked)
+	require.Greater(t, s.DropProbability, 0.5, "the fleet's failures shed")
+	for i := range 50 { // every other name is newer and in use
+		r.Get(fmt.Sprint("dep-", i))
+		r.Get(fmt.Sprint("dep-", i))
+	}
+	assert.Contains(t, names(r), "linked")
+
+	f.ClearOthers() // it sheds no more and goes as any other
+	for i := range 50 {
+		r.Get(fmt.Sprint("later-", i))
+	}
+	assert.NotContains(t, names(r), "linked")
+}
+
 func TestRegistry_DefaultLimit(t *testing.T) {
 	var r breaker.Registry
 	for i := range breaker.DefaultLimit + 1 {

@@ -64,12 +64,8 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 // listeners.
 func (b *googleBreaker) Stats() Stats {
 	t := b.now()
-	c := b.tally(t)
-	c.drops, _ = b.drops.TotalsAtOffset(t)
-	num, den := b.formula.ratio(c)
-	if o := b.fleet.others.Load(); o != nil {
-		num, den = b.withFleet(o, t, c.failures, num, den)
-	}
+	c, num, den := b.ratioAt(t)
+	c.drops, _ = b.drops.TotalsAtOffset(t) // the tally skips them in a window without failures
 	if b.events != nil {
 		b.events.observe(b, t, num, den)
 	}
