@@ -223,30 +223,27 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				values = append(values, src.name)
 			}
 			s := all[i].stats
-			send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
+			send := func(d *prometheus.Desc, t prometheus.ValueType, v float64, values ...string) {
 				ch <- prometheus.MustNewConstMetric(d, t, v, values...)
 			}
-			send(c.requests, prometheus.CounterValue, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops))
-			send(c.successes, prometheus.CounterValue, float64(s.TotalSuccesses))
-			send(c.failures, prometheus.CounterValue, float64(s.TotalFailures))
-			send(c.drops, prometheus.CounterValue, float64(s.TotalDrops))
-			send(c.probability, prometheus.GaugeValue, s.DropProbability)
-			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes))
-			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures))
-			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops))
+			send(c.requests, prometheus.CounterValue, float64(s.TotalSuccesses+s.TotalFailures+s.TotalDrops), values...)
+			send(c.successes, prometheus.CounterValue, float64(s.TotalSuccesses), values...)
+			send(c.failures, prometheus.CounterValue, float64(s.TotalFailures), values...)
+			send(c.drops, prometheus.CounterValue, float64(s.TotalDrops), values...)
+			send(c.probability, prometheus.GaugeValue, s.DropProbability, values...)
+			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes), values...)
+			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures), values...)
+			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops), values...)
 			if !s.Leveled() {
 				continue
 			}
 			for _, l := range s.Criticalities {
-				values := append(slices.Clone(values), l.Criticality.String())
-				send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
-					ch <- prometheus.MustNewConstMetric(d, t, v, values...)
-				}
-				send(c.levelRequests, prometheus.CounterValue, float64(l.TotalSuccesses+l.TotalFailures+l.TotalDrops))
-				send(c.levelSuccesses, prometheus.CounterValue, float64(l.TotalSuccesses))
-				send(c.levelFailures, prometheus.CounterValue, float64(l.TotalFailures))
-				send(c.levelDrops, prometheus.CounterValue, float64(l.TotalDrops))
-				send(c.levelProbability, prometheus.GaugeValue, l.DropProbability)
+				lv := append(slices.Clone(values), l.Criticality.String())
+				send(c.levelRequests, prometheus.CounterValue, float64(l.TotalSuccesses+l.TotalFailures+l.TotalDrops), lv...)
+				send(c.levelSuccesses, prometheus.CounterValue, float64(l.TotalSuccesses), lv...)
+				send(c.levelFailures, prometheus.CounterValue, float64(l.TotalFailures), lv...)
+				send(c.levelDrops, prometheus.CounterValue, float64(l.TotalDrops), lv...)
+				send(c.levelProbability, prometheus.GaugeValue, l.DropProbability, lv...)
 			}
 		}
 	}

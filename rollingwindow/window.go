@@ -326,21 +326,11 @@ func (w *RollingWindow[T]) TotalsAt(t time.Time) (sum T, count int64) {
 // TotalsAtOffset is [RollingWindow.Totals] at the instant d after the
 // window's start; see [RollingWindow.AddAtOffset].
 func (w *RollingWindow[T]) TotalsAtOffset(d time.Duration) (sum T, count int64) {
-	for {
-		seq := w.seq.Load()
-		if seq&1 == 0 && w.covers(d) {
-			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
-			curSum, curRest := w.curSum.Load(), w.curRest.Load()
-			if w.seq.Load() == seq {
-				if w.ignoreCurrent {
-					return w.value(doneSum), doneCount
-				}
-				cur := w.decodeCurrent(curSum, curRest)
-				return w.value(doneSum) + cur.Sum, doneCount + cur.Count
-			}
-		}
-		w.move(d)
+	done, cur := w.PartsAtOffset(d)
+	if w.ignoreCurrent {
+		return done.Sum, done.Count
 	}
+	return done.Sum + cur.Sum, done.Count + cur.Count
 }
 
 // Parts returns what [RollingWindow.Totals] adds up, in two parts: the
