@@ -141,6 +141,39 @@ func TestWithTrustRecent_mixedBucketsKeepTheFormula(t *testing.T) {
 	assert.InDelta(t, want, dropShare(b, 20_000), 0.02)
 }
 
+func TestWithTrustRecent_overloadJudgedOnItsOwnCalls(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		b, m := newBreaker(t, breaker.WithTrustRecent(trust), breaker.WithWindow(10*time.Second), breaker.WithBuckets(100))
+		for range 50 { // 5 s healthy, 1 % errors
+			record(t, b, 99, 1)
+			m.Add(100 * time.Millisecond)
+		}
+		record(t, b, 100, 100) // the newest bucket: half failing
+		m.Add(100 * time.Millisecond)
+		record(t, b, 5, 5) // and the live one
+		if trust {
+			// 5,055 successes of 5,260 calls in the window: the formula
+			// drops nothing on them; on the newest 210 alone, a third.
+			assert.Greater(t, dropShare(b, 2000), 0.3, "the older successes no longer count")
+		} else {
+			assert.Equal(t, 0.0, dropShare(b, 2000), "5,055 successes outvote 255 failures")
+		}
+	}
+}
+
+func TestWithTrustRecent_steadyFailuresKeepTheWindow(t *testing.T) {
+	b, m := newBreaker(t, breaker.WithWindow(10*time.Second), breaker.WithBuckets(100))
+	for range 100 { // 30 % failing, in every bucket: inside the boundary
+		record(t, b, 140, 60)
+		m.Add(100 * time.Millisecond)
+	}
+	// A newest bucket with a little more, past the boundary by more than
+	// protection, but 1.9 standard deviations from the window's share.
+	record(t, b, 128, 72)
+	m.Add(100 * time.Millisecond)
+	assert.Equal(t, 0.0, dropShare(b, 2000))
+}
+
 func TestWithPlainFormula_undoesTheOthers(t *testing.T) {
 	plain, _ := newBreaker(t, breaker.WithPlainFormula())
 	undone, _ := newBreaker(t, breaker.WithAggression(3), breaker.WithDropsCounted(true), breaker.WithTrustRecent(true),

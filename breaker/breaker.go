@@ -115,7 +115,7 @@ type googleBreaker struct {
 	outcomes *rollingwindow.RollingWindow[int64]
 	// drops holds the dropped calls, one Add(1) each.
 	drops   *rollingwindow.RollingWindow[int64]
-	streaks streaks // runs of agreeing finished buckets, for trustRecent
+	streaks streaks // runs of agreeing finished buckets and the newest one, for trustRecent
 	reach   *reach  // older outcomes, for WithEvidence; nil without
 	reasons reasonLog
 	events  *events      // nil without listeners
@@ -164,10 +164,8 @@ func newGoogleBreaker(o options) *googleBreaker {
 	b.levels.init(o.buckets, span, slices.Clip(windowOpts))
 	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
 		append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.bucketDone))...)
-	if b.reach != nil {
-		windowOpts = append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.reach.dropsDone))
-	}
-	b.drops, _ = rollingwindow.New[int64](o.buckets, span, windowOpts...)
+	b.drops, _ = rollingwindow.New[int64](o.buckets, span,
+		append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.dropsDone))...)
 	if len(o.listeners) > 0 {
 		b.events = newEvents(o, span)
 	}
@@ -217,9 +215,12 @@ func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucke
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
 		c.downBuckets = b.streaks.downBuckets.Load()
 		c.recovering = b.streaks.recovering.Load()
+		c.newestSuccesses, c.newestFailures = b.streaks.newestBucket(cur.Sum, cur.Count-cur.Sum)
 	}
 	if b.formula.countDrops {
-		c.drops, _ = b.drops.TotalsAtOffset(t)
+		doneDrops, curDrops := b.drops.PartsAtOffset(t)
+		c.drops = doneDrops.Count + curDrops.Count
+		c.newestDrops = b.streaks.newestDrops.Load() + curDrops.Count
 	}
 	b.readReach(t, cur, &c)
 	return c

@@ -446,7 +446,11 @@ func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64, lifetime
 	} else {
 		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,
 			successes: c.successes, failures: c.failures}
-		totals[DefaultCriticality.index()] = lifetime
+		// Every call so far is the default level's; what is reported
+		// here is the floor for the differences once other levels count.
+		d := &b.levels.defaultTotals
+		totals[DefaultCriticality.index()] = levelCounts{successes: atomicMax(&d[0], lifetime.successes),
+			failures: atomicMax(&d[1], lifetime.failures), drops: atomicMax(&d[2], lifetime.drops)}
 	}
 	probs := b.levelDropProbabilities(p, counts)
 	var out [criticalities]CriticalityStats

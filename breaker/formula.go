@@ -34,6 +34,8 @@ type tally struct {
 	// follows a run of failing ones that spanned a window or more.
 	downBuckets int64
 	recovering  bool
+	// The newest finished bucket and the current one, together.
+	newestSuccesses, newestFailures, newestDrops int64
 	// The newest calls, from the current bucket back past the window
 	// until they hold evidence admitted calls or reach the horizon: read
 	// only when the window holds fewer (see readReach), 0 otherwise.
@@ -51,7 +53,12 @@ type tally struct {
 // newest buckets that agree and the current one hold only failures, more
 // than protection of them, older successes are set aside (accepts is 0,
 // total the failures); when they hold only successes, more than
-// protection, nothing is dropped.
+// protection, nothing is dropped. When they agree on neither, and the
+// newest finished bucket and the current one hold evidence calls or more
+// and fail clearly more often than the window (see shifted), the formula
+// over those two buckets alone, drops counted alike, is taken if it drops
+// more: an overload that begins is judged on its own calls, not on the
+// window's older successes.
 //
 // With evidence, on light traffic (a window holding fewer admitted calls
 // than evidence):
@@ -89,6 +96,7 @@ func (f *formula) ratioOfFailing(c tally) (num, den float64) {
 	}
 	successes, admitted := float64(succ), float64(succ+fail)
 	protection := f.protection
+	mixed := false // the newest buckets agree on neither outcome
 	if f.trustRecent {
 		switch {
 		case c.recentSuccesses == 0 && float64(c.recentFailures) > f.protection: // down
@@ -99,6 +107,8 @@ func (f *formula) ratioOfFailing(c tally) (num, den float64) {
 		case c.recentFailures == 0 && c.recentSuccesses > 0 &&
 			(float64(c.recentSuccesses) > f.protection || f.evidence > 0 && c.recovering): // up
 			return 0, 1
+		default:
+			mixed = true
 		}
 	}
 	total := admitted
@@ -111,11 +121,49 @@ func (f *formula) ratioOfFailing(c tally) (num, den float64) {
 		}
 		total += counted
 	}
-	num = total - protection - f.k*successes
+	num, den = total-protection-f.k*successes, total+1
+	if mixed && f.shifted(c) {
+		if nnum, nden := f.newestRatio(c); !(num > 0) || nnum*den > num*nden {
+			num, den = nnum, nden
+		}
+	}
 	if !(num > 0) {
 		return 0, 1
 	}
-	return num, total + 1
+	return num, den
+}
+
+// shiftSigmas is how many standard deviations the newest buckets' failures
+// must exceed the window's share by for shifted.
+const shiftSigmas = 3
+
+// shifted reports whether the newest finished bucket and the current one
+// hold enough calls to judge the dependency on alone (evidence of them)
+// and fail more often than the window as a whole, by more than
+// shiftSigmas standard deviations of a sample of their size: the
+// dependency got worse within the window's span. Written without a
+// division: with n the newest calls, x their failures, and w and y the
+// window's, x − n·y/w > 3·√(n·(y/w)·(1 − y/w)) is
+// (x·w − n·y)² > 9·n·y·(w − y), x·w − n·y being positive.
+func (f *formula) shifted(c tally) bool {
+	n := c.newestSuccesses + c.newestFailures
+	if f.evidence == 0 || n < f.evidence {
+		return false
+	}
+	w, y := float64(c.successes+c.failures), float64(c.failures)
+	excess := float64(c.newestFailures)*w - float64(n)*y
+	return excess > 0 && excess*excess > shiftSigmas*shiftSigmas*float64(n)*y*(w-y)
+}
+
+// newestRatio is the formula's ratio over the newest finished bucket and
+// the current one alone, their drops counted as the window's are.
+func (f *formula) newestRatio(c tally) (num, den float64) {
+	admitted := float64(c.newestSuccesses + c.newestFailures)
+	total := admitted
+	if f.countDrops {
+		total += min(float64(c.newestDrops), (f.k-1)*admitted)
+	}
+	return total - f.protection - f.k*float64(c.newestSuccesses), total + 1
 }
 
 // probability returns the probability that a call is dropped, given the

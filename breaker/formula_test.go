@@ -147,6 +147,49 @@ func TestFormula_ratio_evidence(t *testing.T) {
 	}
 }
 
+func TestFormula_ratio_shifted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    formula
+		c    tally
+		want float64
+	}{
+		{name: "newest buckets failing clearly more: judged alone", f: light,
+			// 4,800 of 5,000 succeed; of the newest 200, 100.
+			c:    tally{successes: 4900, failures: 300, newestSuccesses: 100, newestFailures: 100},
+			want: (200 - 5 - 150.0) / 201},
+		{name: "their drops counted, up to K−1 per admitted call", f: light,
+			c:    tally{successes: 4900, failures: 300, drops: 10, newestSuccesses: 100, newestFailures: 100, newestDrops: 1000},
+			want: (300 - 5 - 150.0) / 301},
+		{name: "the window's ratio when it drops more", f: light,
+			c:    tally{successes: 100, failures: 150, drops: 125, newestSuccesses: 50, newestFailures: 60},
+			want: (375 - 5 - 150.0) / 376},
+		{name: "within three standard deviations of the window's share: the window", f: light,
+			// 20 % of the window fails, 26 % of the newest 200: 2.1 sd.
+			c:    tally{successes: 4000, failures: 1000, newestSuccesses: 148, newestFailures: 52},
+			want: 0},
+		{name: "fewer newest calls than evidence: the window", f: light,
+			c:    tally{successes: 4900, failures: 300, newestSuccesses: 10, newestFailures: 29},
+			want: 0},
+		{name: "newest past the boundary, inside protection: nothing", f: light,
+			c:    tally{successes: 4900, failures: 100, newestSuccesses: 26, newestFailures: 16},
+			want: 0},
+		{name: "evidence off: the window", f: plainRefined,
+			c:    tally{successes: 4900, failures: 300, newestSuccesses: 100, newestFailures: 100},
+			want: 0},
+		{name: "plain: the window", f: plain,
+			c:    tally{successes: 4900, failures: 300, newestSuccesses: 100, newestFailures: 100},
+			want: 0},
+		{name: "down keeps its own rule", f: light,
+			c:    tally{successes: 4900, failures: 300, recentFailures: 300, newestFailures: 200},
+			want: (300 - 5.0) / 301},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(tc.c)), 1e-12)
+		})
+	}
+}
+
 // plainRefined is light without the evidence of light traffic: the
 // refinements as they were before it.
 var plainRefined = formula{k: 1.5, protection: 5, aggression: 1, countDrops: true, trustRecent: true, buckets: 20}

@@ -180,7 +180,9 @@ func WithDropsCounted(counted bool) Option {
 // When they hold successes and no failure, more than protection of them,
 // the dependency is taken to be up: the breaker drops nothing, instead of
 // waiting for older failures to leave the window. Mixed buckets (a
-// dependency that fails part of the time) leave the formula as it is.
+// dependency that fails part of the time) leave the formula as it is,
+// unless they hold [WithEvidence]'s calls and fail clearly more often than
+// the window: see there.
 // Buckets without outcomes neither extend nor break a run; a window in
 // which no call was admitted or dropped ends it. The runs do not depend on
 // how often the breaker is read ([StatsOf], [Fleet.Counts]). Default true.
@@ -213,7 +215,14 @@ func WithPlainFormula() Option {
 // or has reached horizon back: in blocks of a quarter of the window over
 // the newest two windows or so, of a whole window further back.
 //
-// With [WithTrustRecent] on, three rules come with it. A dependency taken
+// With [WithTrustRecent] on, four rules come with it. On heavy traffic,
+// when the newest finished bucket and the live one hold calls calls or
+// more, and fail more often than the window as a whole by more than three
+// standard deviations of a sample of their size, the formula is also
+// worked out over those two buckets alone, their drops counted alike, and
+// the higher of the two ratios is taken: an overload or an outage that
+// begins is judged on its own calls, not outvoted by the window's older
+// successes. On light traffic, a dependency taken
 // to be down is judged on the window's failures or on up to calls/2 of
 // the failures read back for, whichever are more. Once its failing buckets
 // have spanned a window (from the first to the newest, none with a
@@ -225,7 +234,8 @@ func WithPlainFormula() Option {
 //
 // Default [DefaultEvidence] (40) within [DefaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls
-// must be at least 0; 0 turns all of this off. A horizon must be at least
+// must be at least 0; 0 turns all of this off: the formula then judges on
+// the window alone. A horizon must be at least
 // the window and at most 1,024 windows. The older calls take 16 bytes per
 // block, about 0.8 KB per breaker at the defaults (42 blocks); reading
 // them costs a pass over the blocks, only for calls that find failures in

@@ -230,6 +230,18 @@ func (b *googleBreaker) bucketDone(done rollingwindow.Bucket[int64], passed int6
 	}
 }
 
+// dropsDone takes in a finished bucket of the drops window.
+func (b *googleBreaker) dropsDone(done rollingwindow.Bucket[int64], passed int64) {
+	if passed > 0 {
+		b.streaks.newestDrops.Store(0)
+	} else {
+		b.streaks.newestDrops.Store(done.Count)
+	}
+	if b.reach != nil {
+		b.reach.dropsDone(done, passed)
+	}
+}
+
 // horizonOrDefault is the horizon of WithEvidence, or its default.
 func (o *options) horizonOrDefault() time.Duration {
 	if o.horizon == 0 {

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/srebreaker/srebreaker/rollingwindow"
@@ -17,6 +18,9 @@ import (
 // them, whatever they held (a dependency whose failing calls are few and
 // far between, or shed, has been down all along). recovering is set while
 // the up run follows a down run that spanned a window.
+//
+// It also keeps the newest finished bucket's outcomes and drops, whatever
+// they held, for the formula's judgement of the newest buckets alone.
 //
 // A bucket is idle when it held no outcome and no drop: nobody called.
 // Once the window's finished buckets are all idle (size−1 of them in a
@@ -49,6 +53,29 @@ type streaks struct {
 	// outcome, and idle how many held neither an outcome nor a drop.
 	// Guarded by the outcomes window's lock.
 	quiet, idle int64
+
+	// newest is the newest finished bucket's successes and failures,
+	// packed (see packNewest); 0 once an empty bucket followed it.
+	newest atomic.Uint64
+	// newestDrops is the drops window's newest finished bucket's drops.
+	newestDrops atomic.Int64
+}
+
+// packNewest packs a bucket's successes and failures into one word, 32
+// bits each, halving both while either is too large: a reader reads the
+// two at once, in their proportion.
+func packNewest(successes, failures int64) uint64 {
+	for successes > math.MaxUint32 || failures > math.MaxUint32 {
+		successes, failures = (successes+1)/2, (failures+1)/2
+	}
+	return uint64(successes) | uint64(failures)<<32
+}
+
+// newestBucket returns the newest finished bucket's successes and
+// failures, with the current bucket's (succ and fail) added.
+func (s *streaks) newestBucket(succ, fail int64) (successes, failures int64) {
+	n := s.newest.Load()
+	return int64(n&math.MaxUint32) + succ, int64(n>>32) + fail
 }
 
 // sawDrop records that a call was dropped in the outcomes window's current
@@ -65,6 +92,11 @@ func (s *streaks) sawDrop() {
 func (s *streaks) bucketDone(done rollingwindow.Bucket[int64], passed int64) {
 	s.finish(done, s.dropped.Swap(false))
 	s.pass(passed)
+	if passed > 0 {
+		s.newest.Store(0)
+	} else {
+		s.newest.Store(packNewest(done.Sum, done.Count-done.Sum))
+	}
 }
 
 // finish takes in one finished bucket: done, and a drop if dropped.

@@ -152,7 +152,7 @@ func TestRun_comparisonRow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "| 0 (0.00 %) | 2.0 % | 0.2 s | 0.2 s | 100.0 % | 1.38 |\n")
+	assert.Contains(t, out, "| 0 (0.00 %) | 1.9 % | 0.2 s | 0.3 s | 100.0 % | 1.29 |\n")
 
 	cfg.phases[healthy].length = 0
 	cfg.capacity = 0

@@ -35,9 +35,9 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "seed %d: attempts per success", seed)
 		// The sheddable levels, which the dependency refuses, are shed on
 		// their own count too: fewer attempts than without criticality
-		// (1.39 on the standard overload), and than failsafe-go's priority
+		// (1.29 on the standard overload), and than failsafe-go's priority
 		// throttler on this scenario (1.30–1.31, bench/cmd/criticality).
-		assert.InDelta(t, 1.28, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
+		assert.InDelta(t, 1.235, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
 
 		p := res.phaseOf(roleOverload)
 		require.GreaterOrEqual(t, p, 0)
@@ -47,7 +47,9 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		assert.InDelta(t, 75.0, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded: 600 of its 800 calls/s fit", seed)
 		assert.GreaterOrEqual(t, lf.dropShare[2]+lf.dropShare[3], 99.0, "seed %d: drops on the sheddable levels", seed)
 		c := res.phases[p]
-		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.1,
+		// 28–34 CRITICAL calls of 16,000, in the overload's first tenths
+		// of a second, while the newest buckets' drops are counted up.
+		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.15,
 			"seed %d: critical calls dropped, %%", seed)
 	}
 }
@@ -202,17 +204,17 @@ func TestSimulate_criticalityFIFO(t *testing.T) {
 		f := res.figures()
 		assert.Equal(t, 0.0, f.falseDrops, "seed %d: false drops", seed)
 		assert.GreaterOrEqual(t, f.goodput, 99.9, "seed %d: goodput", seed)
-		assert.InDelta(t, 1.33, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
+		assert.InDelta(t, 1.285, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
 
 		p := res.phaseOf(roleOverload)
 		require.GreaterOrEqual(t, p, 0)
 		c := res.phases[p]
-		assert.Equal(t, 0, c.levels[0].dropped+c.levels[1].dropped, "seed %d: critical calls dropped", seed)
+		assert.LessOrEqual(t, c.levels[0].dropped+c.levels[1].dropped, 1, "seed %d: critical calls dropped", seed)
 		lf := res.levelFigures(p)
-		assert.InDelta(t, 76.0, lf.succeeded[0], 1, "seed %d: CRITICAL_PLUS succeeded", seed)
-		assert.InDelta(t, 76.4, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded", seed)
-		assert.InDelta(t, 17.7, lf.succeeded[2], 1, "seed %d: SHEDDABLE_PLUS succeeded", seed)
-		assert.InDelta(t, 3.5, lf.succeeded[3], 0.5, "seed %d: SHEDDABLE succeeded", seed)
+		assert.InDelta(t, 77.8, lf.succeeded[0], 1, "seed %d: CRITICAL_PLUS succeeded", seed)
+		assert.InDelta(t, 78.1, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded", seed)
+		assert.InDelta(t, 15.6, lf.succeeded[2], 1, "seed %d: SHEDDABLE_PLUS succeeded", seed)
+		assert.InDelta(t, 0.3, lf.succeeded[3], 0.2, "seed %d: SHEDDABLE succeeded", seed)
 		assert.InDelta(t, 55.6, lf.dropShare[3], 1, "seed %d: SHEDDABLE's share of the drops", seed)
 	}
 }
