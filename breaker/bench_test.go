@@ -140,6 +140,26 @@ func BenchmarkBreaker_AllowAcceptBuckets(b *testing.B) {
 	}
 }
 
+// BenchmarkBreaker_AllowAcceptSomeFailing is Allow + Accept on a breaker
+// whose window holds a failure in a hundred calls, as a healthy
+// dependency's often does: every call is decided by the formula, and
+// finds nothing to drop.
+func BenchmarkBreaker_AllowAcceptSomeFailing(b *testing.B) {
+	br := breaker.MustNew()
+	b.ReportAllocs()
+	for i := range b.N {
+		p, err := br.Allow()
+		if err != nil {
+			b.Fatal("dropped a call of a healthy dependency")
+		}
+		if i%100 == 0 {
+			p.Reject("failed")
+		} else {
+			p.Accept()
+		}
+	}
+}
+
 func BenchmarkBreaker_AllowReject(b *testing.B) {
 	br := breaker.MustNew(breaker.WithK(1e9)) // K this large never drops
 	b.ReportAllocs()

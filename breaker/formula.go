@@ -83,13 +83,13 @@ func (f *formula) ratio(c tally) (num, den float64) {
 	if c.failures == 0 { // the numerator is at most K·failures − protection
 		return 0, 1
 	}
-	return f.ratioOfFailing(c)
+	return f.ratioOfFailing(&c)
 }
 
 // ratioOfFailing is ratio for a window with failures; ratio stays small
 // enough to be inlined on the call path, where windows without failures
 // are the common case.
-func (f *formula) ratioOfFailing(c tally) (num, den float64) {
+func (f *formula) ratioOfFailing(c *tally) (num, den float64) {
 	succ, fail, drops := c.successes, c.failures, c.drops
 	if succ+fail < f.evidence && c.reachSuccesses+c.reachFailures > succ+fail {
 		succ, fail, drops = c.reachSuccesses, c.reachFailures, max(drops, c.reachDrops)
@@ -145,7 +145,7 @@ const shiftSigmas = 3
 // division: with n the newest calls, x their failures, and w and y the
 // window's, x − n·y/w > 3·√(n·(y/w)·(1 − y/w)) is
 // (x·w − n·y)² > 9·n·y·(w − y), x·w − n·y being positive.
-func (f *formula) shifted(c tally) bool {
+func (f *formula) shifted(c *tally) bool {
 	n := c.newestSuccesses + c.newestFailures
 	if f.evidence == 0 || n < f.evidence {
 		return false
@@ -157,7 +157,7 @@ func (f *formula) shifted(c tally) bool {
 
 // newestRatio is the formula's ratio over the newest finished bucket and
 // the current one alone, their drops counted as the window's are.
-func (f *formula) newestRatio(c tally) (num, den float64) {
+func (f *formula) newestRatio(c *tally) (num, den float64) {
 	admitted := float64(c.newestSuccesses + c.newestFailures)
 	total := admitted
 	if f.countDrops {
