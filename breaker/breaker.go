@@ -215,12 +215,19 @@ func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucke
 		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
 		c.downBuckets = b.streaks.downBuckets.Load()
 		c.recovering = b.streaks.recovering.Load()
-		c.newestSuccesses, c.newestFailures = b.streaks.newestBucket(cur.Sum, cur.Count-cur.Sum)
+		if c.recentSuccesses == 0 && c.recentFailures == 0 {
+			// The newest buckets agree on neither outcome: the formula may
+			// judge them alone (formula.shifted). A run, agreeing, holds
+			// them all, and no more than protection of them.
+			c.newestSuccesses, c.newestFailures = b.streaks.newestBucket(cur.Sum, cur.Count-cur.Sum)
+		}
 	}
 	if b.formula.countDrops {
 		doneDrops, curDrops := b.drops.PartsAtOffset(t)
 		c.drops = doneDrops.Count + curDrops.Count
-		c.newestDrops = b.streaks.newestDrops.Load() + curDrops.Count
+		if c.newestSuccesses+c.newestFailures > 0 {
+			c.newestDrops = b.streaks.newestDrops.Load() + curDrops.Count
+		}
 	}
 	b.readReach(t, cur, &c)
 	return c
