@@ -243,12 +243,13 @@ func (b *googleBreaker) admit() error {
 	if done.Sum == done.Count && cur.Sum == cur.Count && b.events == nil && b.fleet.others.Load() == nil {
 		return nil
 	}
-	return b.decide(t, b.tallyFrom(t, done, cur))
+	c := b.tallyFrom(t, done, cur)
+	return b.decide(t, &c)
 }
 
 // decide is admit for a window with failures, or a breaker with listeners
 // or a fleet's counts.
-func (b *googleBreaker) decide(t time.Duration, c tally) error {
+func (b *googleBreaker) decide(t time.Duration, c *tally) error {
 	num, den := b.formula.ratio(c)
 	if o := b.fleet.others.Load(); o != nil { // see fleet.go
 		num, den = b.withFleet(o, t, c.failures, num, den)

@@ -168,7 +168,7 @@ type levelCounts struct {
 // counts returns each level's figures in the window at t, lowest level
 // first, given the breaker's own figures then (c, with its drops). The
 // default level gets what the others leave, never below 0.
-func (l *levelWindows) counts(lv *[criticalities]*level, t time.Duration, c tally) (out [criticalities]levelCounts) {
+func (l *levelWindows) counts(lv *[criticalities]*level, t time.Duration, c *tally) (out [criticalities]levelCounts) {
 	var others levelCounts
 	for i, x := range lv {
 		if x == nil {
@@ -256,7 +256,7 @@ func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]
 		if !(2*float64(c.failures)*total > n*(total+float64(all.failures))) {
 			continue
 		}
-		num, den := b.formula.ratio(tally{successes: c.successes, failures: c.failures, drops: c.drops})
+		num, den := b.formula.ratio(&tally{successes: c.successes, failures: c.failures, drops: c.drops})
 		probs[i] = max(probs[i], b.formula.probability(num, den))
 	}
 	return probs
@@ -265,10 +265,12 @@ func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]
 // levelProbability returns the drop probability of a call at level c,
 // given the breaker's figures c at time t and the formula's ratio num/den
 // (num > 0) of them.
-func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Duration, tl tally,
+func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Duration, tl *tally,
 	num, den float64) float64 {
 	if !b.formula.countDrops { // tally read the drops only if it needed them
-		tl.drops, _ = b.drops.TotalsAtOffset(t)
+		withDrops := *tl
+		withDrops.drops, _ = b.drops.TotalsAtOffset(t)
+		tl = &withDrops
 	}
 	counts := b.levels.counts(lv, t, tl)
 	return b.levelDropProbabilities(b.formula.probability(num, den), counts)[c.index()]
@@ -278,7 +280,7 @@ func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticalit
 // given the breaker's figures c at time t and the formula's ratio num/den
 // (num > 0) of them. Without calls at other levels it is the formula's own
 // draw, exactly as without criticality.
-func (b *googleBreaker) dropsDefault(t time.Duration, c tally, num, den float64) bool {
+func (b *googleBreaker) dropsDefault(t time.Duration, c *tally, num, den float64) bool {
 	lv := b.levels.levels.Load()
 	if lv == nil {
 		return b.formula.drops(num, den, b.proba.Float64())
@@ -293,7 +295,7 @@ func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
 	x := lv[c.index()]
 	t := b.now()
 	tl := b.tally(t)
-	num, den := b.formula.ratio(tl)
+	num, den := b.formula.ratio(&tl)
 	if o := b.fleet.others.Load(); o != nil { // see fleet.go
 		num, den = b.withFleet(o, t, tl.failures, num, den)
 	}
@@ -304,7 +306,7 @@ func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
 		x.calls.AddAtOffset(t, 0)
 		return x, nil
 	}
-	p := b.levelProbability(lv, c, t, tl, num, den)
+	p := b.levelProbability(lv, c, t, &tl, num, den)
 	if !(b.proba.Float64() < p) {
 		x.calls.AddAtOffset(t, 0)
 		return x, nil
@@ -441,7 +443,7 @@ func (s Stats) Leveled() bool {
 func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64, lifetime levelCounts) [criticalities]CriticalityStats {
 	var counts, totals [criticalities]levelCounts
 	if lv := b.levels.levels.Load(); lv != nil {
-		counts = b.levels.counts(lv, t, c)
+		counts = b.levels.counts(lv, t, &c)
 		totals = b.levels.lifetime(lv, lifetime)
 	} else {
 		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,

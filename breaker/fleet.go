@@ -251,7 +251,8 @@ func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, failures int6
 		// have seen nothing: the breaker decides alone.
 		return num, den
 	}
-	fnum, fden := b.formula.ratio(b.fleetTally(o.counts.Add(b.ownCounts(t))))
+	fleet := b.fleetTally(o.counts.Add(b.ownCounts(t)))
+	fnum, fden := b.formula.ratio(&fleet)
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

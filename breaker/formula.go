@@ -79,11 +79,11 @@ type tally struct {
 // back for hold. On light traffic this is the breaker's probe: a
 // dependency shed on older evidence gets a call through once a window has
 // passed without an admitted failure.
-func (f *formula) ratio(c tally) (num, den float64) {
+func (f *formula) ratio(c *tally) (num, den float64) {
 	if c.failures == 0 { // the numerator is at most K·failures − protection
 		return 0, 1
 	}
-	return f.ratioOfFailing(&c)
+	return f.ratioOfFailing(c)
 }
 
 // ratioOfFailing is ratio for a window with failures; ratio stays small

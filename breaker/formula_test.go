@@ -34,7 +34,7 @@ func TestFormula_ratio_plain(t *testing.T) {
 			// refinements' inputs changes it.
 			c := tally{successes: tc.succ, failures: tc.fail, drops: 1000, recentFailures: tc.fail,
 				downBuckets: 1000, recovering: true, reachSuccesses: 7, reachFailures: 1000, reachDrops: 1000}
-			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(c)), 1e-12)
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(&c)), 1e-12)
 		})
 	}
 }
@@ -56,7 +56,7 @@ func TestFormula_ratio_countedDrops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tally{successes: tc.succ, failures: tc.fail, drops: tc.drops}
-			assert.InDelta(t, tc.want, f.probability(f.ratio(c)), 1e-12)
+			assert.InDelta(t, tc.want, f.probability(f.ratio(&c)), 1e-12)
 		})
 	}
 }
@@ -79,7 +79,7 @@ func TestFormula_ratio_trustRecent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tally{successes: tc.succ, failures: tc.fail, recentSuccesses: tc.recentSucc, recentFailures: tc.recentFail}
-			assert.InDelta(t, tc.want, f.probability(f.ratio(c)), 1e-12)
+			assert.InDelta(t, tc.want, f.probability(f.ratio(&c)), 1e-12)
 		})
 	}
 }
@@ -142,7 +142,7 @@ func TestFormula_ratio_evidence(t *testing.T) {
 			want: (11 - 5 - 1.5) / 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(tc.c)), 1e-12)
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(&tc.c)), 1e-12)
 		})
 	}
 }
@@ -185,7 +185,7 @@ func TestFormula_ratio_shifted(t *testing.T) {
 			want: (300 - 5.0) / 301},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(tc.c)), 1e-12)
+			assert.InDelta(t, tc.want, tc.f.probability(tc.f.ratio(&tc.c)), 1e-12)
 		})
 	}
 }
@@ -198,7 +198,7 @@ func TestFormula_ratio_allRefinements(t *testing.T) {
 	f := formula{k: 1.5, protection: 5, aggression: 1.5, countDrops: true, trustRecent: true}
 	// Down, with drops: successes set aside, drops capped at 0.5·failures.
 	c := tally{successes: 1000, failures: 20, drops: 500, recentFailures: 20}
-	num, den := f.ratio(c)
+	num, den := f.ratio(&c)
 	assert.InDelta(t, (30-5.0)/31, num/den, 1e-12)
 	assert.InDelta(t, math.Pow((30-5.0)/31, 1/1.5), f.probability(num, den), 1e-12)
 }
@@ -250,7 +250,7 @@ func TestFormula_ratio_noFailuresNoDrop(t *testing.T) {
 					// shed a window without failures.
 					c := tally{successes: succ, drops: drops, recentSuccesses: recent,
 						reachFailures: recent, reachDrops: drops, downBuckets: recent}
-					num, _ := f.ratio(c)
+					num, _ := f.ratio(&c)
 					assert.Zero(t, num, "%+v %+v", f, c)
 				}
 			}

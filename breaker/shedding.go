@@ -21,7 +21,7 @@ func isShedding(b Breaker) bool {
 // them: what a call at t decides on, before the draw.
 func (b *googleBreaker) ratioAt(t time.Duration) (c tally, num, den float64) {
 	c = b.tally(t)
-	num, den = b.formula.ratio(c)
+	num, den = b.formula.ratio(&c)
 	if o := b.fleet.others.Load(); o != nil {
 		num, den = b.withFleet(o, t, c.failures, num, den)
 	}
