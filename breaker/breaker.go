@@ -2,15 +2,15 @@ package breaker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/proba"
-	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // Fallback is called instead of a request that the breaker dropped, with an
@@ -105,86 +105,114 @@ func randomName() string {
 	return fmt.Sprintf("breaker-%016x", rand.Uint64())
 }
 
-// googleBreaker is the SRE adaptive throttling breaker.
+// googleBreaker is the SRE adaptive throttling breaker. The call path reads
+// mode and, while it is not 0, the drop probability of the call's level;
+// it writes one counter of the live bucket. Everything else is made when a
+// bucket finishes (advance) or when the live bucket changes the judgement
+// (judge).
 type googleBreaker struct {
-	name    string
-	formula formula
-	proba   *proba.Proba
-	// outcomes holds the admitted calls: Add(1) for a success, Add(0) for a
-	// failure, so that its sum is the successes and its count the calls.
-	outcomes *rollingwindow.RollingWindow[int64]
-	// drops holds the dropped calls, one Add(1) each.
-	drops   *rollingwindow.RollingWindow[int64]
-	streaks streaks // runs of agreeing finished buckets and the newest one, for trustRecent
-	reach   *reach  // older outcomes, for WithEvidence; nil without
+	name     string
+	settings evidence.Settings
+	proba    *proba.Proba // nil: calls draw from math/rand/v2
+	span     int64        // a bucket, in ns
+	window   int64        // the window, in ns
+
+	// Read on every call.
+	mode      atomic.Uint32 // see modeFailing; 0 while nothing can be dropped
+	bucketEnd atomic.Int64  // when the live bucket ends, on the breaker's time axis (now)
+	// probs holds each level's drop probability (float64 bits), lowest
+	// level first; only the default level's until a call names another.
+	probs  [criticalities]atomic.Uint64
+	counts counts // the default level's live bucket
+	levels atomic.Pointer[levels]
+
+	// judged is the judgement of the finished buckets, made when a bucket
+	// finishes; immutable.
+	judged atomic.Pointer[judgement]
+
+	mu       sync.Mutex
+	history  evidence.History // guarded by mu; every level's calls together
+	lifetime evidence.Bucket  // guarded by mu; every finished bucket's calls
+	live     int64            // guarded by mu; the live bucket's number
+
 	reasons reasonLog
-	events  *events      // nil without listeners
-	levels  levelWindows // calls by criticality (criticality.go)
+	events  *events // nil without listeners
 	fleet   fleetLink
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
 	clock Clock
-	// start is the instant the windows' offsets count from, on the system
-	// clock; a clock given by WithClock is read through the outcomes
-	// window's offsets, which survive leaps of centuries.
-	start time.Time
+	// start is the instant the breaker's time axis counts from.
+	start atomic.Pointer[time.Time]
+}
+
+// The bits of googleBreaker.mode.
+const (
+	// modeFailing: the window holds a failure, so a call may be dropped.
+	modeFailing uint32 = 1 << iota
+	// modeFleet: the breaker holds its fleet's counts, which may drop a
+	// call whatever its own window holds.
+	modeFleet
+)
+
+// judgement is what a breaker made of its finished buckets when the
+// newest of them finished.
+type judgement struct {
+	sum    evidence.Summary                 // every level's calls together
+	levels *[criticalities]evidence.Summary // each level's, once a call named one
 }
 
 func newGoogleBreaker(o options) *googleBreaker {
 	b := &googleBreaker{
-		name: o.name,
-		formula: formula{
-			k:           o.k,
-			protection:  float64(o.protection),
-			aggression:  o.aggression,
-			countDrops:  o.countDrops,
-			trustRecent: o.trustRecent,
-			evidence:    int64(o.evidence),
-			buckets:     int64(o.buckets),
-		},
-		proba: o.proba,
+		name:     o.name,
+		settings: o.settings(),
+		proba:    o.proba,
+		span:     int64(o.window / time.Duration(o.buckets)),
+		window:   int64(o.window),
 	}
-	var windowOpts []rollingwindow.Option
 	if _, system := o.clock.(realClock); !system {
 		b.clock = o.clock
-		windowOpts = append(windowOpts, rollingwindow.WithClock(o.clock))
 	}
-	b.start = b.wallNow()
-	windowOpts = append(windowOpts, rollingwindow.WithStart(b.start))
-	b.fleet.window = o.window
-	span := o.window / time.Duration(o.buckets)
-	b.streaks.size = int64(o.buckets)
-	if o.evidence > 0 {
-		b.reach = newReach(o.buckets, span, o.horizonOrDefault())
-	}
-	// The options were validated: New cannot fail. Each window gets its
-	// own copy of the options, and only the outcomes and drops windows
-	// report their finished buckets.
-	b.levels.init(o.buckets, span, slices.Clip(windowOpts))
-	b.outcomes, _ = rollingwindow.New[int64](o.buckets, span,
-		append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.bucketDone))...)
-	b.drops, _ = rollingwindow.New[int64](o.buckets, span,
-		append(slices.Clip(windowOpts), rollingwindow.OnBucketDone(b.dropsDone))...)
+	start := b.wallNow()
+	b.start.Store(&start)
+	b.counts.init(b)
+	b.history.Reset(b.settings)
+	b.bucketEnd.Store(b.span)
+	b.judged.Store(&judgement{})
 	if len(o.listeners) > 0 {
-		b.events = newEvents(o, span)
+		b.events = newEvents(o, time.Duration(b.span))
 	}
 	return b
 }
 
-// now returns the time the windows run on, as an offset from the outcomes
-// window's start. On the system clock it reads the monotonic clock alone
-// (time.Since), which costs about half of time.Now, and needs no
-// conversion from a time.Time.
-func (b *googleBreaker) now() time.Duration {
-	if b.clock == nil {
-		return time.Since(b.start)
-	}
-	return b.clockNow()
-}
+// rebaseAfter is how far from the start the breaker's time may run before
+// the breaker starts afresh from the time it reads: far beyond any real
+// run, and far from the limits of int64, so that no bucket arithmetic
+// overflows, whatever a clock given by WithClock reads.
+const rebaseAfter = 1 << 62
 
-// clockNow is now on a clock given by WithClock.
-func (b *googleBreaker) clockNow() time.Duration { return b.outcomes.Offset(b.clock.Now()) }
+// now returns the breaker's time: ns since its start. On the system clock
+// it reads the monotonic clock alone (time.Since), which costs about half
+// of time.Now.
+func (b *googleBreaker) now() int64 {
+	if b.clock == nil {
+		return int64(time.Since(*b.start.Load()))
+	}
+	for {
+		start := b.start.Load()
+		t := b.clock.Now()
+		if d := t.Sub(*start); d < rebaseAfter && d > -rebaseAfter {
+			return int64(d)
+		}
+		// A clock that leapt centuries: start afresh from it.
+		if b.start.CompareAndSwap(start, &t) {
+			b.mu.Lock()
+			b.restartLocked(0)
+			b.mu.Unlock()
+			return 0
+		}
+	}
+}
 
 // wallNow returns the time a failure reason or an event is stamped with.
 func (b *googleBreaker) wallNow() time.Time {
@@ -194,111 +222,156 @@ func (b *googleBreaker) wallNow() time.Time {
 	return b.clock.Now()
 }
 
-func (b *googleBreaker) Name() string { return b.name }
-
-// tally reads what the formula needs at offset t.
-func (b *googleBreaker) tally(t time.Duration) tally {
-	done, cur := b.outcomes.PartsAtOffset(t)
-	return b.tallyFrom(t, done, cur)
+// tick reads the clock: when the live bucket has ended, it finishes it
+// (advance); otherwise, while calls may be dropped, it judges the live
+// bucket. A clock that steps back by less than the window is taken to stand
+// still: calls go to the live bucket until it has caught up. One that steps
+// back by more starts the breaker's window afresh.
+func (b *googleBreaker) tick() {
+	if !b.advanceIfDue() && b.mode.Load() != 0 {
+		b.judge()
+	}
 }
 
-// tallyFrom is tally given the outcomes window's parts at t. A window
-// without failures is read no further: the formula drops nothing then,
-// whatever the drops and the newest buckets hold (see formula.ratio).
-func (b *googleBreaker) tallyFrom(t time.Duration, done, cur rollingwindow.Bucket[int64]) tally {
-	successes := done.Sum + cur.Sum
-	c := tally{successes: successes, failures: done.Count + cur.Count - successes}
-	if c.failures == 0 {
-		return c
-	}
-	if b.formula.trustRecent {
-		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
-		c.downBuckets = b.streaks.downBuckets.Load()
-		c.recovering = b.streaks.recovering.Load()
-		if c.recentSuccesses == 0 && c.recentFailures == 0 {
-			// The newest buckets agree on neither outcome: the formula may
-			// judge them alone (formula.shifted). A run, agreeing, holds
-			// them all, and no more than protection of them.
-			c.newestSuccesses, c.newestFailures = b.streaks.newestBucket(cur.Sum, cur.Count-cur.Sum)
-		}
-	}
-	if b.formula.countDrops {
-		doneDrops, curDrops := b.drops.PartsAtOffset(t)
-		c.drops = doneDrops.Count + curDrops.Count
-		if c.newestSuccesses+c.newestFailures > 0 {
-			c.newestDrops = b.streaks.newestDrops.Load() + curDrops.Count
-		}
-	}
-	b.readReach(t, cur, &c)
-	return c
-}
-
-// admit decides whether to admit a call: nil if admitted, the drop error if
-// not. A window without failures admits at once: the formula drops nothing
-// then (see formula.ratio); that is the common case, kept to one read of
-// the clock and of the outcomes window.
-func (b *googleBreaker) admit() error {
+// advanceIfDue reads the clock and, when the live bucket has ended,
+// finishes it (advance). It reports whether it did.
+func (b *googleBreaker) advanceIfDue() bool {
 	t := b.now()
-	done, cur := b.outcomes.PartsAtOffset(t)
-	if done.Sum == done.Count && cur.Sum == cur.Count && b.events == nil && b.fleet.others.Load() == nil {
-		return nil
+	if b.fleet.others.Load() != nil {
+		b.fleet.now.Store(t)
 	}
-	c := b.tallyFrom(t, done, cur)
-	return b.decide(t, &c)
+	if end := b.bucketEnd.Load(); t >= end || t < end-b.window {
+		b.advance(t)
+		return true
+	}
+	return false
 }
 
-// decide is admit for a window with failures, or a breaker with listeners
-// or a fleet's counts.
-func (b *googleBreaker) decide(t time.Duration, c *tally) error {
-	num, den := b.formula.ratio(c)
-	if o := b.fleet.others.Load(); o != nil { // see fleet.go
-		num, den = b.withFleet(o, t, c.failures, num, den)
+// advance finishes the live bucket, and the empty ones after it, up to
+// time t, then judges. A caller that finds another goroutine did it judges
+// all the same.
+func (b *googleBreaker) advance(t int64) {
+	b.mu.Lock()
+	end := b.bucketEnd.Load()
+	switch {
+	case t < end-b.window:
+		b.restartLocked(t)
+	case t >= end:
+		n := floorDiv(t, b.span)
+		b.finishLocked(n - b.live - 1)
+		b.live = n
+		b.bucketEnd.Store((n + 1) * b.span)
 	}
+	b.judgeFinishedLocked()
+	b.mu.Unlock()
+	p := b.judge()
 	if b.events != nil {
-		b.events.observe(b, t, num, den)
+		b.events.observe(b, t, p)
 	}
-	if num == 0 || !b.dropsDefault(t, c, num, den) { // the formula's draw, unless calls name a criticality
-		return nil
-	}
-	if b.formula.countDrops && c.failures > 0 { // tallyFrom brought the drops window to t
-		b.drops.AddCurrent(1)
+}
+
+// finishLocked finishes the live bucket of every level, passed empty
+// buckets after it. Callers hold b.mu.
+func (b *googleBreaker) finishLocked(passed int64) {
+	var all evidence.Bucket
+	if lv := b.levels.Load(); lv != nil {
+		for _, x := range lv {
+			done := x.counts.take()
+			x.history.Finish(done, passed)
+			x.lifetime = x.lifetime.Plus(done)
+			all = all.Plus(done)
+		}
 	} else {
-		b.drops.AddAtOffset(t, 1)
+		all = b.counts.take()
 	}
-	b.streaks.sawDrop()
-	if b.events != nil && b.events.drops {
-		b.events.dropped(b, b.formula.probability(num, den))
-	}
-	return b.reasons.err(b.name)
+	b.history.Finish(all, passed)
+	b.lifetime = b.lifetime.Plus(all)
 }
 
-func (b *googleBreaker) markSuccess() { b.outcomes.AddCurrent(1) }
-
-func (b *googleBreaker) markFailure(reason string) {
-	b.outcomes.AddCurrent(0)
-	b.reasons.add(b.wallNow(), reason)
-}
-
-// promise is pointer-shaped, so returning it as a srebreaker.Promise does
-// not allocate.
-type promise struct{ b *googleBreaker }
-
-func (p promise) Accept()              { p.b.markSuccess() }
-func (p promise) Reject(reason string) { p.b.markFailure(reason) }
-
-// Ignore records nothing: the call says nothing about the dependency's
-// health (see [srebreaker.Ignorer]), so it leaves the window as if the call
-// had never been admitted.
-func (p promise) Ignore() {}
-
-var _ srebreaker.Ignorer = promise{}
-
-func (b *googleBreaker) Allow() (srebreaker.Promise, error) {
-	if err := b.admit(); err != nil {
-		return nil, err
+// restartLocked empties the window, keeping the lifetime figures, and
+// starts it afresh at time t. Callers hold b.mu.
+func (b *googleBreaker) restartLocked(t int64) {
+	b.finishLocked(0)
+	b.history.Reset(b.settings)
+	if lv := b.levels.Load(); lv != nil {
+		for _, x := range lv {
+			x.history.Reset(b.settings)
+		}
 	}
-	return promise{b}, nil
+	b.live = floorDiv(t, b.span)
+	b.bucketEnd.Store((b.live + 1) * b.span)
 }
+
+// judgeFinishedLocked judges the finished buckets and sets mode from them.
+// Callers hold b.mu.
+func (b *googleBreaker) judgeFinishedLocked() {
+	j := &judgement{sum: b.history.Summarize()}
+	if lv := b.levels.Load(); lv != nil {
+		j.levels = new([criticalities]evidence.Summary)
+		for i, x := range lv {
+			j.levels[i] = x.history.Summarize()
+		}
+	}
+	b.judged.Store(j)
+	if o := b.fleet.others.Load(); o != nil && b.fleet.now.Load() > o.until {
+		b.fleet.others.CompareAndSwap(o, nil) // stale: the breaker decides alone
+		b.clearMode(modeFleet)
+	}
+	if j.sum.Window.Failures > 0 {
+		b.setMode(modeFailing)
+	} else {
+		b.clearMode(modeFailing)
+	}
+	// A failure recorded in the live bucket meanwhile saw the old mode:
+	// look again, after the store.
+	if b.liveFailures() {
+		b.setMode(modeFailing)
+	}
+}
+
+// liveFailures reports whether the live bucket holds a failure.
+func (b *googleBreaker) liveFailures() bool {
+	if lv := b.levels.Load(); lv != nil {
+		for _, x := range lv {
+			if x.counts.sum().Failures > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return b.counts.sum().Failures > 0
+}
+
+// clearMode clears bits in mode.
+func (b *googleBreaker) clearMode(bits uint32) {
+	for {
+		old := b.mode.Load()
+		if old&bits == 0 || b.mode.CompareAndSwap(old, old&^bits) {
+			return
+		}
+	}
+}
+
+// setMode sets bits in mode.
+func (b *googleBreaker) setMode(bits uint32) {
+	for {
+		old := b.mode.Load()
+		if old&bits == bits || b.mode.CompareAndSwap(old, old|bits) {
+			return
+		}
+	}
+}
+
+// floorDiv is a/n rounded down, for a clock set before the breaker's start.
+func floorDiv(a, n int64) int64 {
+	q := a / n
+	if a%n != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func (b *googleBreaker) Name() string { return b.name }
 
 func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
 	if err := ctxErr(ctx); err != nil {
@@ -307,14 +380,8 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	return b.allowAs(CriticalityFrom(ctx))
 }
 
-// Do is do at the default level, written out: it is the most common call,
-// and one call less is a tenth of its cost.
 func (b *googleBreaker) Do(req func() error) error {
-	state, err := b.run(context.Background(), req, nil, nil)
-	if state == nilPanic {
-		panic(nil) // raised again: see recordPanic
-	}
-	return err
+	return b.do(context.Background(), DefaultCriticality, req, nil, nil)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
@@ -346,137 +413,4 @@ func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fall
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
 	return b.doCtx(ctx, req, fallback, acceptable)
-}
-
-// outcome is what a finished call is recorded as.
-type outcome int
-
-const (
-	success outcome = iota
-	failure
-	neither // the caller gave up: the dependency is not to blame
-)
-
-// doCtx is do for the Ctx methods: a ctx already done returns its error
-// before anything is admitted or recorded.
-func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	return b.do(ctx, CriticalityFrom(ctx), req, fallback, acceptable)
-}
-
-// do runs req through the breaker, asking at level. The methods without a
-// context pass context.Background() and the default level; the context's
-// Err is read only if req fails, and a nil ctx from a caller acts the same.
-func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	var stopped bool
-	var err error
-	if level != DefaultCriticality && level.Valid() {
-		stopped, err = b.runLevel(ctx, level, req, fallback, acceptable) // criticality.go
-	} else {
-		var state callState
-		state, err = b.run(ctx, req, fallback, acceptable)
-		stopped = state == nilPanic
-	}
-	if stopped {
-		panic(nil) // raised again: see recordPanic
-	}
-	return err
-}
-
-// run is do but for a panic(nil) that recordPanic stopped, which it
-// reports as the state nilPanic.
-func (b *googleBreaker) run(ctx context.Context, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) (state callState, err error) {
-	if err := b.admit(); err != nil {
-		if fallback != nil {
-			return recorded, fallback(err)
-		}
-		return recorded, err
-	}
-	defer b.recordPanic(&state) // state is running
-
-	err = req()
-	if err == nil && acceptable == nil { // the common case, without a call to acceptable
-		state = recorded
-		b.markSuccess()
-		return recorded, nil
-	}
-	result, reason := classify(ctx, err, acceptable)
-	state = recorded
-	b.record(result, reason)
-	return recorded, err
-}
-
-// callState is where run is with a call, for recordPanic; the zero value
-// is running.
-type callState uint8
-
-const (
-	running  callState = iota // req or acceptable may still panic
-	recorded                  // the outcome is recorded
-	nilPanic                  // recordPanic stopped a panic(nil)
-)
-
-// record records a finished call as classify classified it.
-func (b *googleBreaker) record(result outcome, reason string) {
-	switch result {
-	case success:
-		b.markSuccess()
-	case failure:
-		b.markFailure(reason)
-	}
-}
-
-// recordPanic, deferred by run, records a call that neither returned nor
-// was recorded: req or acceptable panicked, or req called runtime.Goexit. A
-// panic goes on with the same value.
-//
-// recover returns nil for runtime.Goexit, which goes on after this, and,
-// with GODEBUG panicnil=1, for a panic(nil), which it stops (by default
-// panic(nil) raises a *runtime.PanicNilError). The two cannot be told apart
-// here: recordPanic sets *state to nilPanic, and run reports it to its
-// caller, which raises panic(nil) again; after runtime.Goexit, nothing
-// returns to read it.
-func (b *googleBreaker) recordPanic(state *callState) {
-	if *state != running {
-		return
-	}
-	v := recover()
-	if v == nil {
-		b.markFailure(exitedReason)
-		*state = nilPanic
-		return
-	}
-	b.markFailure(fmt.Sprint("panic: ", v))
-	panic(v)
-}
-
-// classify decides how a finished call is recorded, and the failure reason.
-// It runs user code (acceptable, err.Error) that may panic.
-func classify(ctx context.Context, err error, acceptable srebreaker.Acceptable) (outcome, string) {
-	if ctx != nil && err != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
-		return neither, ""
-	}
-	if acceptable == nil {
-		acceptable = srebreaker.DefaultAcceptable
-	}
-	if acceptable(err) {
-		return success, ""
-	}
-	if err == nil {
-		return failure, "nil error not acceptable"
-	}
-	return failure, err.Error()
-}
-
-// ctxErr is ctx.Err(), or nil for a nil ctx.
-func ctxErr(ctx context.Context) error {
-	if ctx == nil {
-		return nil
-	}
-	return ctx.Err()
 }

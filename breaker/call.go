@@ -3,7 +3,6 @@ package breaker
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/srebreaker/srebreaker"
 )
@@ -55,59 +54,14 @@ func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(
 		}
 		return zero, err
 	}
-	if acceptable == nil {
-		acceptable = srebreaker.DefaultAcceptable
-	}
-	nilPanic, v, err := callAdmitted(ctx, p, req, acceptable)
+	var v T
+	nilPanic, err := runAdmitted(ctx, p, func() error {
+		var err error
+		v, err = req(ctx)
+		return err
+	}, acceptable)
 	if nilPanic {
-		panic(nil) // raised again: see callAdmitted
+		panic(nil) // raised again: see runAdmitted
 	}
 	return v, err
-}
-
-// exitedReason is the failure reason of a call that neither returned nor
-// panicked with a value.
-const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
-
-// callAdmitted runs an admitted req and reports its outcome on p. A panic
-// with a value is recorded as a failure and goes on. recover returns nil
-// for runtime.Goexit, which goes on, and for a panic(nil) under GODEBUG
-// panicnil=1, which it stops: both are recorded as failures, and nilPanic
-// tells the caller, which only returns in the second case, to raise
-// panic(nil) again.
-func callAdmitted[T any](ctx context.Context, p srebreaker.Promise, req func(context.Context) (T, error),
-	acceptable srebreaker.Acceptable) (nilPanic bool, v T, err error) {
-	recorded := false
-	defer func() {
-		if recorded {
-			return
-		}
-		// req or acceptable panicked, or req called runtime.Goexit.
-		r := recover()
-		if r == nil {
-			p.Reject(exitedReason)
-			nilPanic = true
-			return
-		}
-		p.Reject(fmt.Sprint("panic: ", r))
-		panic(r)
-	}()
-
-	v, err = req(ctx)
-	switch {
-	case err != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled):
-		recorded = true
-		srebreaker.Ignore(p) // the caller gave up: the dependency is not to blame
-	case acceptable(err):
-		recorded = true
-		p.Accept()
-	default:
-		reason := "nil error not acceptable"
-		if err != nil {
-			reason = err.Error()
-		}
-		recorded = true
-		p.Reject(reason)
-	}
-	return false, v, err
 }

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/srebreaker/srebreaker"
-	"github.com/srebreaker/srebreaker/rollingwindow"
+	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
 // Criticality is how much a call matters, the four levels of the SRE book's
@@ -105,92 +103,49 @@ func CriticalityFrom(ctx context.Context) Criticality {
 	return DefaultCriticality
 }
 
-// level is what a breaker keeps of one level other than the default.
+// level is what a breaker keeps of one level: its live bucket and its
+// history, judged as the breaker's own.
 type level struct {
-	b *googleBreaker
-	// calls holds the calls asked at this level: Add(1) for a dropped
-	// call, Add(0) for an admitted one, so that its sum is the drops and
-	// its count the calls.
-	calls *rollingwindow.RollingWindow[int64]
-	// outcomes holds the admitted calls of this level as the breaker's own
-	// outcomes window does: Add(1) for a success, Add(0) for a failure.
-	outcomes *rollingwindow.RollingWindow[int64]
+	counts   *counts
+	history  evidence.History // guarded by the breaker's mu
+	lifetime evidence.Bucket  // guarded by the breaker's mu
 }
 
-// levelWindows holds the levels other than the default, made at the first
-// call that names one; until then the breaker drops exactly as one without
-// criticality. The default level's figures are what the others leave of
-// the breaker's own, so that calls without a criticality cost nothing more.
-type levelWindows struct {
-	levels atomic.Pointer[[criticalities]*level] // nil at the default's index
+// levels holds every level, lowest first, made at the first call that names
+// a level other than the default; until then the breaker drops exactly as
+// one without criticality. The default level counts on the breaker's own
+// live bucket, so that calls without a criticality cost nothing more.
+type levels [criticalities]*level
 
-	// defaultTotals are the highest lifetime figures of the default level
-	// a snapshot has reported (successes, failures, drops): see
-	// levelWindows.lifetime.
-	defaultTotals [3]atomic.Int64
-
-	// What a window is made of, kept from New.
-	size int
-	span time.Duration
-	opts []rollingwindow.Option
-}
-
-func (l *levelWindows) init(size int, span time.Duration, opts []rollingwindow.Option) {
-	l.size, l.span, l.opts = size, span, opts
-}
-
-// get returns the levels, making them if need be.
-func (l *levelWindows) get(b *googleBreaker) *[criticalities]*level {
-	if lv := l.levels.Load(); lv != nil {
+// makeLevels returns the breaker's levels, making them if need be: the
+// default level starts with the breaker's history, the others empty.
+func (b *googleBreaker) makeLevels() *levels {
+	if lv := b.levels.Load(); lv != nil {
 		return lv
 	}
-	lv := new([criticalities]*level)
-	for i := range lv {
-		if Sheddable+Criticality(i) != DefaultCriticality {
-			// The sizes were validated with the breaker's own windows.
-			calls, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
-			outcomes, _ := rollingwindow.New[int64](l.size, l.span, l.opts...)
-			lv[i] = &level{b: b, calls: calls, outcomes: outcomes}
+	b.mu.Lock()
+	lv := b.levels.Load()
+	if lv == nil {
+		lv = new(levels)
+		for i := range lv {
+			x := &level{}
+			if i == DefaultCriticality.index() {
+				x.counts = &b.counts
+				x.history = b.history.Clone()
+				x.lifetime = b.lifetime
+			} else {
+				x.counts = new(counts)
+				x.counts.init(b)
+				x.history.Reset(b.settings)
+			}
+			lv[i] = x
 		}
+		b.levels.Store(lv)
+		b.judgeFinishedLocked()
 	}
-	if l.levels.CompareAndSwap(nil, lv) {
-		return lv
-	}
-	return l.levels.Load()
-}
-
-// levelCounts are the window's figures of one level.
-type levelCounts struct {
-	calls, drops        int64 // calls asked, admitted or dropped, and those dropped
-	successes, failures int64 // admitted calls that finished, by outcome
-}
-
-// counts returns each level's figures in the window at t, lowest level
-// first, given the breaker's own figures then (c, with its drops). The
-// default level gets what the others leave, never below 0.
-func (l *levelWindows) counts(lv *[criticalities]*level, t time.Duration, c *tally) (out [criticalities]levelCounts) {
-	var others levelCounts
-	for i, x := range lv {
-		if x == nil {
-			continue
-		}
-		o := &out[i]
-		o.drops, o.calls = x.calls.TotalsAtOffset(t)
-		var admitted int64
-		o.successes, admitted = x.outcomes.TotalsAtOffset(t)
-		o.failures = admitted - o.successes
-		others.calls += o.calls
-		others.drops += o.drops
-		others.successes += o.successes
-		others.failures += o.failures
-	}
-	out[DefaultCriticality.index()] = levelCounts{
-		calls:     max(0, c.successes+c.failures+c.drops-others.calls),
-		drops:     max(0, c.drops-others.drops),
-		successes: max(0, c.successes-others.successes),
-		failures:  max(0, c.failures-others.failures),
-	}
-	return out
+	b.mu.Unlock()
+	b.judge()
+	return lv
 }
 
 // levelProbabilities returns each level's drop probability, lowest level
@@ -224,100 +179,39 @@ func levelProbabilities(p float64, calls [criticalities]int64) (probs [criticali
 // levelDropProbabilities returns each level's drop probability, lowest
 // level first, while the breaker drops with probability p overall: its
 // share of p placed from the lowest level up (levelProbabilities), or,
-// when more, what the formula says of the level's own calls, for a level
-// whose calls fail clearly more often than the breaker's as a whole (their
-// failure ratio more than halfway from the breaker's to 1). As the SRE
-// book keeps
-// statistics per criticality, a level that the dependency itself sheds
-// (a server that sheds the lowest levels first) is then shed as a failing
+// when more, the level's own judgement, for a level whose calls fail
+// clearly more often than the breaker's as a whole (their failure ratio
+// more than halfway from the breaker's to 1). As the SRE book keeps
+// statistics per criticality, a level that the dependency itself sheds (a
+// server that sheds the lowest levels first) is then shed as a failing
 // dependency would be, rather than spend the formula's K attempts per
 // success on calls bound to fail; a dependency that fails every level
-// alike, down or overloaded without regard to criticality, leaves the
-// placement from the lowest level up as it is. The formula reads a level's
-// calls without trust in recent buckets, which the breaker's own figures
-// have.
-func (b *googleBreaker) levelDropProbabilities(p float64, counts [criticalities]levelCounts) [criticalities]float64 {
+// alike leaves the placement from the lowest level up as it is. A level is
+// judged on its own even while the breaker as a whole drops nothing: the
+// other levels' successes must not readmit calls bound to fail.
+func (b *googleBreaker) levelDropProbabilities(p float64, j *judgement,
+	lives *[criticalities]evidence.Bucket) [criticalities]float64 {
 	var calls [criticalities]int64
-	var all levelCounts
-	for i, c := range counts {
-		calls[i] = c.calls
-		all.successes += c.successes
-		all.failures += c.failures
+	var all evidence.Bucket
+	windows := [criticalities]evidence.Bucket{}
+	for i := range windows {
+		windows[i] = j.levels[i].Window.Plus(lives[i])
+		calls[i] = windows[i].Admitted() + windows[i].Drops
+		all = all.Plus(windows[i])
 	}
 	probs := levelProbabilities(p, calls)
-	if !(p > 0) {
+	if all.Failures == 0 {
 		return probs
 	}
-	for i, c := range counts {
-		// The level's failure ratio is more than halfway from the breaker's
-		// to 1: c.failures/n > (1 + all.failures/N)/2, with n and N the
-		// level's and the breaker's finished calls.
-		n, total := float64(c.successes+c.failures), float64(all.successes+all.failures)
-		if !(2*float64(c.failures)*total > n*(total+float64(all.failures))) {
+	total := float64(all.Admitted())
+	for i, w := range windows {
+		if !(2*float64(w.Failures)*total > float64(w.Admitted())*(total+float64(all.Failures))) {
 			continue
 		}
-		num, den := b.formula.ratio(&tally{successes: c.successes, failures: c.failures, drops: c.drops})
-		probs[i] = max(probs[i], b.formula.probability(num, den))
+		num, den := b.settings.Ratio(&j.levels[i], lives[i])
+		probs[i] = max(probs[i], b.settings.Probability(num, den))
 	}
 	return probs
-}
-
-// levelProbability returns the drop probability of a call at level c,
-// given the breaker's figures c at time t and the formula's ratio num/den
-// (num > 0) of them.
-func (b *googleBreaker) levelProbability(lv *[criticalities]*level, c Criticality, t time.Duration, tl *tally,
-	num, den float64) float64 {
-	if !b.formula.countDrops { // tally read the drops only if it needed them
-		withDrops := *tl
-		withDrops.drops, _ = b.drops.TotalsAtOffset(t)
-		tl = &withDrops
-	}
-	counts := b.levels.counts(lv, t, tl)
-	return b.levelDropProbabilities(b.formula.probability(num, den), counts)[c.index()]
-}
-
-// dropsDefault reports whether a call at the default level is dropped,
-// given the breaker's figures c at time t and the formula's ratio num/den
-// (num > 0) of them. Without calls at other levels it is the formula's own
-// draw, exactly as without criticality.
-func (b *googleBreaker) dropsDefault(t time.Duration, c *tally, num, den float64) bool {
-	lv := b.levels.levels.Load()
-	if lv == nil {
-		return b.formula.drops(num, den, b.proba.Float64())
-	}
-	return b.proba.Float64() < b.levelProbability(lv, DefaultCriticality, t, c, num, den)
-}
-
-// admitLevel is admit for a call at level c, other than the default: it
-// returns the level the call was admitted at, or the drop error.
-func (b *googleBreaker) admitLevel(c Criticality) (*level, error) {
-	lv := b.levels.get(b)
-	x := lv[c.index()]
-	t := b.now()
-	tl := b.tally(t)
-	num, den := b.formula.ratio(&tl)
-	if o := b.fleet.others.Load(); o != nil { // see fleet.go
-		num, den = b.withFleet(o, t, tl.failures, num, den)
-	}
-	if b.events != nil {
-		b.events.observe(b, t, num, den)
-	}
-	if num == 0 {
-		x.calls.AddAtOffset(t, 0)
-		return x, nil
-	}
-	p := b.levelProbability(lv, c, t, &tl, num, den)
-	if !(b.proba.Float64() < p) {
-		x.calls.AddAtOffset(t, 0)
-		return x, nil
-	}
-	x.calls.AddAtOffset(t, 1)
-	b.drops.AddAtOffset(t, 1)
-	b.streaks.sawDrop()
-	if b.events != nil && b.events.drops {
-		b.events.dropped(b, p)
-	}
-	return nil, b.reasons.err(b.name)
 }
 
 // allowAs is Allow for a call at level c.
@@ -325,79 +219,16 @@ func (b *googleBreaker) allowAs(c Criticality) (srebreaker.Promise, error) {
 	if c == DefaultCriticality || !c.Valid() {
 		return b.Allow()
 	}
-	x, err := b.admitLevel(c)
+	i := c.index()
+	lv := b.levels.Load()
+	if lv == nil {
+		lv = b.makeLevels()
+	}
+	s, err := b.admit(lv[i].counts, i)
 	if err != nil {
 		return nil, err
 	}
-	return levelPromise{x}, nil
-}
-
-// markSuccess and markFailure record the outcome for the level first and
-// for the breaker then, as admitLevel does a drop: a snapshot that reads
-// the breaker's lifetime figures before the levels' then finds every call
-// of the former in the latter (see levelWindows.lifetime).
-func (x *level) markSuccess() {
-	x.outcomes.AddAtOffset(x.b.now(), 1)
-	x.b.markSuccess()
-}
-
-func (x *level) markFailure(reason string) {
-	x.outcomes.AddAtOffset(x.b.now(), 0)
-	x.b.markFailure(reason)
-}
-
-// levelPromise is the promise of a call admitted at a level other than
-// the default: it records the outcome for the breaker and for the level.
-// It is pointer-shaped, so returning it as a srebreaker.Promise does not
-// allocate.
-type levelPromise struct{ x *level }
-
-func (p levelPromise) Accept()              { p.x.markSuccess() }
-func (p levelPromise) Reject(reason string) { p.x.markFailure(reason) }
-
-// Ignore records nothing, as [promise.Ignore].
-func (p levelPromise) Ignore() {}
-
-var _ srebreaker.Ignorer = levelPromise{}
-
-// runLevel is googleBreaker.run for a call at level c, other than the
-// default.
-func (b *googleBreaker) runLevel(ctx context.Context, c Criticality, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) (nilPanic bool, err error) {
-	x, err := b.admitLevel(c)
-	if err != nil {
-		if fallback != nil {
-			return false, fallback(err)
-		}
-		return false, err
-	}
-	recorded := false
-	defer x.recordPanic(&recorded, &nilPanic)
-	err = req()
-	result, reason := classify(ctx, err, acceptable)
-	recorded = true
-	switch result {
-	case success:
-		x.markSuccess()
-	case failure:
-		x.markFailure(reason)
-	}
-	return false, err
-}
-
-// recordPanic is googleBreaker.recordPanic for a call at a level.
-func (x *level) recordPanic(recorded, nilPanic *bool) {
-	if *recorded {
-		return
-	}
-	v := recover()
-	if v == nil {
-		x.markFailure(exitedReason)
-		*nilPanic = true
-		return
-	}
-	x.markFailure(fmt.Sprint("panic: ", v))
-	panic(v)
+	return promise{s}, nil
 }
 
 // CriticalityStats is what a breaker's window holds of one level; see
@@ -405,10 +236,9 @@ func (x *level) recordPanic(recorded, nilPanic *bool) {
 type CriticalityStats struct {
 	// Criticality is the level.
 	Criticality Criticality
-	// Calls are the calls asked at this level in the window, admitted or
-	// dropped, and Drops those of them that were dropped; Successes and
-	// Failures are the admitted calls that finished, by outcome. The
-	// default level counts every call not counted at another level.
+	// Calls are the calls of this level in the window, admitted calls
+	// that finished and dropped ones; Drops are those that were dropped,
+	// Successes and Failures the admitted ones, by outcome.
 	Calls, Drops, Successes, Failures int64
 	// DropProbability is the probability that a call of this level asking
 	// now is dropped.
@@ -416,11 +246,7 @@ type CriticalityStats struct {
 
 	// TotalSuccesses, TotalFailures and TotalDrops count the same as
 	// Successes, Failures and Drops since the breaker was made; they only
-	// grow. The default level's are what the other levels leave of the
-	// breaker's totals: while a call at another level is reporting its
-	// outcome they may lag behind by that call, never run ahead, and once
-	// no call is between the two, the four levels add up to the breaker's
-	// totals.
+	// grow, and the four levels add up to the breaker's totals.
 	TotalSuccesses, TotalFailures, TotalDrops int64
 }
 
@@ -437,72 +263,42 @@ func (s Stats) Leveled() bool {
 	return false
 }
 
-// levelStats returns the per-level part of a snapshot at t, highest level
-// first, given the breaker's figures then, its overall drop probability p
-// and its lifetime figures, read before the call (see levelWindows.lifetime).
-func (b *googleBreaker) levelStats(t time.Duration, c tally, p float64, lifetime levelCounts) [criticalities]CriticalityStats {
-	var counts, totals [criticalities]levelCounts
-	if lv := b.levels.levels.Load(); lv != nil {
-		counts = b.levels.counts(lv, t, &c)
-		totals = b.levels.lifetime(lv, lifetime)
+// levelStats returns the per-level part of a snapshot, highest level
+// first, given the breaker's judgement, each level's live bucket and
+// lifetime figures, and its overall drop probability p.
+func (b *googleBreaker) levelStats(j *judgement, lives, lifetimes *[criticalities]evidence.Bucket,
+	p float64) [criticalities]CriticalityStats {
+	var windows [criticalities]evidence.Bucket
+	var probs [criticalities]float64
+	if j.levels != nil {
+		for i := range windows {
+			windows[i] = j.levels[i].Window.Plus(lives[i])
+		}
+		probs = b.levelDropProbabilities(p, j, lives)
 	} else {
-		counts[DefaultCriticality.index()] = levelCounts{calls: c.successes + c.failures + c.drops, drops: c.drops,
-			successes: c.successes, failures: c.failures}
-		// Every call so far is the default level's; what is reported
-		// here is the floor for the differences once other levels count.
-		d := &b.levels.defaultTotals
-		totals[DefaultCriticality.index()] = levelCounts{successes: atomicMax(&d[0], lifetime.successes),
-			failures: atomicMax(&d[1], lifetime.failures), drops: atomicMax(&d[2], lifetime.drops)}
+		d := DefaultCriticality.index()
+		windows[d] = j.sum.Window.Plus(lives[d])
+		probs[d] = p
 	}
-	probs := b.levelDropProbabilities(p, counts)
 	var out [criticalities]CriticalityStats
 	for i := range out {
-		j := criticalities - 1 - i
-		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(j), Calls: counts[j].calls,
-			Drops: counts[j].drops, Successes: counts[j].successes, Failures: counts[j].failures,
-			DropProbability: probs[j], TotalSuccesses: totals[j].successes, TotalFailures: totals[j].failures,
-			TotalDrops: totals[j].drops}
+		k := criticalities - 1 - i
+		w, life := windows[k], lifetimes[k]
+		out[i] = CriticalityStats{Criticality: Sheddable + Criticality(k), Calls: w.Admitted() + w.Drops,
+			Drops: w.Drops, Successes: w.Successes, Failures: w.Failures, DropProbability: probs[k],
+			TotalSuccesses: life.Successes, TotalFailures: life.Failures, TotalDrops: life.Drops}
 	}
 	return out
 }
 
-// lifetime returns each level's figures since the breaker was made, lowest
-// level first, given the breaker's (all, read before the levels'; calls
-// left 0). The default level's are what the others leave of all: as a
-// level records a call before the breaker does, the levels read after the
-// breaker hold every call of all, and the difference is at most the
-// default level's true figure; the highest difference reported so far
-// keeps it from going back when a call at another level is between its two
-// records. So the default level's figures only grow and never exceed what
-// its calls were.
-func (l *levelWindows) lifetime(lv *[criticalities]*level, all levelCounts) (out [criticalities]levelCounts) {
-	others := levelCounts{}
+// others returns the live buckets of the levels other than the default,
+// added up.
+func (lv *levels) others() evidence.Bucket {
+	var all evidence.Bucket
 	for i, x := range lv {
-		if x == nil {
-			continue
-		}
-		calls, outcomes := x.calls.Lifetime(), x.outcomes.Lifetime()
-		out[i] = levelCounts{drops: calls.Sum, successes: outcomes.Sum, failures: outcomes.Count - outcomes.Sum}
-		others.drops += out[i].drops
-		others.successes += out[i].successes
-		others.failures += out[i].failures
-	}
-	d := &out[DefaultCriticality.index()]
-	d.successes = atomicMax(&l.defaultTotals[0], all.successes-others.successes)
-	d.failures = atomicMax(&l.defaultTotals[1], all.failures-others.failures)
-	d.drops = atomicMax(&l.defaultTotals[2], all.drops-others.drops)
-	return out
-}
-
-// atomicMax raises v to n if n is higher, and returns v's value then.
-func atomicMax(v *atomic.Int64, n int64) int64 {
-	for {
-		old := v.Load()
-		if n <= old {
-			return old
-		}
-		if v.CompareAndSwap(old, n) {
-			return n
+		if i != DefaultCriticality.index() {
+			all = all.Plus(x.counts.sum())
 		}
 	}
+	return all
 }

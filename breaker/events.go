@@ -135,25 +135,24 @@ func newEvents(o options, bucket time.Duration) *events {
 	}
 }
 
-// observe looks for a change of shedding at offset t (see
-// googleBreaker.now), given the formula's
-// ratio num/den then, once per bucket: the call that finds a check due makes it.
-// A clock stepped back by more than the window restarts the checks.
-func (e *events) observe(b *googleBreaker, t time.Duration, num, den float64) {
-	now := int64(t)
+// observe looks for a change of shedding at time t (see
+// googleBreaker.now), given the drop probability p then, once per bucket:
+// the goroutine that finishes a bucket makes the check. A clock stepped
+// back by more than the window restarts the checks.
+func (e *events) observe(b *googleBreaker, t int64, p float64) {
 	next := e.next.Load()
-	if (now < next && now >= next-e.window) || !e.next.CompareAndSwap(next, (now/e.bucket+1)*e.bucket) {
+	if (t < next && t >= next-e.window) || !e.next.CompareAndSwap(next, (floorDiv(t, e.bucket)+1)*e.bucket) {
 		return
 	}
-	if num > 0 {
-		e.lastShed.Store(now)
+	if p > 0 {
+		e.lastShed.Store(t)
 		if e.shedding.CompareAndSwap(false, true) {
 			e.send(Event{Kind: SheddingStarted, Breaker: b.name, At: b.wallNow(),
-				DropProbability: b.formula.probability(num, den), Reasons: b.reasons.snapshot()})
+				DropProbability: p, Reasons: b.reasons.snapshot()})
 		}
 		return
 	}
-	if e.shedding.Load() && now-e.lastShed.Load() >= e.window && e.shedding.CompareAndSwap(true, false) {
+	if e.shedding.Load() && t-e.lastShed.Load() >= e.window && e.shedding.CompareAndSwap(true, false) {
 		e.send(Event{Kind: SheddingStopped, Breaker: b.name, At: b.wallNow()})
 	}
 }

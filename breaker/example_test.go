@@ -27,6 +27,7 @@ func Example() {
 	up := false // whether the dependency works
 	run := func(calls int) (failed, dropped int) {
 		for range calls {
+			mock.Add(5 * time.Millisecond) // 200 calls a second
 			err := b.Do(func() error {
 				if !up {
 					return errors.New("connection refused")
@@ -158,7 +159,7 @@ func ExampleWithPlainFormula() {
 		fmt.Println("calls that reached the dead dependency in its first second:", calls(1000, true))
 	}
 	// Output:
-	// calls that reached the dead dependency in its first second: 112
+	// calls that reached the dead dependency in its first second: 113
 	// calls that reached the dead dependency in its first second: 1000
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
 // ErrInvalidCounts is wrapped by the error [Fleet.SetOthers] returns for
@@ -133,12 +135,19 @@ func (f *Fleet) Name() string { return f.b.name }
 // Window returns the span of the breaker's window ([WithWindow]): how long
 // counts set by [Fleet.SetOthers] are used, and a bound on how stale a
 // publisher should let them get.
-func (f *Fleet) Window() time.Duration { return f.b.fleet.window }
+func (f *Fleet) Window() time.Duration { return time.Duration(f.b.window) }
 
 // Counts returns what the breaker's own window holds now, to publish to
 // the fleet.
 func (f *Fleet) Counts() Counts {
-	return f.b.ownCounts(f.b.now())
+	b := f.b
+	b.tick()
+	j := b.judged.Load()
+	live := b.counts.sum()
+	if lv := b.levels.Load(); lv != nil {
+		live = live.Plus(lv.others())
+	}
+	return Counts(b.settings.Counts(&j.sum, live))
 }
 
 // SetOthers sets the counts of the other processes of the fleet, added
@@ -152,19 +161,27 @@ func (f *Fleet) SetOthers(others Counts) error {
 	if err := others.check(); err != nil {
 		return err
 	}
-	f.b.fleet.others.Store(&fleetOthers{counts: others, until: f.b.now() + f.b.fleet.window})
+	now := f.b.now()
+	f.b.fleet.now.Store(now)
+	f.b.fleet.others.Store(&fleetOthers{counts: others, until: now + f.b.window})
+	f.b.setMode(modeFleet)
+	f.b.judge()
 	return nil
 }
 
 // ClearOthers forgets the counts of the other processes: the breaker
 // decides on its own counts alone until the next [Fleet.SetOthers].
-func (f *Fleet) ClearOthers() { f.b.fleet.others.Store(nil) }
+func (f *Fleet) ClearOthers() {
+	f.b.fleet.others.Store(nil)
+	f.b.clearMode(modeFleet)
+	f.b.judge()
+}
 
 // fleetLink is a breaker's side of its fleet: the other processes' counts,
-// set in the background and read on the call path.
+// set in the background and read when the breaker judges.
 type fleetLink struct {
-	window time.Duration
 	others atomic.Pointer[fleetOthers] // nil while the breaker decides alone
+	now    atomic.Int64                // the breaker's newest reading of its clock, while others is set
 }
 
 // fleetOthers is one SetOthers: immutable once stored.
@@ -172,87 +189,29 @@ type fleetOthers struct {
 	counts Counts
 	// until is when the counts go stale, on the breaker's time axis
 	// (googleBreaker.now).
-	until time.Duration
-}
-
-// ownTally reads the breaker's windows at offset t in full: tallyFrom
-// stops at a window without failures, and reads the reach only when the
-// window holds too few calls. It brings the drops window to t, as decide
-// expects of a tally before it adds a drop.
-func (b *googleBreaker) ownTally(t time.Duration) tally {
-	done, cur := b.outcomes.PartsAtOffset(t)
-	c := b.tallyFrom(t, done, cur)
-	if c.failures == 0 { // tallyFrom read no further
-		c.recentSuccesses, c.recentFailures = b.streaks.recent(cur.Sum, cur.Count-cur.Sum)
-		c.downBuckets = b.streaks.downBuckets.Load()
-		c.recovering = b.streaks.recovering.Load()
-		c.drops, _ = b.drops.TotalsAtOffset(t)
-		b.readReach(t, cur, &c)
-	}
-	return c
-}
-
-// ownCounts is ownTally as Counts to publish: the reach is the window's
-// own when the breaker does not read back past it.
-func (b *googleBreaker) ownCounts(t time.Duration) Counts {
-	c := b.ownTally(t)
-	out := Counts{
-		Successes: c.successes, Failures: c.failures, Drops: c.drops,
-		RecentSuccesses: c.recentSuccesses, RecentFailures: c.recentFailures,
-		ReachSuccesses: c.successes, ReachFailures: c.failures, ReachDrops: c.drops,
-	}
-	if c.reachSuccesses+c.reachFailures > c.successes+c.failures {
-		out.ReachSuccesses, out.ReachFailures, out.ReachDrops = c.reachSuccesses, c.reachFailures, max(c.drops, c.reachDrops)
-	}
-	if c.downBuckets >= b.formula.buckets {
-		out.Down = 1
-	}
-	if c.recovering {
-		out.Recovering = 1
-	}
-	return out
-}
-
-// fleetTally is the tally the formula reads for counts added up over a
-// fleet: it recovers if one of its processes does, and it has been down a
-// window if one of its processes has, or if its windows hold no success
-// at all and at least WithEvidence's calls, failed or dropped. (A process
-// that calls a few times a second, and whose calls the fleet sheds, soon
-// holds too few calls to follow its own runs of buckets; the fleet's
-// window still says the dependency failed every call for a window.) The
-// formula's down rule still needs every process's newest buckets to hold
-// no success.
-func (b *googleBreaker) fleetTally(c Counts) tally {
-	t := tally{
-		successes: c.Successes, failures: c.Failures, drops: c.Drops,
-		recentSuccesses: c.RecentSuccesses, recentFailures: c.RecentFailures,
-		reachSuccesses: c.ReachSuccesses, reachFailures: c.ReachFailures, reachDrops: c.ReachDrops,
-		recovering: c.Recovering > 0,
-	}
-	ev := b.formula.evidence
-	if c.Down > 0 || ev > 0 && c.Successes == 0 && c.RecentSuccesses == 0 && c.Failures+c.Drops >= ev {
-		t.downBuckets = b.formula.buckets
-	}
-	return t
+	until int64
 }
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
-// the breaker's own window, and the formula's over the fleet's counts, o's
-// and the breaker's own at offset t added up; failures are the breaker's
-// own in its window. Stale counts are ignored, and so are counts set
-// before the clock stepped back. It is called on the call path only while
-// counts are set.
-func (b *googleBreaker) withFleet(o *fleetOthers, t time.Duration, failures int64, num, den float64) (float64, float64) {
-	if t > o.until || t < o.until-b.fleet.window {
+// the breaker's own window (sum and the live bucket), and the formula's
+// over the fleet's counts, the others' and the breaker's own added up.
+// Stale counts are ignored, and so are counts set before the clock stepped
+// back, as of the breaker's newest reading of its clock.
+func (b *googleBreaker) withFleet(sum *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
+	o := b.fleet.others.Load()
+	if o == nil {
 		return num, den
 	}
-	if failures == 0 && o.counts.Failures == 0 || o.counts == (Counts{}) {
-		// The fleet's ratio is 0, as formula.ratio says, or the others
-		// have seen nothing: the breaker decides alone.
+	if t := b.fleet.now.Load(); t > o.until || t < o.until-b.window {
 		return num, den
 	}
-	fleet := b.fleetTally(o.counts.Add(b.ownCounts(t)))
-	fnum, fden := b.formula.ratio(&fleet)
+	own := b.settings.Counts(sum, live)
+	if own.Failures == 0 && o.counts.Failures == 0 || o.counts == (Counts{}) {
+		// The fleet's ratio is 0, as Ratio says, or the others have
+		// seen nothing: the breaker decides alone.
+		return num, den
+	}
+	fnum, fden := b.settings.FleetRatio(evidence.Counts(o.counts.Add(Counts(own))))
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/rollingwindow"
 )
@@ -58,6 +59,7 @@ type options struct {
 	buckets     int
 	clock       Clock
 	proba       *proba.Proba
+	probaSet    bool
 	aggression  float64
 	countDrops  bool
 	trustRecent bool
@@ -79,7 +81,6 @@ func newOptions(opts []Option) options {
 		window:     DefaultWindow,
 		buckets:    DefaultBuckets,
 		clock:      realClock{},
-		proba:      proba.New(),
 		aggression: DefaultAggression,
 		countDrops: true,
 
@@ -143,10 +144,10 @@ func WithClock(c Clock) Option {
 }
 
 // WithProba sets the random source that decides which calls to drop, for
-// tests and simulations ([proba.NewSeeded]). Default: [proba.New]. It must
-// not be nil.
+// tests and simulations ([proba.NewSeeded]). Default: the runtime's
+// generator (math/rand/v2), drawn without a lock. It must not be nil.
 func WithProba(p *proba.Proba) Option {
-	return func(o *options) { o.proba = p }
+	return func(o *options) { o.proba, o.probaSet = p, true }
 }
 
 // WithAggression sets an exponent on the drop probability: the breaker drops
@@ -274,10 +275,31 @@ func (o *options) validate() error {
 		return fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
 	case isNil(o.clock):
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
-	case o.proba == nil:
+	case o.probaSet && o.proba == nil:
 		return fmt.Errorf("%w: WithProba(nil): proba must not be nil", ErrInvalidOption)
 	}
 	return nil
+}
+
+// settings returns the evidence settings the options make.
+func (o *options) settings() evidence.Settings {
+	s := evidence.Settings{
+		K:           o.k,
+		Protection:  float64(o.protection),
+		Aggression:  o.aggression,
+		CountDrops:  o.countDrops,
+		TrustRecent: o.trustRecent,
+		Evidence:    int64(o.evidence),
+		Buckets:     o.buckets,
+	}
+	if o.evidence > 0 {
+		horizon := o.horizon
+		if horizon == 0 {
+			horizon = DefaultHorizonWindows * o.window
+		}
+		s.Horizon = int((horizon + o.window - 1) / o.window)
+	}
+	return s
 }
 
 // Bounds of the options, stated in their docs.

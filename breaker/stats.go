@@ -1,6 +1,10 @@
 package breaker
 
-import "time"
+import (
+	"time"
+
+	"github.com/srebreaker/srebreaker/internal/evidence"
+)
 
 // Stats is a snapshot of a breaker: what its window holds, what it has
 // counted since it was made, its drop probability and its last failure
@@ -49,8 +53,8 @@ type StatsReporter interface {
 
 // StatsOf returns a snapshot of b, if b reports one (see [StatsReporter]):
 // ok is false for [Nop] breakers and for implementations of Breaker that do
-// not. Taking a snapshot allocates the Reasons slice; it takes the window's
-// lock for a moment and never delays calls for longer.
+// not. Taking a snapshot allocates the Reasons slice; it takes the
+// breaker's lock for a moment and never delays calls for longer.
 func StatsOf(b Breaker) (s Stats, ok bool) {
 	r, ok := b.(StatsReporter)
 	if !ok {
@@ -59,28 +63,41 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 	return r.Stats(), true
 }
 
-// Stats returns a snapshot of the breaker. Like a call, it looks for a
-// change of shedding, so a breaker that is only polled still tells its
-// listeners.
+// Stats returns a snapshot of the breaker. Like a call, it reads the clock
+// and finishes the buckets that have ended, so a breaker that is only
+// polled still tells its listeners of a change of shedding.
 func (b *googleBreaker) Stats() Stats {
-	t := b.now()
-	c, num, den := b.ratioAt(t)
-	c.drops, _ = b.drops.TotalsAtOffset(t) // the tally skips them in a window without failures
-	if b.events != nil {
-		b.events.observe(b, t, num, den)
+	b.tick()
+	var lives, lifetimes [criticalities]evidence.Bucket
+	b.mu.Lock() // no bucket finishes meanwhile: the live bucket only grows
+	j := b.judged.Load()
+	var live, lifetime evidence.Bucket
+	if lv := b.levels.Load(); lv != nil {
+		for i, x := range lv {
+			lives[i] = x.counts.sum()
+			lifetimes[i] = x.lifetime.Plus(lives[i])
+			live = live.Plus(lives[i])
+		}
+	} else {
+		d := DefaultCriticality.index()
+		lives[d] = b.counts.sum()
+		live = lives[d]
+		lifetimes[d] = b.lifetime.Plus(live)
 	}
-	outcomes, drops := b.outcomes.Lifetime(), b.drops.Lifetime()
+	lifetime = b.lifetime.Plus(live)
+	b.mu.Unlock()
+	window := j.sum.Window.Plus(live)
+	p := b.probability(&j.sum, live)
 	return Stats{
 		Name:            b.name,
-		Successes:       c.successes,
-		Failures:        c.failures,
-		Drops:           c.drops,
-		TotalSuccesses:  outcomes.Sum,
-		TotalFailures:   outcomes.Count - outcomes.Sum,
-		TotalDrops:      drops.Count,
-		DropProbability: b.formula.probability(num, den),
+		Successes:       window.Successes,
+		Failures:        window.Failures,
+		Drops:           window.Drops,
+		TotalSuccesses:  lifetime.Successes,
+		TotalFailures:   lifetime.Failures,
+		TotalDrops:      lifetime.Drops,
+		DropProbability: p,
 		Reasons:         b.reasons.snapshot(),
-		Criticalities: b.levelStats(t, c, b.formula.probability(num, den), levelCounts{successes: outcomes.Sum,
-			failures: outcomes.Count - outcomes.Sum, drops: drops.Count}),
+		Criticalities:   b.levelStats(j, &lives, &lifetimes, p),
 	}
 }

@@ -1,0 +1,102 @@
+package breaker
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/evidence"
+)
+
+// admit decides whether to admit a call at level c (an index, lowest level
+// first) that counts on counts: the stripe it counts on if admitted, or
+// the drop error. While the window holds no failure and no fleet's counts
+// (mode 0), nothing can be dropped: that is the common case, a load and a
+// pick.
+func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
+	s := c.pick()
+	if b.mode.Load() == 0 {
+		return s, nil
+	}
+	if due(s.drops.Load() + 1) { // decided on the clock's time
+		b.tick()
+	}
+	p := math.Float64frombits(b.probs[level].Load())
+	if !(p > 0) || !(b.draw() < p) {
+		return s, nil
+	}
+	s.add(&s.drops)
+	if b.events != nil && b.events.drops {
+		b.events.dropped(b, p)
+	}
+	return nil, b.reasons.err(b.name)
+}
+
+// draw returns a number uniform in [0, 1): from the runtime's generator,
+// which keeps a state per thread and costs a few ns, or from the source
+// WithProba gave.
+func (b *googleBreaker) draw() float64 {
+	if b.proba != nil {
+		return b.proba.Float64()
+	}
+	return float64(rand.Uint32()) * 0x1p-32
+}
+
+// judge works out the drop probability of every level from the judgement
+// of the finished buckets and the live bucket, stores it for the calls,
+// and returns the breaker's overall probability. Goroutines that judge at
+// once may store in any order: each stores a judgement of the live bucket
+// as it found it.
+func (b *googleBreaker) judge() float64 {
+	j := b.judged.Load()
+	lv := b.levels.Load()
+	if lv == nil || j.levels == nil {
+		p := b.probability(&j.sum, b.counts.sum())
+		b.probs[DefaultCriticality.index()].Store(math.Float64bits(p))
+		return p
+	}
+	var lives [criticalities]evidence.Bucket
+	var all evidence.Bucket
+	for i, x := range lv {
+		lives[i] = x.counts.sum()
+		all = all.Plus(lives[i])
+	}
+	p := b.probability(&j.sum, all)
+	probs := b.levelDropProbabilities(p, j, &lives)
+	for i := range probs {
+		b.probs[i].Store(math.Float64bits(probs[i]))
+	}
+	return p
+}
+
+// probability is the drop probability over sum and the live bucket, and
+// over the fleet's counts too while the breaker holds them: the higher.
+func (b *googleBreaker) probability(sum *evidence.Summary, live evidence.Bucket) float64 {
+	num, den := b.settings.Ratio(sum, live)
+	if b.mode.Load()&modeFleet != 0 {
+		num, den = b.withFleet(sum, live, num, den) // fleet.go
+	}
+	return b.settings.Probability(num, den)
+}
+
+// promise is pointer-shaped, so returning it as a srebreaker.Promise does
+// not allocate. It records on the stripe the call was admitted on.
+type promise struct{ s *stripe }
+
+func (p promise) Accept()              { p.s.markSuccess() }
+func (p promise) Reject(reason string) { p.s.markFailure(reason) }
+
+// Ignore records nothing: the call says nothing about the dependency's
+// health (see [srebreaker.Ignorer]), so it leaves the window as if the call
+// had never been admitted.
+func (p promise) Ignore() {}
+
+var _ srebreaker.Ignorer = promise{}
+
+func (b *googleBreaker) Allow() (srebreaker.Promise, error) {
+	s, err := b.admit(&b.counts, DefaultCriticality.index())
+	if err != nil {
+		return nil, err
+	}
+	return promise{s}, nil
+}
