@@ -153,6 +153,9 @@ const (
 	// modeFleet: the breaker holds its fleet's counts, which may drop a
 	// call whatever its own window holds.
 	modeFleet
+	// modeShedding: the newest judgement drops calls: each success is
+	// judged, so that shedding stops with the success that ends it.
+	modeShedding
 )
 
 // judgement is what a breaker made of its finished buckets when the

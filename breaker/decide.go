@@ -53,6 +53,7 @@ func (b *googleBreaker) judge() float64 {
 	if lv == nil || j.levels == nil {
 		p := b.probability(&j.sum, b.counts.sum())
 		b.probs[DefaultCriticality.index()].Store(math.Float64bits(p))
+		b.markShedding(p > 0)
 		return p
 	}
 	var lives [criticalities]evidence.Bucket
@@ -63,10 +64,24 @@ func (b *googleBreaker) judge() float64 {
 	}
 	p := b.probability(&j.sum, all)
 	probs := b.levelDropProbabilities(p, j, &lives)
+	shedding := false
 	for i := range probs {
 		b.probs[i].Store(math.Float64bits(probs[i]))
+		shedding = shedding || probs[i] > 0
 	}
+	b.markShedding(shedding)
 	return p
+}
+
+// markShedding sets or clears modeShedding, writing only on a change.
+func (b *googleBreaker) markShedding(shedding bool) {
+	if on := b.mode.Load()&modeShedding != 0; on != shedding {
+		if shedding {
+			b.setMode(modeShedding)
+		} else {
+			b.clearMode(modeShedding)
+		}
+	}
 }
 
 // probability is the drop probability over sum and the live bucket, and

@@ -113,13 +113,23 @@ const (
 // clock.
 func due(n int64) bool { return n <= exactCalls || n%sampleEvery == 0 }
 
-// markSuccess records a success on s, reading the clock first when due:
-// the success then lands in the bucket of its time.
+// markSuccess records a success on s. When due, it reads the clock first,
+// so that the success lands in the bucket of its time; it judges after,
+// with the success counted, when due or while calls are being dropped.
 func (s *stripe) markSuccess() {
-	if due(s.successes.Load() + 1) {
-		s.counts.b.tick()
+	b := s.counts.b
+	if !due(s.successes.Load() + 1) {
+		s.add(&s.successes)
+		if b.mode.Load()&modeShedding != 0 {
+			b.judge()
+		}
+		return
 	}
+	b.advanceIfDue()
 	s.add(&s.successes)
+	if b.mode.Load() != 0 {
+		b.judge()
+	}
 }
 
 // markFailure records a failure on s: it always reads the clock, and

@@ -37,7 +37,7 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		// their own count too: fewer attempts than without criticality
 		// (1.29 on the standard overload), and than failsafe-go's priority
 		// throttler on this scenario (1.30–1.31, bench/cmd/criticality).
-		assert.InDelta(t, 1.235, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
+		assert.InDelta(t, 1.221, f.attemptsPerSuccess, 0.005, "seed %d: attempts per success", seed)
 
 		p := res.phaseOf(roleOverload)
 		require.GreaterOrEqual(t, p, 0)
@@ -47,9 +47,9 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		assert.InDelta(t, 75.0, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded: 600 of its 800 calls/s fit", seed)
 		assert.GreaterOrEqual(t, lf.dropShare[2]+lf.dropShare[3], 99.0, "seed %d: drops on the sheddable levels", seed)
 		c := res.phases[p]
-		// 28–34 CRITICAL calls of 16,000, in the overload's first tenths
-		// of a second, while the newest buckets' drops are counted up.
-		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.15,
+		// A few CRITICAL calls, in the overload's first tenths of a
+		// second, while the newest buckets' drops are counted up.
+		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.16,
 			"seed %d: critical calls dropped, %%", seed)
 	}
 }

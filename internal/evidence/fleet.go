@@ -46,10 +46,10 @@ func (s *Settings) FleetRatio(c Counts) (num, den float64) {
 	sum := Summary{
 		Window: Bucket{c.Successes, c.Failures, c.Drops},
 		Reach:  Bucket{c.ReachSuccesses, c.ReachFailures, c.ReachDrops},
-		run:    run{up: c.RecentSuccesses, down: c.RecentFailures, recovering: c.Recovering > 0},
+		run:    run{recovering: c.Recovering > 0},
 	}
 	if c.Down > 0 || s.Evidence > 0 && c.Successes == 0 && c.RecentSuccesses == 0 && c.Failures+c.Drops >= s.Evidence {
 		sum.run.downBuckets = int64(s.Buckets)
 	}
-	return s.Ratio(&sum, Bucket{})
+	return s.ratio(&sum, Bucket{}, c.RecentSuccesses, c.RecentFailures)
 }

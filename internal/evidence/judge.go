@@ -83,6 +83,12 @@ const shiftSigmas = 3
 // the breaker's probe: a dependency shed on older evidence gets a call
 // through once a window has passed without an admitted failure.
 func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
+	recentSuccesses, recentFailures := sum.run.recent(live)
+	return s.ratio(sum, live, recentSuccesses, recentFailures)
+}
+
+// ratio is Ratio given the newest run's counts with the live bucket.
+func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailures int64) (num, den float64) {
 	window := sum.Window.Plus(live)
 	if window.Failures == 0 {
 		return 0, 1
@@ -97,7 +103,6 @@ func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
 	protection := s.Protection
 	mixed := false // the newest buckets agree on neither outcome
 	if s.TrustRecent {
-		recentSuccesses, recentFailures := sum.run.recent(live)
 		switch {
 		case recentSuccesses == 0 && float64(recentFailures) > s.Protection: // down
 			successes, admitted = 0, float64(max(window.Failures, min(counts.Failures, s.Evidence/2)))
