@@ -40,10 +40,10 @@ func TestSimulate_defaultScenario(t *testing.T) {
 
 	o := res.phases[outage]
 	assert.Less(t, pct(o.allowed, o.offered), 80.0, "the outage is partly shed")
-	_, shed := res.firstSlot(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
+	_, shed := res.sustainedFrom(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
 	assert.True(t, shed, "90% is shed before the outage ends")
 
-	_, recovered := res.firstSlot(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
+	_, recovered := res.sustainedFrom(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
 	assert.True(t, recovered, "traffic recovers before the healed phase ends")
 	last := res.seconds[24] // the last healed second
 	assert.Equal(t, 0, last.dropped)

@@ -61,7 +61,7 @@ func TestSimulate_standardScenarioPlainFormula(t *testing.T) {
 	f := res.figures()
 	assert.Equal(t, 0.0, f.falseDrops)
 	assert.InDelta(t, 66.3, f.outageReached, 0.05)
-	assert.InDelta(t, 9.4, f.shedAfter, 1e-9)
+	assert.InDelta(t, 9.6, f.shedAfter, 1e-9) // 9.4 s, counted from the first slot shed, however brief
 	assert.InDelta(t, 7.9, f.admittedAfter, 1e-9)
 	assert.InDelta(t, 100, f.goodput, 0.05)
 	assert.InDelta(t, 1.91, f.attemptsPerSuccess, 0.005)
@@ -87,7 +87,32 @@ func TestResult_figures_neverShed(t *testing.T) {
 	res, err := simulate(cfg)
 	require.NoError(t, err)
 	assert.True(t, math.IsInf(res.figures().shedAfter, 1))
-	assert.Contains(t, runToString(t, cfg), "outage:   time until 90% was shed            not within 1s")
+	assert.Contains(t, runToString(t, cfg), "outage:   90% shed, sustained, after         not within 1s")
+}
+
+// A share counts as reached from the first slot of 3 in a row that hold
+// it; a slot alone that gets there does not, and slots without calls are
+// skipped.
+func TestResult_sustainedFrom(t *testing.T) {
+	admitted := func(c counts) bool { return pct(c.allowed, c.offered) >= 95 }
+	s := func(allowed int) counts { return counts{offered: 100, allowed: allowed} }
+	none := counts{}
+	for _, tc := range []struct {
+		name  string
+		slots []counts
+		want  time.Duration // 0 for none
+	}{
+		{"from the first slot", []counts{s(100), s(95), s(99), s(10)}, 100 * time.Millisecond},
+		{"a brief peak does not count", []counts{s(96), s(50), s(97), s(98), s(99)}, 300 * time.Millisecond},
+		{"slots without calls neither count nor break the run", []counts{s(10), s(96), none, s(97), none, none, s(98)}, 200 * time.Millisecond},
+		{"two slots are not enough", []counts{s(10), s(96), s(97)}, 0},
+		{"never", []counts{s(94), s(94), s(94), none}, 0},
+	} {
+		res := &result{slots: [][]counts{tc.slots}}
+		got, found := res.sustainedFrom(0, admitted)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Equal(t, tc.want != 0, found, tc.name)
+	}
 }
 
 // admittedBefore counts the calls of the first phase admitted before d.

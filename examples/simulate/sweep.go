@@ -102,7 +102,7 @@ func runSweep(cfg config, rates []int, seeds []uint64, out io.Writer) error {
 	fmt.Fprintf(out, "breaker: %s; %s; seeds %s\n\n", breakerLine(cfg.breakerConfig), what,
 		formatSeeds(runs))
 	header := func(first string) {
-		fmt.Fprintf(out, "| %s | outage reaching the dependency | 90 %% shed after | 95 %% admitted after healing | false drops while healthy | overload goodput, %% of capacity | attempts per success |\n", first)
+		fmt.Fprintf(out, "| %s | outage reaching the dependency | 90 %% shed after (sustained) | 95 %% admitted after healing (sustained) | false drops while healthy | overload goodput, %% of capacity | attempts per success |\n", first)
 		fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
 	}
 	lengths := cfgLengths(rows[0].runs[0].res)

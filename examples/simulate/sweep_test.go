@@ -112,7 +112,7 @@ func TestRun_sweep(t *testing.T) {
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "breaker: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true evidence=40; "+
 		"the built-in scenario (healthy 5s at 1 % errors, outage 10s, healed 10s, overload 10s at 50 % capacity); seeds 1–2\n")
-	assert.Contains(t, out, "| requests/s, seed | outage reaching the dependency | 90 % shed after |")
+	assert.Contains(t, out, "| requests/s, seed | outage reaching the dependency | 90 % shed after (sustained) |")
 	assert.Regexp(t, `(?m)^\| 20, seed 2 \| `, out)
 	assert.Regexp(t, `(?m)^\| 2000 \| \d+\.\d % \| 0\.2 s \| `, out)
 
