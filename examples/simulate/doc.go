@@ -26,13 +26,17 @@
 // dependency's.
 //
 // The built-in scenario: the dependency is healthy with a few errors, then
-// down (every call fails), then healed (no call fails), then overloaded (it
-// serves only part of the offered rate; the excess fails, the rest
-// succeeds). -rate sets the requests offered per second (1 to 1,000,000),
-// -errors the share of calls that fail while healthy, -capacity the share
-// of the offered rate served while overloaded, and -healthy, -outage,
-// -healed and -overload the length of each phase (0 leaves it out).
-// testdata/standard.json is the same scenario as a file.
+// down (every call fails), then healed (with the few errors it had before),
+// then overloaded (it serves only part of the offered rate; the excess
+// fails, and of the rest the same few). -rate sets the requests offered
+// per second (1 to 1,000,000), -errors the share of the calls served that
+// fail in every phase but the outage, -capacity the share of the offered
+// rate served while overloaded, and -healthy, -outage, -healed and
+// -overload the length of each phase (0 leaves it out).
+// testdata/standard.json is the same scenario as a file;
+// testdata/standard-no-errors-after-outage.json is the scenario as it was
+// until issue 20, in which the healed and overloaded dependency served
+// every call it could without an error.
 //
 // A fleet: -clients N runs N breakers of one dependency, each offering
 // the phases' rate (so the dependency sees N times it, and the built-in

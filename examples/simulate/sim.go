@@ -30,7 +30,7 @@ type config struct {
 	// The scenario the flags describe: phases[p] gives only a name and a
 	// length, the rest comes from rate, errorRate and capacity.
 	rate      int     // requests offered per second
-	errorRate float64 // share of calls failing while healthy
+	errorRate float64 // share of the served calls failing outside the outage
 	capacity  float64 // share of the offered rate served while overloaded
 	phases    [phaseCount]phase
 	mix       mix  // the calls' criticalities (-mix); replaces a scenario file's
@@ -131,9 +131,8 @@ func (c config) scenario() (scenario, error) {
 		p.role = role(i + 1)
 		p.rate = float64(c.rate)
 		p.capacity = math.Inf(1)
+		p.errors = c.errorRate // a dependency fails a few calls before its outage and after it
 		switch i {
-		case healthy:
-			p.errors = c.errorRate
 		case outage:
 			p.errors = 1
 		case overload: // of the fleet's offered rate, with -clients
