@@ -26,9 +26,10 @@
 // were dropped in 3 slots in a row (sustained), and the same from healing,
 // for 95 % admitted; the share of the healed phase dropped; the calls that
 // succeeded under overload, as a share of what the dependency could serve
-// (goodput); and the admitted calls per success there. The last column is
-// how late the driver issued a call at worst, behind its due time: a large
-// lag (a busy machine) makes the run's timings unreliable.
+// (goodput); and the admitted calls per success there. The last columns
+// are how late the driver issued a call at worst, behind its due time, and
+// the share of the calls issued 10 ms late or more: a busy machine makes
+// the run's timings unreliable.
 package main
 
 import (
@@ -48,6 +49,9 @@ import (
 
 // slot is the resolution of the timings, as in the simulator.
 const slot = 100 * time.Millisecond
+
+// late is how far behind its due time a call is issued to count as late.
+const late = 10 * time.Millisecond
 
 // sustainedSlots is how many slots in a row a share must hold for the
 // timings to count it reached, as in the simulator.
@@ -117,8 +121,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		"overload %v at %g %% capacity; %g %% errors outside the outage\n\n", cfg.rate,
 		cfg.lengths[healthy], cfg.lengths[outage], cfg.lengths[healed], cfg.lengths[overload], 100*cfg.capacity, 100*cfg.errors)
 	fmt.Fprintln(stdout, "| run | false drops while healthy | reached the dependency while down | 90 % shed after (sustained) | "+
-		"95 % admitted after healing (sustained) | healed phase dropped | goodput, % of capacity | attempts per success | driver's lag, at most |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
+		"95 % admitted after healing (sustained) | healed phase dropped | goodput, % of capacity | attempts per success | driver's lag, at most | calls 10 ms late or more |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|---|")
 	for r := 1; r <= cfg.runs; r++ {
 		res := play(phases, cfg.rate, uint64(r))
 		fmt.Fprintf(stdout, "| %d | %s |\n", r, strings.Join(res.cells(phases), " | "))
@@ -172,11 +176,12 @@ func (c *counts) add(o counts) {
 }
 
 // result is one run: the calls per phase and per 100 ms slot of each phase,
-// and how late the driver was at worst.
+// how late the driver was at worst, and how many calls it issued late.
 type result struct {
 	phases [phaseCount]counts
 	slots  [phaseCount][]counts
 	lag    time.Duration
+	late   int
 }
 
 // play runs the phases once through a new breaker with the default
@@ -201,7 +206,11 @@ func play(phases []phase, rate int, seed uint64) *result {
 				if begun+since > now {
 					break
 				}
-				res.lag = max(res.lag, now-(begun+since))
+				lag := now - (begun + since)
+				res.lag = max(res.lag, lag)
+				if lag >= late {
+					res.late++
+				}
 				c := counts{offered: 1}
 				if promise, err := b.Allow(); err != nil {
 					c.dropped = 1
@@ -329,5 +338,10 @@ func (r *result) cells(phases []phase) []string {
 			cells[6] = fmt.Sprintf("%.2f", float64(c.allowed)/float64(c.succeeded))
 		}
 	}
-	return append(cells, fmt.Sprintf("%.1f ms", float64(r.lag)/float64(time.Millisecond)))
+	offered := 0
+	for _, c := range r.phases {
+		offered += c.offered
+	}
+	return append(cells, fmt.Sprintf("%.1f ms", float64(r.lag)/float64(time.Millisecond)),
+		fmt.Sprintf("%.2f %%", pct(r.late, offered)))
 }

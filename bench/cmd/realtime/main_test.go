@@ -45,8 +45,8 @@ func TestPlay_shortScenario(t *testing.T) {
 	if c := res.phases[overload]; c.succeeded > 301 || c.succeeded == 0 {
 		t.Errorf("overload: %d succeeded: the dependency serves 1,000/s, 301 calls in 300 ms at most", c.succeeded)
 	}
-	if res.lag < 0 {
-		t.Errorf("lag %v: negative", res.lag)
+	if res.lag < 0 || res.late < 0 || res.late > 2400 {
+		t.Errorf("lag %v, %d calls late: out of range", res.lag, res.late)
 	}
 }
 
@@ -73,10 +73,10 @@ func TestRun_printsARowPerRun(t *testing.T) {
 	}
 	for _, row := range rows {
 		cells := strings.Split(strings.Trim(row, "| "), " | ")
-		if len(cells) != 9 {
-			t.Errorf("%d cells, want 9: %s", len(cells), row)
+		if len(cells) != 10 {
+			t.Errorf("%d cells, want 10: %s", len(cells), row)
 		}
-		if !strings.HasSuffix(cells[8], " ms") || !strings.HasPrefix(cells[3], "not within 100ms") {
+		if !strings.HasSuffix(cells[8], " ms") || !strings.HasSuffix(cells[9], " %") || !strings.HasPrefix(cells[3], "not within 100ms") {
 			t.Errorf("a 100 ms phase has one slot, never 3 in a row; the lag is in ms: %s", row)
 		}
 	}
