@@ -24,7 +24,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate stress
+.PHONY: help redis test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -62,6 +62,14 @@ BENCH_TIME  ?= 1s
 
 bench-peers: ## compare with other Go breakers (bench/, its own module); BENCH_COUNT=5 BENCH_TIME=1s
 	BENCH_COUNT=$(BENCH_COUNT) BENCH_TIME=$(BENCH_TIME) BENCHSTAT_VERSION=$(BENCHSTAT_VERSION) ./bench/run.sh
+
+# Runs of the real-time standard scenario, 35 s each.
+REALTIME_RUNS ?= 1
+
+# bench is its own module, outside go.work (see bench/run.sh). Not part of
+# make test: each run takes the scenario's length of wall time.
+bench-realtime: ## the standard scenario on the wall clock at 2,000 requests/s (bench/cmd/realtime, 35 s a run); REALTIME_RUNS=1
+	cd bench && GOWORK=off go run ./cmd/realtime -runs $(REALTIME_RUNS)
 
 # go mod tidy ignores go.work, and the nested modules require a version of
 # the core that is not released yet: tools/release/tidy-check.sh tidies them

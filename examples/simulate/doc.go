@@ -26,13 +26,17 @@
 // dependency's.
 //
 // The built-in scenario: the dependency is healthy with a few errors, then
-// down (every call fails), then healed (no call fails), then overloaded (it
-// serves only part of the offered rate; the excess fails, the rest
-// succeeds). -rate sets the requests offered per second (1 to 1,000,000),
-// -errors the share of calls that fail while healthy, -capacity the share
-// of the offered rate served while overloaded, and -healthy, -outage,
-// -healed and -overload the length of each phase (0 leaves it out).
-// testdata/standard.json is the same scenario as a file.
+// down (every call fails), then healed (with the few errors it had before),
+// then overloaded (it serves only part of the offered rate; the excess
+// fails, and of the rest the same few). -rate sets the requests offered
+// per second (1 to 1,000,000), -errors the share of the calls served that
+// fail in every phase but the outage, -capacity the share of the offered
+// rate served while overloaded, and -healthy, -outage, -healed and
+// -overload the length of each phase (0 leaves it out).
+// testdata/standard.json is the same scenario as a file;
+// testdata/standard-no-errors-after-outage.json is the scenario as it was
+// until issue 20, in which the healed and overloaded dependency served
+// every call it could without an error.
 //
 // A fleet: -clients N runs N breakers of one dependency, each offering
 // the phases' rate (so the dependency sees N times it, and the built-in
@@ -184,12 +188,15 @@
 //     and their share of its calls.
 //   - share of the outage that reached the dependency: the outage phase's
 //     calls that were admitted, as a share of those offered.
-//   - time until 90 % was shed: from the start of the outage phase to the end
-//     of its first 100 ms slot (counted from the phase's start) in which at
-//     least 90 % of the calls offered were dropped; slots without calls are
-//     skipped. "not within" the phase's length if no slot gets there.
-//   - time until 95 % was admitted: the same for the healed phase, with at
-//     least 95 % of the calls admitted; 0.1 s if the first slot already was.
+//   - 90 % shed, sustained, after: from the start of the outage phase to
+//     the end of the first 100 ms slot (counted from the phase's start) from
+//     which at least 90 % of the calls offered were dropped in 3 slots in a
+//     row: one slot may get there by chance, a user means shed and staying
+//     so. Slots without calls are skipped: they neither count nor break the
+//     run. "not within" the phase's length if no 3 slots in a row get there.
+//   - 95 % admitted, sustained, after: the same for the healed phase, with
+//     at least 95 % of the calls admitted; 0.1 s if the first 3 slots
+//     already were.
 //   - goodput, share of capacity: the calls that succeeded during the
 //     overload phase, as a share of the most the dependency could serve,
 //     the lesser of the calls offered and capacity × the phase's length.
@@ -208,8 +215,10 @@
 // outage that reached the dependency, the slowest shed and readmission,
 // the most false drops, the lowest goodput, the most attempts per success.
 // The figures are those above, in the order: outage reaching the
-// dependency, 90 % shed after, 95 % admitted after healing, false drops
-// while healthy, overload goodput, attempts per success.
+// dependency, 90 % shed after (sustained), 95 % admitted after healing
+// (sustained), false drops while healthy, overload goodput, attempts per
+// success.
+//
 // # Criticality
 //
 // With a mix, each call is given a level in the mix's proportions, spread

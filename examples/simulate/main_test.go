@@ -40,10 +40,10 @@ func TestSimulate_defaultScenario(t *testing.T) {
 
 	o := res.phases[outage]
 	assert.Less(t, pct(o.allowed, o.offered), 80.0, "the outage is partly shed")
-	_, shed := res.firstSlot(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
+	_, shed := res.sustainedFrom(outage, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
 	assert.True(t, shed, "90% is shed before the outage ends")
 
-	_, recovered := res.firstSlot(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
+	_, recovered := res.sustainedFrom(healed, func(c counts) bool { return pct(c.allowed, c.offered) >= 95 })
 	assert.True(t, recovered, "traffic recovers before the healed phase ends")
 	last := res.seconds[24] // the last healed second
 	assert.Equal(t, 0, last.dropped)
@@ -152,12 +152,12 @@ func TestRun_comparisonRow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "| 0 (0.00 %) | 1.9 % | 0.2 s | 0.3 s | 100.0 % | 1.29 |\n")
+	assert.Contains(t, out, "| 0 (0.00 %) | 1.9 % | 0.2 s | 1.7 s | 99.0 % | 1.29 |\n")
 
 	cfg.phases[healthy].length = 0
 	cfg.capacity = 0
 	out = runToString(t, cfg)
-	assert.Contains(t, out, "| – | 1.6 % | 0.2 s | 0.2 s | – | no success |\n",
+	assert.Contains(t, out, "| – | 1.6 % | 0.2 s | 1.4 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
 }
 

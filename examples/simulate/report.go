@@ -85,7 +85,7 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 	}
 	if p := res.phaseOf(roleOutage); p >= 0 {
 		fmt.Fprintf(out, "outage:   share that reached the dependency  %.1f%%\n", f.outageReached)
-		fmt.Fprintf(out, "outage:   time until 90%% was shed            %s\n", formatTiming(f.shedAfter, sc.phases[p].length))
+		fmt.Fprintf(out, "outage:   90%% shed, sustained, after         %s\n", formatTiming(f.shedAfter, sc.phases[p].length))
 		if fr := res.fleet; fr != nil {
 			lo, hi := fr.clientSpread(p)
 			fmt.Fprintf(out, "outage:   share reaching it, per client      %.1f%% to %.1f%%\n", lo, hi)
@@ -99,7 +99,7 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 	}
 	if p := res.phaseOf(roleHealed); p >= 0 {
 		c := res.phases[p]
-		fmt.Fprintf(out, "healed:   time until 95%% was admitted        %s\n", formatTiming(f.admittedAfter, sc.phases[p].length))
+		fmt.Fprintf(out, "healed:   95%% admitted, sustained, after     %s\n", formatTiming(f.admittedAfter, sc.phases[p].length))
 		fmt.Fprintf(out, "healed:   dropped                            %.1f%%\n", pct(c.dropped, c.offered))
 	}
 	if !math.IsNaN(f.goodput) {
@@ -159,7 +159,7 @@ func printComparisonRow(out io.Writer, res *result, f figures) {
 	case !math.IsNaN(f.attemptsPerSuccess):
 		attempts = fmt.Sprintf("%.2f", f.attemptsPerSuccess)
 	}
-	fmt.Fprintln(out, "| false drops while healthy | reached the dependency while down | 90 % shed after | 95 % admitted after healing | goodput, % of capacity | attempts per success |")
+	fmt.Fprintln(out, "| false drops while healthy | reached the dependency while down | 90 % shed after (sustained) | 95 % admitted after healing (sustained) | goodput, % of capacity | attempts per success |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|")
 	fmt.Fprintf(out, "| %s |\n", strings.Join([]string{falseDrops, reached, shed, admitted, goodput, attempts}, " | "))
 }

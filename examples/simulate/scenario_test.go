@@ -38,7 +38,7 @@ func TestLoadScenario_standardIsTheBuiltIn(t *testing.T) {
 }
 
 func TestLoadScenario_testdataIsValid(t *testing.T) {
-	for _, path := range []string{"testdata/standard.json", "testdata/slow-brownout.json"} {
+	for _, path := range []string{"testdata/standard.json", "testdata/standard-no-errors-after-outage.json", "testdata/slow-brownout.json"} {
 		_, err := loadScenario(path)
 		assert.NoError(t, err, path)
 	}

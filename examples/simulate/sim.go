@@ -30,7 +30,7 @@ type config struct {
 	// The scenario the flags describe: phases[p] gives only a name and a
 	// length, the rest comes from rate, errorRate and capacity.
 	rate      int     // requests offered per second
-	errorRate float64 // share of calls failing while healthy
+	errorRate float64 // share of the served calls failing outside the outage
 	capacity  float64 // share of the offered rate served while overloaded
 	phases    [phaseCount]phase
 	mix       mix  // the calls' criticalities (-mix); replaces a scenario file's
@@ -131,9 +131,8 @@ func (c config) scenario() (scenario, error) {
 		p.role = role(i + 1)
 		p.rate = float64(c.rate)
 		p.capacity = math.Inf(1)
+		p.errors = c.errorRate // a dependency fails a few calls before its outage and after it
 		switch i {
-		case healthy:
-			p.errors = c.errorRate
 		case outage:
 			p.errors = 1
 		case overload: // of the fleet's offered rate, with -clients
@@ -348,13 +347,30 @@ func (c *capacity) take(since time.Duration) bool {
 	return true
 }
 
-// firstSlot returns the time from the start of phase p to the end of the
-// first slot that satisfies ok, and whether there was one. Slots that
-// offered nothing are skipped.
-func (r *result) firstSlot(p int, ok func(c counts) bool) (time.Duration, bool) {
+// sustainedSlots is how many slots in a row a share must hold for the
+// timings to count it reached: one slot may get there by chance.
+const sustainedSlots = 3
+
+// sustainedFrom returns the time from the start of phase p to the end of
+// the first slot from which ok holds for sustainedSlots slots in a row, and
+// whether there was one. Slots that offered nothing are skipped: they
+// neither count towards the run nor end it.
+func (r *result) sustainedFrom(p int, ok func(c counts) bool) (time.Duration, bool) {
+	first, run := 0, 0
 	for i, c := range r.slots[p] {
-		if c.offered > 0 && ok(c) {
-			return time.Duration(i+1) * slot, true
+		if c.offered == 0 {
+			continue
+		}
+		if !ok(c) {
+			run = 0
+			continue
+		}
+		if run == 0 {
+			first = i
+		}
+		run++
+		if run == sustainedSlots {
+			return time.Duration(first+1) * slot, true
 		}
 	}
 	return 0, false
@@ -366,8 +382,8 @@ func (r *result) firstSlot(p int, ok func(c counts) bool) (time.Duration, bool) 
 type figures struct {
 	falseDrops         float64 // calls dropped during the healthy phase
 	outageReached      float64 // % of the outage's calls admitted
-	shedAfter          float64 // seconds until 90 % was shed; +Inf if never during the outage
-	admittedAfter      float64 // seconds after healing until 95 % was admitted; +Inf if never
+	shedAfter          float64 // seconds until 90 % was shed, sustained; +Inf if never during the outage
+	admittedAfter      float64 // seconds after healing until 95 % was admitted, sustained; +Inf if never
 	goodput            float64 // % of the overload phase's capacity that succeeded
 	attemptsPerSuccess float64 // admitted per succeeded call while overloaded; +Inf if none succeeded
 }
@@ -387,7 +403,7 @@ func (r *result) figures() figures {
 	nan := math.NaN()
 	f := figures{nan, nan, nan, nan, nan, nan}
 	timing := func(p int, ok func(c counts) bool) float64 {
-		if d, found := r.firstSlot(p, ok); found {
+		if d, found := r.sustainedFrom(p, ok); found {
 			return d.Seconds()
 		}
 		return math.Inf(1)

@@ -102,7 +102,7 @@ func runSweep(cfg config, rates []int, seeds []uint64, out io.Writer) error {
 	fmt.Fprintf(out, "breaker: %s; %s; seeds %s\n\n", breakerLine(cfg.breakerConfig), what,
 		formatSeeds(runs))
 	header := func(first string) {
-		fmt.Fprintf(out, "| %s | outage reaching the dependency | 90 %% shed after | 95 %% admitted after healing | false drops while healthy | overload goodput, %% of capacity | attempts per success |\n", first)
+		fmt.Fprintf(out, "| %s | outage reaching the dependency | 90 %% shed after (sustained) | 95 %% admitted after healing (sustained) | false drops while healthy | overload goodput, %% of capacity | attempts per success |\n", first)
 		fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
 	}
 	lengths := cfgLengths(rows[0].runs[0].res)
@@ -129,8 +129,8 @@ func runSweep(cfg config, rates []int, seeds []uint64, out io.Writer) error {
 // builtInLine describes the built-in scenario's phases.
 func builtInLine(cfg config) string {
 	p := cfg.phases
-	return fmt.Sprintf("healthy %v at %g %% errors, outage %v, healed %v, overload %v at %g %% capacity",
-		p[healthy].length, 100*cfg.errorRate, p[outage].length, p[healed].length, p[overload].length, 100*cfg.capacity)
+	return fmt.Sprintf("healthy %v, outage %v, healed %v, overload %v at %g %% capacity; %g %% errors outside the outage",
+		p[healthy].length, p[outage].length, p[healed].length, p[overload].length, 100*cfg.capacity, 100*cfg.errorRate)
 }
 
 // phaseLengths are the lengths of the outage and healed phases, for the

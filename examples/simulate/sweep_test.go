@@ -111,8 +111,8 @@ func TestRun_sweep(t *testing.T) {
 	cfg.rates, cfg.seeds = []int{20, 2000}, []uint64{1, 2}
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "breaker: K=1.5 protection=5 window=2s buckets=20 aggression=1.5 drops counted=true trust recent=true evidence=40; "+
-		"the built-in scenario (healthy 5s at 1 % errors, outage 10s, healed 10s, overload 10s at 50 % capacity); seeds 1–2\n")
-	assert.Contains(t, out, "| requests/s, seed | outage reaching the dependency | 90 % shed after |")
+		"the built-in scenario (healthy 5s, outage 10s, healed 10s, overload 10s at 50 % capacity; 1 % errors outside the outage); seeds 1–2\n")
+	assert.Contains(t, out, "| requests/s, seed | outage reaching the dependency | 90 % shed after (sustained) |")
 	assert.Regexp(t, `(?m)^\| 20, seed 2 \| `, out)
 	assert.Regexp(t, `(?m)^\| 2000 \| \d+\.\d % \| 0\.2 s \| `, out)
 
@@ -134,5 +134,5 @@ func TestRun_sweepScenarioFile(t *testing.T) {
 	cfg.seeds = []uint64{1}
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "; scenario testdata/standard.json; seeds 1\n")
-	assert.Contains(t, out, "| file | 1.9 % | 0.2 s | 0.3 s | 0 | 100.0 % | 1.29 |\n")
+	assert.Contains(t, out, "| file | 1.9 % | 0.2 s | 1.7 s | 0 | 99.0 % | 1.29 |\n")
 }
