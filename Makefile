@@ -71,10 +71,14 @@ REALTIME_RUNS ?= 1
 bench-realtime: ## the standard scenario on the wall clock at 2,000 requests/s (bench/cmd/realtime, 35 s a run); REALTIME_RUNS=1
 	cd bench && GOWORK=off go run ./cmd/realtime -runs $(REALTIME_RUNS)
 
+# tools/check-tracked.sh fails when git tracks a binary (images under docs/
+# aside) or a file over 512 KiB; tools/check-tracked-test.sh tests it first.
 # go mod tidy ignores go.work, and the nested modules require a version of
 # the core that is not released yet: tools/release/tidy-check.sh tidies them
 # against the working tree on a local module proxy.
-lint: ## go vet, staticcheck at a pinned version, gofmt, tidy checks, nested modules and tools too
+lint: ## go vet, staticcheck at a pinned version, gofmt, tidy checks, nested modules and tools too; only source tracked
+	tools/check-tracked-test.sh
+	tools/check-tracked.sh
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }

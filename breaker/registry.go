@@ -14,11 +14,12 @@ import (
 // that guard many dependencies (one per host, per service, per database).
 // The zero value is a registry whose breakers have the default options.
 //
-// A registry keeps at most [DefaultLimit] breakers unless
-// [Registry.SetLimit] says otherwise, so that names that come from outside
-// (hosts of URLs users supply, routes, gRPC methods) cost a bounded amount
-// of memory: past the limit it forgets the breakers that matter least (see
-// SetLimit).
+// A registry keeps at most [MaxNameLen] bytes of a name (a longer one is
+// cut, and made unique by a hash of the whole) and at most [DefaultLimit]
+// breakers unless [Registry.SetLimit] says otherwise, so that names that
+// come from outside (hosts of URLs users supply, routes, gRPC methods) cost
+// a bounded amount of memory: past the limit it forgets the breakers that
+// matter least (see SetLimit).
 //
 // A Registry is safe for concurrent use by multiple goroutines.
 type Registry struct {
@@ -76,6 +77,7 @@ func NewRegistry(opts ...Option) *Registry {
 // once. Looking up a name that has been looked up before takes no lock and
 // does not allocate.
 func (r *Registry) Get(name string) Breaker {
+	name = boundName(name)
 	if m := r.read.Load(); m != nil {
 		if e, ok := (*m)[name]; ok {
 			if g := r.gen.Load(); e.used.Load() != g {
@@ -88,6 +90,7 @@ func (r *Registry) Get(name string) Breaker {
 	defer r.mu.Unlock()
 	e := r.lookupLocked(name)
 	if e == nil {
+		name = ownName(name)
 		o := newOptions(append(slices.Clip(r.opts), r.named[name]...))
 		o.name = name
 		e = &entry{b: newGoogleBreaker(o)}
@@ -111,6 +114,7 @@ func (r *Registry) Get(name string) Breaker {
 // returns an error wrapping [ErrInvalidOption], and changes nothing, when
 // the options are invalid.
 func (r *Registry) Configure(name string, opts ...Option) error {
+	name = ownName(name)
 	o := newOptions(append(slices.Clip(r.opts), opts...))
 	if err := o.validate(); err != nil {
 		return err
@@ -243,6 +247,7 @@ func (r *Registry) rangeLocked(f func(name string, e *entry)) {
 // that admits every call and records nothing (see [Nop]), named name. A
 // breaker already handed out for name keeps working on its own.
 func (r *Registry) NoBreakerFor(name string) {
+	name = ownName(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.storeLocked(name, &entry{b: nopBreaker{name: name}})

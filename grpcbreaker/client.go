@@ -35,7 +35,7 @@ import (
 // raised again. The constructor panics, with an error wrapping
 // [ErrInvalidOption] that names the option, when an option is invalid.
 func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
-	o := mustOptions(opts)
+	o := mustOptions(clientSide, opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		if err := ctx.Err(); err != nil {
@@ -68,7 +68,7 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 // interceptor with the same options share the breaker of a target and
 // method.
 func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
-	o := mustOptions(opts)
+	o := mustOptions(clientSide, opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if err := ctx.Err(); err != nil {

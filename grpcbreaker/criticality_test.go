@@ -51,8 +51,11 @@ func (s *levelSeen) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerIn
 	return h(srv, ss)
 }
 
-// serveLevels runs the test service behind the server interceptors, a
-// levelSeen after them, and returns a client through the client
+// trusted is the option of server interceptors that believe the metadata.
+var trusted = grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.CriticalPlus))
+
+// serveLevels runs the test service behind the server interceptors, which
+// trust the metadata, a levelSeen after them, and returns a client through the client
 // interceptors.
 func serveLevels(t *testing.T, reg *countingRegistry) (*levelSeen, *grpc.ClientConn) {
 	seen, cc, _ := serveLevelsAt(t, reg)
@@ -64,8 +67,8 @@ func serveLevelsAt(t *testing.T, reg *countingRegistry) (*levelSeen, *grpc.Clien
 	t.Helper()
 	seen := &levelSeen{}
 	_, addr := startServer(t,
-		grpc.ChainUnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get)), seen.unary),
-		grpc.ChainStreamInterceptor(grpcbreaker.StreamServerInterceptor(grpcbreaker.WithBreakers(reg.Get)), seen.stream))
+		grpc.ChainUnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get), trusted), seen.unary),
+		grpc.ChainStreamInterceptor(grpcbreaker.StreamServerInterceptor(grpcbreaker.WithBreakers(reg.Get), trusted), seen.stream))
 	clientReg := breaker.NewRegistry()
 	cc := dial(t, addr,
 		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(clientReg))),

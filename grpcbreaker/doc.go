@@ -23,6 +23,11 @@
 // client interceptors to the server interceptors in the [CriticalityKey]
 // metadata: both shed the lowest levels first, and the server interceptors
 // hand the level on to the handler's context, and so to the calls it makes.
+// The server interceptors believe the metadata only when their
+// [CriticalityPolicy] says so ([TrustMetadata], for servers that only
+// trusted services reach); by default they serve every call at the default
+// level, whatever the client claims, and [LevelFunc] lets the server
+// decide at the edge.
 //
 // The constructors return the interceptor itself, to be written inline in
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -191,4 +192,46 @@ func ExampleDefaultKey() {
 		return true
 	})
 	// Output: 127.0.0.1:PORT/grpc.health.v1.Health/Check successes: 3
+}
+
+func ExampleWithCriticalityPolicy() {
+	// At the edge, anyone can send the metadata: the server decides, here by
+	// method, and what clients claim is ignored.
+	byMethod := grpcbreaker.LevelFunc(func(_ context.Context, fullMethod string) breaker.Criticality {
+		if strings.HasPrefix(fullMethod, "/shop.Prefetch/") {
+			return breaker.Sheddable
+		}
+		return breaker.Critical
+	})
+	servers := []struct {
+		name        string
+		interceptor grpc.UnaryServerInterceptor
+	}{
+		{"edge", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
+			grpcbreaker.WithCriticalityPolicy(byMethod))},
+		// Behind the edge, only trusted services call: their metadata counts.
+		{"internal", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
+			grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.CriticalPlus)))},
+		// Without the option, no metadata counts.
+		{"default", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()))},
+	}
+	// The handler answers with the level it is served at; the interceptors
+	// are called as a server calls them, with a client's claim in the
+	// incoming metadata.
+	handler := func(ctx context.Context, _ any) (any, error) { return breaker.CriticalityFrom(ctx), nil }
+	claim := metadata.NewIncomingContext(context.Background(),
+		metadata.Pairs(grpcbreaker.CriticalityKey, "CRITICAL_PLUS"))
+	for _, s := range servers {
+		for _, method := range []string{"/shop.Checkout/Pay", "/shop.Prefetch/Cart"} {
+			level, err := s.interceptor(claim, nil, &grpc.UnaryServerInfo{FullMethod: method}, handler)
+			fmt.Printf("%-8s %-19s %v %v\n", s.name, method, level, err)
+		}
+	}
+	// Output:
+	// edge     /shop.Checkout/Pay  CRITICAL <nil>
+	// edge     /shop.Prefetch/Cart SHEDDABLE <nil>
+	// internal /shop.Checkout/Pay  CRITICAL_PLUS <nil>
+	// internal /shop.Prefetch/Cart CRITICAL_PLUS <nil>
+	// default  /shop.Checkout/Pay  CRITICAL <nil>
+	// default  /shop.Prefetch/Cart CRITICAL <nil>
 }

@@ -84,8 +84,17 @@ func endpoint(target string) string {
 	return rest
 }
 
-// Option configures an interceptor.
+// Option configures an interceptor. [WithCriticalityPolicy] applies only
+// to the server interceptors; every other option to all four.
 type Option func(*options)
+
+// side tells which constructor applies the options.
+type side int
+
+const (
+	clientSide side = iota
+	serverSide
+)
 
 type options struct {
 	registry *breaker.Registry
@@ -93,20 +102,23 @@ type options struct {
 	key      KeyFunc
 	codes    []codes.Code // as given, for the error text
 	failures uint32       // bit c set: code c is a failure
+
+	criticality CriticalityPolicy // the server's
+	policySet   bool
 }
 
 // mustOptions applies opts over the defaults and validates them; it panics
 // with an error wrapping ErrInvalidOption when one is invalid.
-func mustOptions(opts []Option) *options {
-	o, err := newOptions(opts)
+func mustOptions(s side, opts []Option) *options {
+	o, err := newOptions(s, opts)
 	if err != nil {
 		panic(err)
 	}
 	return o
 }
 
-// newOptions applies opts over the defaults and validates them.
-func newOptions(opts []Option) (*options, error) {
+// newOptions applies opts over the defaults of s and validates them.
+func newOptions(s side, opts []Option) (*options, error) {
 	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
 	for _, opt := range opts {
 		opt(o)
@@ -118,6 +130,11 @@ func newOptions(opts []Option) (*options, error) {
 		return nil, fmt.Errorf("%w: WithKey(nil): key function must not be nil", ErrInvalidOption)
 	case len(o.codes) == 0:
 		return nil, fmt.Errorf("%w: WithFailureCodes(): at least one code is needed", ErrInvalidOption)
+	case s == clientSide && o.policySet:
+		return nil, fmt.Errorf("%w: WithCriticalityPolicy applies to the server interceptors, not to a client's: "+
+			"a client interceptor sends the level of the call's context", ErrInvalidOption)
+	case o.criticality.validate() != "":
+		return nil, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
 	}
 	for _, c := range o.codes {
 		if c == codes.OK || c > maxCode {
@@ -176,4 +193,16 @@ func WithKey(key KeyFunc) Option {
 // least one code is needed, and OK cannot be one.
 func WithFailureCodes(failures ...codes.Code) Option {
 	return func(o *options) { o.codes = append([]codes.Code(nil), failures...) }
+}
+
+// WithCriticalityPolicy sets how the server interceptors find the level
+// they serve a call at (see [CriticalityPolicy], which says which policy
+// to pick where). Default [IgnoreMetadata]: every call at
+// [breaker.DefaultCriticality], whatever its [CriticalityKey] metadata
+// says, the one that is safe for a server anyone can reach.
+// [TrustMetadata] believes the metadata up to a level, for servers that
+// only trusted services reach; [LevelFunc] lets the server decide. Server
+// interceptors only: a client interceptor given it panics.
+func WithCriticalityPolicy(p CriticalityPolicy) Option {
+	return func(o *options) { o.criticality, o.policySet = p, true }
 }

@@ -17,11 +17,17 @@ import (
 // says otherwise, under the key [DefaultKey] gives: "server:" and the full
 // method, apart from the keys of the process's clients.
 //
-// The call's [CriticalityKey] metadata gives its level: when the breaker
-// sheds, it sheds the lowest levels first. The handler gets the level in
-// its context (see [breaker.CriticalityFrom]), so that the client
-// interceptors of the calls it makes pass it on. A call without the key,
-// or with a value that is not a level, is at [breaker.DefaultCriticality].
+// A call is served at the level the [CriticalityPolicy] gives it: by
+// default [breaker.DefaultCriticality] for every call, whatever its
+// [CriticalityKey] metadata claims, since any client may send it; with
+// [TrustMetadata] the metadata's level, capped; with [LevelFunc] the
+// server's choice. When the breaker sheds, it sheds the lowest levels
+// first. The handler gets the level in its context (see
+// [breaker.CriticalityFrom]), so that the client interceptors of the calls
+// it makes pass it on, and CriticalityKey metadata in its context's
+// incoming metadata says that level, or is removed for the default: a
+// handler that forwards incoming metadata (a proxy) does not pass on a
+// claim the policy did not believe.
 //
 // A shed call fails with status code Unavailable and a message that says
 // the server's breaker shed it; the breaker's failure reasons are not sent
@@ -30,9 +36,9 @@ import (
 // panics, with an error wrapping [ErrInvalidOption] that names the option,
 // when an option is invalid.
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
-	o := mustOptions(opts)
+	o := mustOptions(serverSide, opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx)
+		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
 		if err != nil {
 			return nil, err
 		}
@@ -54,9 +60,9 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // it with [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
 // bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
-	o := mustOptions(opts)
+	o := mustOptions(serverSide, opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx, p, err := serverAdmit(o.get(o.key(ss.Context(), "", info.FullMethod)), ss.Context())
+		ctx, p, err := serverAdmit(o.get(o.key(ss.Context(), "", info.FullMethod)), ss.Context(), o.criticality, info.FullMethod)
 		if err != nil {
 			return err
 		}

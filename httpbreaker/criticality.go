@@ -17,27 +17,146 @@ import (
 // A Transport sets it from the request's context (see
 // [breaker.WithCriticality]) when the level there is not
 // [breaker.DefaultCriticality]; it leaves the header as the request has it
-// otherwise, so a caller may also set it by hand. A Handler reads it, in
-// any case; a request without it, or with a value that is not a level, is
-// served at the default level, never refused for it.
+// otherwise, so a caller may also set it by hand. A Handler believes it
+// only when its [CriticalityPolicy] says so ([TrustHeader]): by default it
+// ignores it.
 const CriticalityHeader = "X-Request-Criticality"
+
+// CriticalityPolicy decides the level a [Handler] serves a request at, and
+// so whether a client's [CriticalityHeader] counts: set it with
+// [WithCriticalityPolicy]. Make one with [IgnoreHeader], [TrustHeader] or
+// [LevelFunc]; the zero value is IgnoreHeader's, the default.
+//
+// Criticality is meant to be set where a request enters the system, by the
+// server (by route, by authenticated caller), and carried on only between
+// services that trust each other: a client that could name its own level
+// would claim the highest and be served first when the server sheds. Which
+// to pick where:
+//
+//	the Handler is reached by              policy
+//	anyone; every request alike            IgnoreHeader() (the default)
+//	anyone; the server knows the level     LevelFunc(f): by route, by authenticated caller
+//	only services that trust each other    TrustHeader(breaker.CriticalPlus)
+//	trusted services, none above CRITICAL  TrustHeader(breaker.Critical)
+//
+// docs/criticality.md says more.
+type CriticalityPolicy struct {
+	kind policyKind
+	max  breaker.Criticality                     // TrustHeader's
+	fn   func(*http.Request) breaker.Criticality // LevelFunc's
+}
+
+type policyKind int8
+
+const (
+	ignoreHeader policyKind = iota
+	trustHeader
+	levelFunc
+)
+
+// IgnoreHeader returns the policy a [Handler] has by default: every
+// request is served at [breaker.DefaultCriticality], whatever its
+// [CriticalityHeader] says. It is the one for a server that anyone can
+// reach.
+func IgnoreHeader() CriticalityPolicy { return CriticalityPolicy{} }
+
+// TrustHeader returns a policy that serves a request at the level its
+// [CriticalityHeader] names, capped at max: a request that claims more is
+// served at max, never refused for it. A request without the header, or
+// with a value that is not a level, is at [breaker.DefaultCriticality],
+// capped at max too, so that no request is served above max. It is the one
+// for a server that only services trusting each other reach (behind the
+// edge, on a private network, behind a proxy that sets or strips the
+// header). max must be one of the four levels; [NewHandler] refuses it
+// otherwise.
+func TrustHeader(max breaker.Criticality) CriticalityPolicy {
+	return CriticalityPolicy{kind: trustHeader, max: max}
+}
+
+// LevelFunc returns a policy that serves a request at the level f gives:
+// the server decides, by route or by authenticated caller, and may read
+// the header itself for some callers (with a TrustHeader policy's
+// [CriticalityPolicy.Level]). A value that is not one of the four levels
+// is taken as [breaker.DefaultCriticality]. f must not be nil, and may be
+// called from many goroutines at once; a panic in it goes on up, and
+// nothing is recorded.
+func LevelFunc(f func(r *http.Request) breaker.Criticality) CriticalityPolicy {
+	return CriticalityPolicy{kind: levelFunc, fn: f}
+}
+
+// Level returns the level p serves r at: always one of the four levels,
+// [breaker.DefaultCriticality] for a policy [NewHandler] would refuse.
+func (p CriticalityPolicy) Level(r *http.Request) breaker.Criticality {
+	var c breaker.Criticality
+	switch p.kind {
+	case trustHeader:
+		if !p.max.Valid() {
+			return breaker.DefaultCriticality
+		}
+		c = min(headerCriticality(r), p.max)
+	case levelFunc:
+		if p.fn != nil {
+			c = p.fn(r)
+		}
+	default:
+		return breaker.DefaultCriticality
+	}
+	if !c.Valid() {
+		return breaker.DefaultCriticality
+	}
+	return c
+}
+
+// String describes p as the code that makes it, for error messages.
+func (p CriticalityPolicy) String() string {
+	switch p.kind {
+	case trustHeader:
+		if p.max.Valid() {
+			return "TrustHeader(breaker." + levelName(p.max) + ")"
+		}
+		return "TrustHeader(" + p.max.String() + ")"
+	case levelFunc:
+		if p.fn == nil {
+			return "LevelFunc(nil)"
+		}
+		return "LevelFunc(f)"
+	}
+	return "IgnoreHeader()"
+}
+
+// validate returns what is wrong with p, or "".
+func (p CriticalityPolicy) validate() string {
+	switch {
+	case p.kind == trustHeader && !p.max.Valid():
+		return "max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"
+	case p.kind == levelFunc && p.fn == nil:
+		return "function must not be nil"
+	}
+	return ""
+}
+
+// levelName returns the Go name of a valid level.
+func levelName(c breaker.Criticality) string {
+	switch c {
+	case breaker.CriticalPlus:
+		return "CriticalPlus"
+	case breaker.Critical:
+		return "Critical"
+	case breaker.SheddablePlus:
+		return "SheddablePlus"
+	}
+	return "Sheddable"
+}
 
 // withCriticality returns req with the CriticalityHeader set to c, on a
 // copy: a RoundTripper must not change the request it is given.
 func withCriticality(req *http.Request, c breaker.Criticality) *http.Request {
-	r := new(http.Request)
-	*r = *req
-	r.Header = req.Header.Clone()
-	if r.Header == nil {
-		r.Header = http.Header{}
-	}
-	r.Header.Set(CriticalityHeader, c.String())
-	return r
+	return withHeader(req, c.String())
 }
 
-// requestCriticality returns the level r's CriticalityHeader names, or the
+// headerCriticality returns the level r's CriticalityHeader names, or the
 // default.
-func requestCriticality(r *http.Request) breaker.Criticality {
+func headerCriticality(r *http.Request) breaker.Criticality {
 	v := r.Header.Get(CriticalityHeader)
 	if v == "" {
 		return breaker.DefaultCriticality
@@ -49,20 +168,47 @@ func requestCriticality(r *http.Request) breaker.Criticality {
 	return c
 }
 
-// admit asks b about r at the level its CriticalityHeader names. Above or
-// below the default level, r's context gets the level too, so that the
-// calls the handler makes carry it on; the returned request is the one to
-// serve. A request whose client went away before it was admitted returns
-// the context's error.
-func admit(b breaker.Breaker, r *http.Request) (*http.Request, srebreaker.Promise, error) {
-	c := requestCriticality(r)
+// admit asks b about r at the level policy gives it. Above or below the
+// default level, r's context gets the level too, so that the calls the
+// handler makes carry it on. A CriticalityHeader that r carries is made to
+// say that level (removed for the default), on a copy of r, so that a
+// handler that forwards the request's headers does not pass on a claim the
+// server did not believe. The returned request is the one to serve. A
+// request whose client went away before it was admitted returns the
+// context's error.
+func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (*http.Request, srebreaker.Promise, error) {
+	c := policy.Level(r)
 	if c == breaker.DefaultCriticality {
+		if _, ok := r.Header[CriticalityHeader]; ok {
+			r = withHeader(r, "")
+		}
 		p, err := b.Allow()
 		return r, p, err
 	}
 	r = r.WithContext(breaker.WithCriticality(r.Context(), c))
+	if v := r.Header[CriticalityHeader]; len(v) > 0 && (len(v) != 1 || v[0] != c.String()) {
+		r = withHeader(r, c.String())
+	}
 	p, err := b.AllowCtx(r.Context())
 	return r, p, err
+}
+
+// withHeader returns a copy of r whose CriticalityHeader is v, or absent
+// when v is empty: neither a RoundTripper nor a handler may change the
+// request it is given.
+func withHeader(r *http.Request, v string) *http.Request {
+	out := new(http.Request)
+	*out = *r
+	out.Header = r.Header.Clone()
+	if out.Header == nil {
+		out.Header = http.Header{}
+	}
+	if v == "" {
+		delete(out.Header, CriticalityHeader)
+	} else {
+		out.Header[CriticalityHeader] = []string{v}
+	}
+	return out
 }
 
 // gone reports whether err says the client went away rather than that the

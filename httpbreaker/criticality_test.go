@@ -41,9 +41,12 @@ func (s *seen) last() (breaker.Criticality, string) {
 	return s.level, s.header
 }
 
+// trusted is the option of a Handler that believes the header.
+var trusted = httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus))
+
 func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 	app := &seen{}
-	base, _, _ := serveHandler(t, app)
+	base, _, _ := serveHandler(t, app, trusted)
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
 	t.Cleanup(client.CloseIdleConnections)
 	get := func(ctx context.Context, header string) {
@@ -91,7 +94,7 @@ func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 
 func TestHandler_badCriticalityIsTheDefault(t *testing.T) {
 	app := &seen{}
-	base, _, client := serveHandler(t, app)
+	base, _, client := serveHandler(t, app, trusted)
 	for _, v := range []string{"bogus", "CRITICAL_PLUS_", "0", "-2", "critical plus", strings.Repeat("S", 4000), "\t", "SHEDDABLE,CRITICAL_PLUS"} {
 		req, err := http.NewRequest(http.MethodGet, base, nil)
 		require.NoError(t, err)
@@ -118,7 +121,7 @@ func TestHandler_badCriticalityIsTheDefault(t *testing.T) {
 func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
 	// The plain formula, whose drop probability the test can work out.
 	reg := newRegistry(breaker.WithPlainFormula())
-	base := serve(t, httpbreaker.MustNewHandler(&seen{}, httpbreaker.WithBreakers(reg.Get)))
+	base := serve(t, httpbreaker.MustNewHandler(&seen{}, httpbreaker.WithBreakers(reg.Get), trusted))
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	t.Cleanup(client.CloseIdleConnections)
 
@@ -160,7 +163,7 @@ func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
 func TestHandler_leveledRequestOfAClientGone(t *testing.T) {
 	app := &seen{}
 	reg := newRegistry()
-	h := httpbreaker.MustNewHandler(app, httpbreaker.WithBreakers(reg.Get))
+	h := httpbreaker.MustNewHandler(app, httpbreaker.WithBreakers(reg.Get), trusted)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)

@@ -35,7 +35,10 @@
 // Calls carry their criticality (see [breaker.Criticality]) from a
 // Transport to a Handler in the [CriticalityHeader]: both shed the lowest
 // levels first, and a Handler hands the level on to the calls its handler
-// makes.
+// makes. A Handler believes the header only when its [CriticalityPolicy]
+// says so ([TrustHeader], for servers that only trusted services reach);
+// by default it serves every request at the default level, whatever the
+// client claims, and [LevelFunc] lets the server decide at the edge.
 //
 // Neither reads nor closes a response body to classify it.
 //

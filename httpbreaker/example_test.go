@@ -190,3 +190,44 @@ func ExampleWithRegistry() {
 	fmt.Println("successes:", s.TotalSuccesses, "failures:", s.TotalFailures)
 	// Output: successes: 1 failures: 0
 }
+
+func ExampleWithCriticalityPolicy() {
+	// The application answers with the level it is served at.
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s at %v", r.URL.Path, breaker.CriticalityFrom(r.Context()))
+	})
+	// At the edge, anyone can send the header: the server decides, here by
+	// route, and what clients claim is ignored.
+	edge := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
+		httpbreaker.WithCriticalityPolicy(httpbreaker.LevelFunc(func(r *http.Request) breaker.Criticality {
+			if strings.HasPrefix(r.URL.Path, "/prefetch/") {
+				return breaker.Sheddable
+			}
+			return breaker.Critical
+		})))
+	// Behind the edge, only trusted services call: their header counts.
+	internal := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+	// Without the option, no header counts.
+	plain := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()))
+
+	for _, h := range []struct {
+		name    string
+		handler http.Handler
+	}{{"edge", edge}, {"internal", internal}, {"default", plain}} {
+		for _, path := range []string{"/checkout", "/prefetch/cart"} {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.Header.Set(httpbreaker.CriticalityHeader, "CRITICAL_PLUS") // a client's claim
+			rec := httptest.NewRecorder()
+			h.handler.ServeHTTP(rec, req)
+			fmt.Printf("%-8s %s\n", h.name, rec.Body)
+		}
+	}
+	// Output:
+	// edge     /checkout at CRITICAL
+	// edge     /prefetch/cart at SHEDDABLE
+	// internal /checkout at CRITICAL_PLUS
+	// internal /prefetch/cart at CRITICAL_PLUS
+	// default  /checkout at CRITICAL
+	// default  /prefetch/cart at CRITICAL
+}

@@ -16,13 +16,18 @@ import (
 // records on that breaker how the wrapped handler did. Make one with
 // [NewHandler].
 //
-// A request's [CriticalityHeader] gives its level: when the breaker sheds,
-// it sheds the lowest levels first. The wrapped handler gets the level in
-// the request's context (see [breaker.CriticalityFrom]), so that a
-// [Transport] it calls through passes it on. A request without the header,
-// or with a value that is not a level, is at [breaker.DefaultCriticality].
-// A request with a level whose client has already gone when it is asked
-// about gets no answer and records nothing.
+// A request is served at the level the Handler's [CriticalityPolicy] gives
+// it: by default [breaker.DefaultCriticality] for every request, whatever
+// its [CriticalityHeader] claims, since anyone may send that header; with
+// [TrustHeader] the header's level, capped; with [LevelFunc] the server's
+// choice. When the breaker sheds, it sheds the lowest levels first. The
+// wrapped handler gets the level in the request's context (see
+// [breaker.CriticalityFrom]), so that a [Transport] it calls through passes
+// it on, and a CriticalityHeader in the request it gets says that level, or
+// is removed for the default: a handler that forwards headers (a reverse
+// proxy) does not pass on a claim the policy did not believe. A request
+// with a level whose client has already gone when it is asked about gets
+// no answer and records nothing.
 //
 // A shed request gets 503 Service Unavailable with a Retry-After header and
 // a short plain-text body; the wrapped handler never sees it, and nothing
@@ -48,6 +53,7 @@ type Handler struct {
 	key        func(*http.Request) string
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
+	policy     CriticalityPolicy
 }
 
 // NewHandler returns a Handler that wraps next. It returns an error
@@ -66,6 +72,7 @@ func NewHandler(next http.Handler, opts ...Option) (*Handler, error) {
 		key:        o.key,
 		classifier: o.classifier,
 		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
+		policy:     o.criticality,
 	}, nil
 }
 
@@ -93,7 +100,7 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r, p, err := admit(h.breakers(h.key(r)), r)
+	r, p, err := admit(h.breakers(h.key(r)), r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return

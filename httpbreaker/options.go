@@ -26,8 +26,9 @@ const DefaultRetryAfter = time.Second
 const DefaultHandlerKey = "server:http"
 
 // Option configures a [Transport] or a [Handler]. Most options apply to
-// both; [WithFallback] only to a Transport and [WithRetryAfter] only to a
-// Handler, and giving one to the other is an error.
+// both; [WithFallback] only to a Transport, [WithRetryAfter] and
+// [WithCriticalityPolicy] only to a Handler, and giving one to the other is
+// an error.
 type Option func(*options)
 
 // side tells which constructor applies the options.
@@ -47,6 +48,8 @@ type options struct {
 	fallbackSet   bool
 	retryAfter    time.Duration
 	retryAfterSet bool
+	criticality   CriticalityPolicy
+	policySet     bool
 }
 
 // newOptions applies opts over the defaults of s and validates them.
@@ -71,6 +74,11 @@ func newOptions(s side, opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: WithFallback applies to a Transport, not to a Handler", ErrInvalidOption)
 	case s == clientSide && o.retryAfterSet:
 		return o, fmt.Errorf("%w: WithRetryAfter applies to a Handler, not to a Transport", ErrInvalidOption)
+	case s == clientSide && o.policySet:
+		return o, fmt.Errorf("%w: WithCriticalityPolicy applies to a Handler, not to a Transport: "+
+			"a Transport sends the level of the request's context", ErrInvalidOption)
+	case o.criticality.validate() != "":
+		return o, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
 	case o.retryAfter < time.Second || o.retryAfter%time.Second != 0:
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
@@ -147,4 +155,15 @@ func WithFallback(fallback func(req *http.Request, err error) (*http.Response, e
 // seconds, at least one, since the header counts in seconds. Handler only.
 func WithRetryAfter(d time.Duration) Option {
 	return func(o *options) { o.retryAfter, o.retryAfterSet = d, true }
+}
+
+// WithCriticalityPolicy sets how a [Handler] finds the level it serves a
+// request at (see [CriticalityPolicy], which says which policy to pick
+// where). Default [IgnoreHeader]: every request at
+// [breaker.DefaultCriticality], whatever its [CriticalityHeader] says, the
+// one that is safe for a server anyone can reach. [TrustHeader] believes
+// the header up to a level, for servers that only trusted services reach;
+// [LevelFunc] lets the server decide. Handler only.
+func WithCriticalityPolicy(p CriticalityPolicy) Option {
+	return func(o *options) { o.criticality, o.policySet = p, true }
 }

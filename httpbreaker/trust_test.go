@@ -1,0 +1,284 @@
+package httpbreaker_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/httpbreaker"
+)
+
+func TestCriticalityPolicy_Level(t *testing.T) {
+	byRoute := httpbreaker.LevelFunc(func(r *http.Request) breaker.Criticality {
+		if strings.HasPrefix(r.URL.Path, "/prefetch/") {
+			return breaker.Sheddable
+		}
+		return breaker.CriticalPlus
+	})
+	for _, tc := range []struct {
+		name   string
+		policy httpbreaker.CriticalityPolicy
+		path   string
+		header string // "" for none
+		want   breaker.Criticality
+	}{
+		{"ignore: a claim", httpbreaker.IgnoreHeader(), "/", "CRITICAL_PLUS", breaker.Critical},
+		{"ignore: a low claim", httpbreaker.IgnoreHeader(), "/", "SHEDDABLE", breaker.Critical},
+		{"zero value ignores", httpbreaker.CriticalityPolicy{}, "/", "CRITICAL_PLUS", breaker.Critical},
+		{"trust: CRITICAL_PLUS", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "CRITICAL_PLUS", breaker.CriticalPlus},
+		{"trust: any case", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "sheddable_plus", breaker.SheddablePlus},
+		{"trust: no header", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "", breaker.Critical},
+		{"trust: not a level", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "URGENT", breaker.Critical},
+		{"capped at CRITICAL", httpbreaker.TrustHeader(breaker.Critical), "/", "CRITICAL_PLUS", breaker.Critical},
+		{"below the cap", httpbreaker.TrustHeader(breaker.Critical), "/", "SHEDDABLE", breaker.Sheddable},
+		{"cap below the default: no header", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "", breaker.SheddablePlus},
+		{"cap below the default: a claim", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "CRITICAL_PLUS", breaker.SheddablePlus},
+		{"cap below the default: lower", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "SHEDDABLE", breaker.Sheddable},
+		{"the server decides: route", byRoute, "/prefetch/a", "CRITICAL_PLUS", breaker.Sheddable},
+		{"the server decides: other route", byRoute, "/checkout", "SHEDDABLE", breaker.CriticalPlus},
+		{"a func's value that is not a level", httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return 7 }),
+			"/", "", breaker.Critical},
+		{"an invalid cap, used directly", httpbreaker.TrustHeader(9), "/", "SHEDDABLE", breaker.Critical},
+		{"a nil func, used directly", httpbreaker.LevelFunc(nil), "/", "", breaker.Critical},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+			if tc.header != "" {
+				r.Header.Set(httpbreaker.CriticalityHeader, tc.header)
+			}
+			assert.Equal(t, tc.want, tc.policy.Level(r))
+		})
+	}
+}
+
+func TestWithCriticalityPolicy_invalid(t *testing.T) {
+	ok := http.NotFoundHandler()
+	for _, tc := range []struct {
+		policy httpbreaker.CriticalityPolicy
+		want   string
+	}{
+		{httpbreaker.TrustHeader(5), "httpbreaker: invalid option: WithCriticalityPolicy(TrustHeader(Criticality(5))): " +
+			"max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"},
+		{httpbreaker.LevelFunc(nil), "httpbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
+	} {
+		_, err := httpbreaker.NewHandler(ok, httpbreaker.WithCriticalityPolicy(tc.policy))
+		assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
+		assert.EqualError(t, err, tc.want)
+	}
+	_, err := httpbreaker.NewTransport(nil, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.Critical)))
+	assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
+	assert.ErrorContains(t, err, "WithCriticalityPolicy applies to a Handler, not to a Transport")
+	for _, p := range []httpbreaker.CriticalityPolicy{httpbreaker.IgnoreHeader(), httpbreaker.TrustHeader(breaker.Sheddable),
+		httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return breaker.Critical })} {
+		_, err := httpbreaker.NewHandler(ok, httpbreaker.WithCriticalityPolicy(p))
+		assert.NoError(t, err, "%v", p)
+	}
+	assert.Equal(t, "TrustHeader(breaker.SheddablePlus)", httpbreaker.TrustHeader(breaker.SheddablePlus).String())
+	assert.Equal(t, "IgnoreHeader()", httpbreaker.IgnoreHeader().String())
+}
+
+// probe sends n requests one after the other to a Handler with opts in
+// front of a handler that fails 9 calls in 10; the odd ones have the
+// CriticalityHeader set to claim (none if empty), the even ones none. It
+// returns their statuses. Each probe has a server and a registry of its
+// own, whose breakers read a mock clock and a source seeded alike, so that
+// two probes whose requests the Handler treats alike answer alike.
+func probe(t *testing.T, n int, claim string, opts ...httpbreaker.Option) []int {
+	t.Helper()
+	var calls atomic.Int64
+	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1)%10 != 0 {
+			http.Error(w, "overloaded", http.StatusInternalServerError)
+		}
+	})
+	base, _, client := serveHandler(t, failing, opts...)
+	statuses := make([]int, n)
+	for i := range statuses {
+		req, err := http.NewRequest(http.MethodGet, base, nil)
+		require.NoError(t, err)
+		if claim != "" && i%2 == 1 {
+			req.Header.Set(httpbreaker.CriticalityHeader, claim)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		statuses[i] = resp.StatusCode
+	}
+	return statuses
+}
+
+// served counts the statuses that are not 503, of the even requests
+// (plain) and of the odd ones (claiming).
+func served(statuses []int) (plain, claiming int) {
+	for i, s := range statuses {
+		if s != http.StatusServiceUnavailable {
+			if i%2 == 0 {
+				plain++
+			} else {
+				claiming++
+			}
+		}
+	}
+	return plain, claiming
+}
+
+// Any client could jump the queue: against a handler failing 90 % of its
+// calls, 10,000 requests claiming CRITICAL_PLUS were served 1,498 times and
+// 10,000 plain ones 3 times (issue 22).
+func TestHandler_untrustedClaimIsServedAsPlain(t *testing.T) {
+	const n = 1000 // half plain, half claiming
+	allPlain := probe(t, n, "")
+	for _, tc := range []struct {
+		name string
+		opts []httpbreaker.Option
+	}{
+		{"default", nil},
+		{"IgnoreHeader", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.IgnoreHeader())}},
+		{"capped at CRITICAL", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.Critical))}},
+	} {
+		mixed := probe(t, n, "CRITICAL_PLUS", tc.opts...)
+		plain, claiming := served(mixed)
+		t.Logf("%s: %d plain requests served %d times, %d claiming CRITICAL_PLUS %d times", tc.name, n/2, plain, n/2, claiming)
+		assert.Equal(t, allPlain, mixed, "%s: each request is answered as it is when none claims a level", tc.name)
+		assert.InDelta(t, plain, claiming, 0.02*n/2+10, "%s: the same share served", tc.name)
+	}
+	// The probe tells: where the header is trusted, the claim is served
+	// far more often than plain requests.
+	plain, claiming := served(probe(t, n, "CRITICAL_PLUS",
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus))))
+	t.Logf("trusted: %d plain requests served %d times, %d claiming CRITICAL_PLUS %d times", n/2, plain, n/2, claiming)
+	assert.Greater(t, claiming, 3*plain+10, "a trusted CRITICAL_PLUS goes first")
+}
+
+// levelApp answers with the level in its request's context and the
+// CriticalityHeader it got.
+type levelApp struct{ level, header atomic.Value }
+
+func (a *levelApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.level.Store(breaker.CriticalityFrom(r.Context()))
+	a.header.Store(r.Header.Get(httpbreaker.CriticalityHeader))
+}
+
+func (a *levelApp) last() (breaker.Criticality, string) {
+	return a.level.Load().(breaker.Criticality), a.header.Load().(string)
+}
+
+func TestHandler_trustedHopCarriesTheLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		front  httpbreaker.CriticalityPolicy
+		claim  breaker.Criticality
+		want   breaker.Criticality
+		header string
+	}{
+		{"trusted", httpbreaker.TrustHeader(breaker.CriticalPlus), breaker.CriticalPlus, breaker.CriticalPlus, "CRITICAL_PLUS"},
+		{"trusted, low", httpbreaker.TrustHeader(breaker.CriticalPlus), breaker.Sheddable, breaker.Sheddable, "SHEDDABLE"},
+		{"capped", httpbreaker.TrustHeader(breaker.Critical), breaker.CriticalPlus, breaker.Critical, ""},
+		{"untrusted", httpbreaker.IgnoreHeader(), breaker.CriticalPlus, breaker.Critical, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// client → front (tc.front) → back (trusts the header): the
+			// front's handler calls the back through a Transport, with its
+			// request's context.
+			back := &levelApp{}
+			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+			hop := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
+			t.Cleanup(hop.CloseIdleConnections)
+			front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, backURL, nil)
+				if err == nil {
+					var resp *http.Response
+					if resp, err = hop.Do(req); err == nil {
+						err = resp.Body.Close()
+					}
+				}
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+				}
+			})
+			frontURL, _, _ := serveHandler(t, front, httpbreaker.WithCriticalityPolicy(tc.front))
+
+			client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
+			t.Cleanup(client.CloseIdleConnections)
+			req, err := http.NewRequestWithContext(breaker.WithCriticality(context.Background(), tc.claim), http.MethodGet, frontURL, nil)
+			require.NoError(t, err)
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			level, header := back.last()
+			assert.Equal(t, tc.want, level, "the level the next hop serves at")
+			assert.Equal(t, tc.header, header)
+		})
+	}
+}
+
+func TestHandler_claimNotBelievedIsNotForwarded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		front  httpbreaker.CriticalityPolicy
+		claim  string
+		header string // what the back gets
+	}{
+		{"untrusted", httpbreaker.IgnoreHeader(), "CRITICAL_PLUS", ""},
+		{"untrusted, low", httpbreaker.IgnoreHeader(), "SHEDDABLE", ""},
+		{"capped", httpbreaker.TrustHeader(breaker.Critical), "CRITICAL_PLUS", ""},
+		{"capped below the default", httpbreaker.TrustHeader(breaker.SheddablePlus), "CRITICAL_PLUS", "SHEDDABLE_PLUS"},
+		{"trusted, in its own spelling", httpbreaker.TrustHeader(breaker.CriticalPlus), "critical_plus", "CRITICAL_PLUS"},
+		{"trusted, low", httpbreaker.TrustHeader(breaker.Critical), "SHEDDABLE", "SHEDDABLE"},
+		{"not a level", httpbreaker.TrustHeader(breaker.CriticalPlus), "URGENT", ""},
+		{"the server decides", httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return breaker.SheddablePlus }),
+			"CRITICAL_PLUS", "SHEDDABLE_PLUS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A reverse proxy copies the request's headers to the back,
+			// which trusts them, through a plain transport.
+			back := &levelApp{}
+			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+			u, err := url.Parse(backURL)
+			require.NoError(t, err)
+			proxy := httputil.NewSingleHostReverseProxy(u)
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			proxy.Transport = tr
+			frontURL, _, client := serveHandler(t, proxy, httpbreaker.WithCriticalityPolicy(tc.front))
+
+			req, err := http.NewRequest(http.MethodGet, frontURL, nil)
+			require.NoError(t, err)
+			req.Header.Set(httpbreaker.CriticalityHeader, tc.claim)
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			_, header := back.last()
+			assert.Equal(t, tc.header, header)
+		})
+	}
+}
+
+func TestHandler_leavesTheCallersRequestAlone(t *testing.T) {
+	app := &levelApp{}
+	h := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set(httpbreaker.CriticalityHeader, "CRITICAL_PLUS")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	level, header := app.last()
+	assert.Equal(t, breaker.Critical, level)
+	assert.Empty(t, header, "the handler does not get the claim")
+	assert.Equal(t, "CRITICAL_PLUS", req.Header.Get(httpbreaker.CriticalityHeader), "the request given is unchanged")
+
+	plain := httptest.NewRequest(http.MethodGet, "/", nil)
+	assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() {
+		_ = httpbreaker.IgnoreHeader().Level(plain)
+		_ = httpbreaker.TrustHeader(breaker.CriticalPlus).Level(plain)
+	}))
+}
