@@ -13,7 +13,8 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. leakcheck comes last: it fails while the core leaves goroutines
 # running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker examples/fleet leakcheck
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker examples/fleet \
+                       statuspage/browsertest leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.
@@ -24,7 +25,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
+.PHONY: help redis chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -38,7 +39,16 @@ redis: ## install redis-server (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server; }
 
-test: redis ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
+# statuspage/browsertest's tests drive a headless Chromium (Debian's
+# package) at the status page served on loopback; installed here when
+# missing, as redis-server is.
+chromium: ## install chromium (Debian's package) if it is missing
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "chromium is missing: apt-get install chromium"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium; }
+
+test: redis chromium ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
 	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \

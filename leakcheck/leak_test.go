@@ -15,6 +15,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/statuspage"
 )
 
 // TestMain fails the run if a goroutine outlives the tests, whichever test
@@ -83,4 +84,26 @@ func failUntilShed(b breaker.Breaker, errDown error) bool {
 		}
 	}
 	return false
+}
+
+// TestStatuspage_leavesNoGoroutine serves the status page and its JSON, on
+// the system clock, from a server on 127.0.0.1: the page samples its
+// charts when asked, and nothing runs between requests.
+func TestStatuspage_leavesNoGoroutine(t *testing.T) {
+	registry := breaker.NewRegistry()
+	require.True(t, failUntilShed(registry.Get("payments"), errors.New("down")))
+	srv := httptest.NewServer(statuspage.MustNew(registry))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	for _, target := range []string{"/", "/?format=json", "/?format=json"} {
+		resp, err := client.Get(srv.URL + target)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	client.CloseIdleConnections()
+	srv.Close()
+
+	goleak.VerifyNone(t)
 }
