@@ -236,3 +236,18 @@ func TestInstrument_withKeyAndAcceptable(t *testing.T) {
 	assert.Equal(t, int64(1), st.Successes)
 	assert.Equal(t, int64(1), st.Failures)
 }
+
+// A command through the hook allocates what it allocates on the bare
+// client: the hook adds nothing.
+func TestInstrument_noExtraAllocation(t *testing.T) {
+	s := newServer(t)
+	bare, hooked := s.client(), instrumented(t, s, mockRegistry())
+	ctx := context.Background()
+	require.NoError(t, bare.Set(ctx, "k", "v", 0).Err())
+	get := func(rdb *redis.Client) func() {
+		return func() { _ = rdb.Get(ctx, "k").Err() }
+	}
+	get(bare)() // dial and set up a connection on each
+	get(hooked)()
+	assert.Equal(t, testing.AllocsPerRun(200, get(bare)), testing.AllocsPerRun(200, get(hooked)))
+}
