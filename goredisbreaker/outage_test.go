@@ -60,6 +60,7 @@ func until(t *testing.T, what string, call func() error, done func(err error) bo
 }
 
 func isDrop(err error) bool { return errors.Is(err, breaker.ErrServiceUnavailable) }
+
 // isOK says whether a command got an answer: the restarted server, which
 // keeps nothing on disk, has lost the key.
 func isOK(err error) bool { return err == nil || errors.Is(err, redis.Nil) }
