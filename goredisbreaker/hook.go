@@ -31,7 +31,9 @@ var ErrUnsupportedClient = errors.New("goredisbreaker: unsupported client")
 //     guarded, so call it right after making the client, before its first
 //     command;
 //   - *redis.Ring: a breaker per shard, for the shards it has now (those
-//     the ring counts as up) and those it adds later.
+//     the ring counts as up) and those it adds later. The ring's heartbeat
+//     PINGs go through the shards' hooks: a shard whose breaker sheds them
+//     is soon voted down, and the ring moves its keys to the others.
 //
 // A dropped command is not sent: it fails, without a connection taken from
 // the pool, with an error matching breaker.ErrServiceUnavailable (test it
