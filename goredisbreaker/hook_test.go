@@ -3,6 +3,7 @@ package goredisbreaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -250,4 +251,23 @@ func TestInstrument_noExtraAllocation(t *testing.T) {
 	get(bare)() // dial and set up a connection on each
 	get(hooked)()
 	assert.Equal(t, testing.AllocsPerRun(200, get(bare)), testing.AllocsPerRun(200, get(hooked)))
+}
+
+// A Ring's shards, made with the ring before Instrument, each get a
+// breaker.
+func TestInstrument_ring(t *testing.T) {
+	a, b := newServer(t), newServer(t)
+	registry := mockRegistry()
+	rdb := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.addr, "b": b.addr}, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	require.NoError(t, goredisbreaker.Instrument(rdb, goredisbreaker.WithRegistry(registry)))
+	ctx := context.Background()
+	for i := range 20 {
+		require.NoError(t, rdb.Set(ctx, fmt.Sprint("key-", i), i, 0).Err())
+	}
+	// The ring's heartbeat may have sent PINGs too.
+	sa, sb := statsOf(t, registry, a.addr), statsOf(t, registry, b.addr)
+	assert.Positive(t, sa.Successes, "shard a")
+	assert.Positive(t, sb.Successes, "shard b")
+	assert.GreaterOrEqual(t, sa.Successes+sb.Successes, int64(20))
 }
