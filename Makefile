@@ -8,13 +8,13 @@ MIN_GO              := go1.22.12
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
 # (docs/releasing.md).
-PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. leakcheck comes last: it fails while the core leaves goroutines
 # running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker examples/fleet \
-                       statuspage/browsertest leakcheck
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker \
+                       examples/fleet statuspage/browsertest leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.
@@ -30,7 +30,7 @@ RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-# redisbreaker's and examples/fleet's tests start a real redis-server on a
+# redisbreaker's, goredisbreaker's and examples/fleet's tests start a real redis-server on a
 # loopback port: Debian's package, installed here when missing (as root, or
 # through sudo), so that make test works on a fresh machine.
 redis: ## install redis-server (Debian's package) if it is missing

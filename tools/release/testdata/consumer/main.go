@@ -26,6 +26,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/goredisbreaker"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/otelbreaker"
 	"github.com/srebreaker/srebreaker/prombreaker"
@@ -46,6 +47,7 @@ func main() {
 		{"github.com/srebreaker/srebreaker/prombreaker", checkPrometheus},
 		{"github.com/srebreaker/srebreaker/otelbreaker", checkOTel},
 		{"github.com/srebreaker/srebreaker/redisbreaker", checkRedis},
+		{"github.com/srebreaker/srebreaker/goredisbreaker", checkGoRedis},
 	} {
 		if err := check.run(ctx, registry); err != nil {
 			fmt.Printf("FAIL %s: %v\n", check.module, err)
@@ -150,30 +152,11 @@ func checkOTel(ctx context.Context, registry *breaker.Registry) error {
 // release-check installs Debian's package): the failures one sees make the
 // other shed.
 func checkRedis(ctx context.Context, _ *breaker.Registry) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := startRedis(ctx)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	l.Close()
-	cmd := exec.CommandContext(ctx, "redis-server", "--bind", "127.0.0.1", "--port", port,
-		"--save", "", "--appendonly", "no", "--dir", os.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("redis-server: %w", err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	ready := bufio.NewScanner(out)
-	for ready.Scan() && !strings.Contains(ready.Text(), "Ready to accept connections") {
-	}
-	go func() { // drain its log until it exits
-		for ready.Scan() {
-		}
-	}()
+	defer stop()
 
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
@@ -205,4 +188,59 @@ func checkRedis(ctx context.Context, _ *breaker.Registry) error {
 		return errors.New("process 0 does not shed on process 1's failures")
 	}
 	return nil
+}
+
+// checkGoRedis sends commands through a go-redis client with a breaker in
+// front of it, to a redis-server it starts on loopback: a missing key is a
+// success of the node's breaker.
+func checkGoRedis(ctx context.Context, registry *breaker.Registry) error {
+	addr, stop, err := startRedis(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	if err := goredisbreaker.Instrument(rdb, goredisbreaker.WithRegistry(registry)); err != nil {
+		return err
+	}
+	if err := rdb.Get(ctx, "missing").Err(); !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("GET of a missing key: %v, want redis.Nil", err)
+	}
+	s, _ := breaker.StatsOf(registry.Get(goredisbreaker.DefaultKey(addr)))
+	if s.Successes != 1 || s.Failures != 0 {
+		return fmt.Errorf("the node's breaker counts %d successes and %d failures, want 1 and 0", s.Successes, s.Failures)
+	}
+	return nil
+}
+
+// startRedis starts a redis-server on a free loopback port (make
+// release-check installs Debian's package) and returns its address and a
+// function that stops it.
+func startRedis(ctx context.Context) (addr string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr = l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	l.Close()
+	cmd := exec.CommandContext(ctx, "redis-server", "--bind", "127.0.0.1", "--port", port,
+		"--save", "", "--appendonly", "no", "--dir", os.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("redis-server: %w", err)
+	}
+	ready := bufio.NewScanner(out)
+	for ready.Scan() && !strings.Contains(ready.Text(), "Ready to accept connections") {
+	}
+	go func() { // drain its log until it exits
+		for ready.Scan() {
+		}
+	}()
+	return addr, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
 }

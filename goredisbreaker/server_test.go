@@ -1,0 +1,100 @@
+package goredisbreaker_test
+
+import (
+	"bufio"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// opTimeout bounds each Redis operation of a test.
+const opTimeout = 5 * time.Second
+
+// server is a redis-server a test started on a loopback port, without
+// persistence. It can be stopped and started again on the same port.
+type server struct {
+	t    testing.TB
+	addr string
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the log is drained, after the process exits
+}
+
+// newServer starts a redis-server on a free port of 127.0.0.1 and stops it
+// when the test ends. make test installs redis-server (Debian's package)
+// when it is missing; without it the test fails rather than skips.
+func newServer(t testing.TB) *server {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	s := &server{t: t, addr: addr, dir: t.TempDir()}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// start runs redis-server on s.addr and returns once it accepts connections.
+func (s *server) start() {
+	s.t.Helper()
+	path, err := exec.LookPath("redis-server")
+	require.NoError(s.t, err, "redis-server not found: make redis installs it (apt-get install redis-server)")
+	_, port, err := net.SplitHostPort(s.addr)
+	require.NoError(s.t, err)
+	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--daemonize", "no", "--loglevel", "notice")
+	out, err := cmd.StdoutPipe()
+	require.NoError(s.t, err)
+	require.NoError(s.t, cmd.Start())
+	var seen []string
+	scanner := bufio.NewScanner(out)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if strings.Contains(line, "Ready to accept connections") {
+			s.cmd, s.done = cmd, make(chan struct{})
+			go func(done chan struct{}) { // drain the log, so that the server never blocks on it
+				for scanner.Scan() {
+				}
+				close(done)
+			}(s.done)
+			return
+		}
+		if len(seen) < 20 {
+			seen = append(seen, line)
+		}
+	}
+	_ = cmd.Wait()
+	s.t.Fatalf("redis-server on %s exited before accepting connections:\n%s", s.addr, strings.Join(seen, "\n"))
+}
+
+// stop kills the server and waits until it is gone; start can follow.
+func (s *server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// options are a test client's: a dial that fails once fails at once
+// (go-redis otherwise dials five times, 100 ms apart), and no retries, so
+// that each command is one attempt.
+func (s *server) options() *redis.Options {
+	return &redis.Options{Addr: s.addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+		DialTimeout: opTimeout, ReadTimeout: opTimeout, WriteTimeout: opTimeout}
+}
+
+// client returns a client of the server, closed when the test ends.
+func (s *server) client() *redis.Client {
+	c := redis.NewClient(s.options())
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
