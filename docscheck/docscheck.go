@@ -379,8 +379,8 @@ func writeModule(ctx context.Context, w Workspace, mod string) error {
 		return fmt.Errorf("docscheck: go work edit -json %s: %w", w.GoWork, err)
 	}
 	var work struct {
-		Go  string
-		Use []struct{ DiskPath string }
+		Go      string
+		Use     []struct{ DiskPath string }
 		Replace []struct {
 			Old struct{ Path, Version string }
 			New struct{ Path, Version string }
