@@ -11,10 +11,11 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
-# in each. leakcheck comes last: it fails while the core leaves goroutines
-# running.
+# in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
+# requires the published ones). leakcheck comes last: it fails while the core
+# leaves goroutines running.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker \
-                       examples/fleet statuspage/browsertest leakcheck
+                       examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.

@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README and docs/algorithm.md quote these figures of the default run:
+// The README (its picture), docs/behaviour.md and docs/algorithm.md quote
+// these figures of the default run:
 // they change together.
 // TestSimulate_standardScenarioMeetsTheGoals runs the standard scenario with
 // the default options and holds them to the goals docs/behaviour.md states:

@@ -23,43 +23,47 @@ import (
 	"github.com/srebreaker/srebreaker/prombreaker"
 )
 
-// The README's snippets under Integrations, as they appear there; the test
-// below runs them as one program.
+// The snippets of docs/http.md and docs/observability.md, as they appear
+// there; the test below runs them as one program.
 const (
-	readmeHTTPClient = "```go\n" +
+	docsHTTPClient = "```go\n" +
 		"client := &http.Client{Transport: httpbreaker.MustNewTransport(nil)}\n" +
 		"resp, err := client.Get(paymentsURL + \"/charges\")\n" +
 		"if errors.Is(err, breaker.ErrServiceUnavailable) { // through *url.Error too\n" +
 		"\t// dropped, never sent; or set httpbreaker.WithFallback to answer instead\n" +
 		"}\n" +
 		"```\n"
-	readmeMetrics = "```go\n" +
+	docsMetrics = "```go\n" +
 		"prometheus.MustRegister(prombreaker.MustNewCollector(breaker.DefaultRegistry()))\n" +
 		"http.Handle(\"/metrics\", promhttp.Handler())\n" +
 		"```\n"
 )
 
-func TestREADME_holdsTheSnippets(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no README: the module is not in its repository")
+func TestDocs_holdTheSnippets(t *testing.T) {
+	for _, tc := range []struct{ page, snippet string }{
+		{"../docs/http.md", docsHTTPClient},
+		{"../docs/observability.md", docsMetrics},
+	} {
+		page, err := os.ReadFile(tc.page)
+		if errors.Is(err, fs.ErrNotExist) {
+			t.Skip("no docs: the module is not in its repository")
+		}
+		require.NoError(t, err)
+		assert.True(t, strings.Contains(string(page), tc.snippet),
+			"%s holds the snippet that the test below runs:\n%s", tc.page, tc.snippet)
 	}
-	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(readme), readmeHTTPClient),
-		"the README holds the HTTP snippet that the test below runs:\n%s", readmeHTTPClient)
-	assert.True(t, strings.Contains(string(readme), readmeMetrics),
-		"the README holds the Metrics snippet that the test below runs:\n%s", readmeMetrics)
 }
 
-// readmeMetricsOnce runs the Metrics snippet once per process: it registers
+// docsMetricsOnce runs the Prometheus snippet once per process: it registers
 // with the global Prometheus registry and http.DefaultServeMux, which
 // refuse a second registration when the tests run again (-count).
-var readmeMetricsOnce sync.Once
+var docsMetricsOnce sync.Once
 
-// The README's HTTP and Metrics snippets pasted into one program export the
+// The HTTP client and Prometheus snippets of the docs pasted into one
+// program export the
 // breakers that the Transport makes: a scrape of /metrics over loopback
 // holds the dependency's host.
-func TestREADME_httpAndMetricsSnippetsExportTheTransportsBreakers(t *testing.T) {
+func TestDocs_httpAndMetricsSnippetsExportTheTransportsBreakers(t *testing.T) {
 	// The dependency: a real server on loopback that fails.
 	var received atomic.Int64
 	payments := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,13 +73,13 @@ func TestREADME_httpAndMetricsSnippetsExportTheTransportsBreakers(t *testing.T) 
 	t.Cleanup(payments.Close)
 	paymentsURL := payments.URL
 	host := strings.TrimPrefix(paymentsURL, "http://")
-	// Not in the README: a mock clock and a seeded source for this host's
+	// Not in the docs: a mock clock and a seeded source for this host's
 	// breaker, so that the counts are exact.
 	require.NoError(t, breaker.DefaultRegistry().Configure(host,
 		breaker.WithClock(newMock()), breaker.WithProba(proba.NewSeeded(1))))
 
-	// The Metrics snippet.
-	readmeMetricsOnce.Do(func() {
+	// The Prometheus snippet.
+	docsMetricsOnce.Do(func() {
 		prometheus.MustRegister(prombreaker.MustNewCollector(breaker.DefaultRegistry()))
 		http.Handle("/metrics", promhttp.Handler())
 	})

@@ -1,0 +1,39 @@
+// Package docscheck compiles every Go code block of the repository's
+// README.md and docs/*.md, so that the snippets a reader copies cannot drift
+// from the API. It is a module of its own, never published, because the
+// snippets use the nested modules (grpcbreaker, prombreaker, otelbreaker,
+// redisbreaker) and their dependencies; `make test` runs it.
+//
+// The convention for the Markdown files:
+//
+//   - A fenced block tagged go (```go) is compiled. Any other tag (sh, text,
+//     json, ...) is skipped. An untagged block is skipped too, unless it
+//     parses as Go: then the test fails and asks for a tag, so that Go cannot
+//     hide in an untagged block.
+//   - A go block that starts with a package clause is a whole file and is
+//     compiled as it stands, imports and all.
+//   - Any other go block is a fragment. If it parses as statements it becomes
+//     the body of a function returning error, so that `return err` works; if
+//     not, it must parse as top-level declarations (functions, methods,
+//     types). Each fragment is compiled in a package of its own.
+//   - A fragment needs no imports: the packages it names are imported for it
+//     from a fixed table ([Imports]), under the name the table gives
+//     (sdkmetric for the OpenTelemetry SDK's metric package, for one).
+//   - The names a fragment uses without declaring them (ctx, b, registry,
+//     paymentsURL, callPayments, rdb, ...) are declared in the package
+//     docscheck/given, which is copied into every fragment's package. Add a
+//     name there, typed as the snippet expects, rather than declare it in
+//     the docs.
+//   - A variable a fragment declares and does not use is not an error: the
+//     snippet shows how a value is obtained, and the reader uses it.
+//
+// A page whose snippets need a module that this one does not require yet
+// (a new nested module, say) needs it added to docscheck/go.mod and its
+// package name to [Imports].
+//
+// All the blocks are written to one temporary module, next to a go.work
+// that uses this repository's modules, and checked with one `go build` and
+// one `go vet` (its unreachable-code check off: a fragment may return). The
+// compiler's messages name the Markdown file and line, through //line
+// directives.
+package docscheck

@@ -1,0 +1,83 @@
+package docscheck_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/docscheck"
+)
+
+// workspace returns the repository's workspace, or skips the test when the
+// repository's go.work is missing (GOWORK=off does not matter: the
+// generated module is given a go.work of its own).
+func workspace(t *testing.T) docscheck.Workspace {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	work := filepath.Join(root, "go.work")
+	if _, err := os.Stat(work); errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no go.work above the module: not in its repository")
+	}
+	module, err := filepath.Abs(".")
+	require.NoError(t, err)
+	return docscheck.Workspace{Root: root, GoWork: work, Module: module, TempDir: t.TempDir()}
+}
+
+// markdown returns the blocks of README.md and docs/*.md.
+func markdown(t *testing.T, root string) []docscheck.Block {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	var blocks []docscheck.Block
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		src, err := os.ReadFile(page)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(root, page)
+		require.NoError(t, err)
+		bs, err := docscheck.Extract(rel, src)
+		require.NoError(t, err)
+		blocks = append(blocks, bs...)
+	}
+	return blocks
+}
+
+// Every go block of README.md and docs/*.md compiles and passes go vet.
+func TestDocs_everyGoBlockCompiles(t *testing.T) {
+	w := workspace(t)
+	blocks := markdown(t, w.Root)
+	goBlocks := 0
+	for _, b := range blocks {
+		if b.Lang == "go" {
+			goBlocks++
+		}
+	}
+	require.Positive(t, goBlocks, "README.md and docs/ hold go blocks")
+	t.Logf("%d blocks, %d of them go", len(blocks), goBlocks)
+	require.NoError(t, docscheck.Compile(context.Background(), w, blocks))
+}
+
+// A block that stops compiling fails the check, and the message names the
+// Markdown file and line.
+func TestCompile_failsOnABlockThatDoesNotCompile(t *testing.T) {
+	w := workspace(t)
+	page := "```go\n" +
+		"b := breaker.MustNew(breaker.WithName(\"payments\"))\n" +
+		"```\n\n" +
+		"```go\n" +
+		"b := breaker.MustNew(breaker.WithNam(\"payments\")) // a typo\n" +
+		"```\n"
+	blocks, err := docscheck.Extract("docs/broken.md", []byte(page))
+	require.NoError(t, err)
+	err = docscheck.Compile(context.Background(), w, blocks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "docs/broken.md:6:")
+	assert.Contains(t, err.Error(), "WithNam")
+	assert.NotContains(t, err.Error(), "docs/broken.md:2:", "the block that compiles is not blamed")
+}
