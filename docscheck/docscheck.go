@@ -36,15 +36,17 @@ var Imports = map[string]string{
 	"time":    "time",
 
 	// This repository's modules.
-	"srebreaker":    "github.com/srebreaker/srebreaker",
-	"breaker":       "github.com/srebreaker/srebreaker/breaker",
-	"proba":         "github.com/srebreaker/srebreaker/proba",
-	"httpbreaker":   "github.com/srebreaker/srebreaker/httpbreaker",
-	"expvarbreaker": "github.com/srebreaker/srebreaker/expvarbreaker",
-	"grpcbreaker":   "github.com/srebreaker/srebreaker/grpcbreaker",
-	"prombreaker":   "github.com/srebreaker/srebreaker/prombreaker",
-	"otelbreaker":   "github.com/srebreaker/srebreaker/otelbreaker",
-	"redisbreaker":  "github.com/srebreaker/srebreaker/redisbreaker",
+	"srebreaker":     "github.com/srebreaker/srebreaker",
+	"breaker":        "github.com/srebreaker/srebreaker/breaker",
+	"proba":          "github.com/srebreaker/srebreaker/proba",
+	"httpbreaker":    "github.com/srebreaker/srebreaker/httpbreaker",
+	"expvarbreaker":  "github.com/srebreaker/srebreaker/expvarbreaker",
+	"grpcbreaker":    "github.com/srebreaker/srebreaker/grpcbreaker",
+	"prombreaker":    "github.com/srebreaker/srebreaker/prombreaker",
+	"otelbreaker":    "github.com/srebreaker/srebreaker/otelbreaker",
+	"redisbreaker":   "github.com/srebreaker/srebreaker/redisbreaker",
+	"goredisbreaker": "github.com/srebreaker/srebreaker/goredisbreaker",
+	"statuspage":     "github.com/srebreaker/srebreaker/statuspage",
 
 	// Their dependencies.
 	"grpc":       "google.golang.org/grpc",

@@ -6,6 +6,7 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/goredisbreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/srebreaker/srebreaker/otelbreaker v0.1.0
 	github.com/srebreaker/srebreaker/prombreaker v0.1.0

@@ -30,10 +30,12 @@ import (
 	_ "github.com/srebreaker/srebreaker"
 	_ "github.com/srebreaker/srebreaker/breaker"
 	_ "github.com/srebreaker/srebreaker/expvarbreaker"
+	_ "github.com/srebreaker/srebreaker/goredisbreaker"
 	_ "github.com/srebreaker/srebreaker/grpcbreaker"
 	_ "github.com/srebreaker/srebreaker/httpbreaker"
 	_ "github.com/srebreaker/srebreaker/otelbreaker"
 	_ "github.com/srebreaker/srebreaker/proba"
 	_ "github.com/srebreaker/srebreaker/prombreaker"
 	_ "github.com/srebreaker/srebreaker/redisbreaker"
+	_ "github.com/srebreaker/srebreaker/statuspage"
 )

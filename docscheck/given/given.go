@@ -44,6 +44,7 @@ var (
 
 // An HTTP handler and a server mux.
 var (
+	app  http.Handler
 	next http.Handler
 	mux  *http.ServeMux
 )
