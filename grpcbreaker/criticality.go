@@ -182,7 +182,8 @@ func incomingCriticality(ctx context.Context) breaker.Criticality {
 // the incoming metadata does not pass on a claim the server did not
 // believe. A call whose client went away before it was admitted gets the
 // context's status.
-func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolicy, fullMethod string) (context.Context, srebreaker.Promise, error) {
+func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolicy,
+	fullMethod string) (context.Context, srebreaker.Promise, error) {
 	c := policy.Level(ctx, fullMethod)
 	ctx = incomingLevel(ctx, c)
 	if c == breaker.DefaultCriticality {

@@ -62,7 +62,8 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(serverSide, opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx, p, err := serverAdmit(o.get(o.key(ss.Context(), "", info.FullMethod)), ss.Context(), o.criticality, info.FullMethod)
+		ctx := ss.Context()
+		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
 		if err != nil {
 			return err
 		}
