@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -224,7 +225,7 @@ func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
 // context carries a criticality other than the default.
 func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {
 	br := breaker.MustNew()
-	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	ctx := criticality.With(context.Background(), criticality.Sheddable)
 	b.ReportAllocs()
 	for range b.N {
 		p, err := br.AllowCtx(ctx)
@@ -236,7 +237,7 @@ func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {
 
 func BenchmarkBreaker_AllowCtxCriticalityParallel(b *testing.B) {
 	br := breaker.MustNew()
-	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	ctx := criticality.With(context.Background(), criticality.Sheddable)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

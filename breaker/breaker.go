@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -122,7 +123,7 @@ type googleBreaker struct {
 	bucketEnd atomic.Int64  // when the live bucket ends, on the breaker's time axis (now)
 	// probs holds each level's drop probability (float64 bits), lowest
 	// level first; only the default level's until a call names another.
-	probs  [criticalities]atomic.Uint64
+	probs  [criticality.Levels]atomic.Uint64
 	counts counts // the default level's live bucket
 	levels atomic.Pointer[levels]
 
@@ -161,8 +162,8 @@ const (
 // judgement is what a breaker made of its finished buckets when the
 // newest of them finished.
 type judgement struct {
-	sum    evidence.Summary                 // every level's calls together
-	levels *[criticalities]evidence.Summary // each level's, once a call named one
+	sum    evidence.Summary                      // every level's calls together
+	levels *[criticality.Levels]evidence.Summary // each level's, once a call named one
 }
 
 func newGoogleBreaker(o options) *googleBreaker {
@@ -310,7 +311,7 @@ func (b *googleBreaker) restartLocked(t int64) {
 func (b *googleBreaker) judgeFinishedLocked() {
 	j := &judgement{sum: b.history.Summarize()}
 	if lv := b.levels.Load(); lv != nil {
-		j.levels = new([criticalities]evidence.Summary)
+		j.levels = new([criticality.Levels]evidence.Summary)
 		for i, x := range lv {
 			j.levels[i] = x.history.Summarize()
 		}
@@ -380,11 +381,11 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	return b.allowAs(CriticalityFrom(ctx))
+	return b.allowAs(criticality.From(ctx))
 }
 
 func (b *googleBreaker) Do(req func() error) error {
-	return b.do(context.Background(), DefaultCriticality, req, nil, nil)
+	return b.do(context.Background(), criticality.Default, req, nil, nil)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
@@ -392,7 +393,7 @@ func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), DefaultCriticality, req, nil, acceptable)
+	return b.do(context.Background(), criticality.Default, req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
@@ -401,7 +402,7 @@ func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() erro
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
-	return b.do(context.Background(), DefaultCriticality, req, fallback, nil)
+	return b.do(context.Background(), criticality.Default, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
@@ -410,7 +411,7 @@ func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), DefaultCriticality, req, fallback, acceptable)
+	return b.do(context.Background(), criticality.Default, req, fallback, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,

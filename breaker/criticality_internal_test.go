@@ -3,6 +3,7 @@ package breaker
 import (
 	"testing"
 
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -10,8 +11,8 @@ func TestLevelProbabilities(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		p     float64
-		calls [criticalities]int64 // SHEDDABLE, SHEDDABLE_PLUS, CRITICAL, CRITICAL_PLUS
-		want  [criticalities]float64
+		calls [criticality.Levels]int64 // SHEDDABLE, SHEDDABLE_PLUS, CRITICAL, CRITICAL_PLUS
+		want  [criticality.Levels]float64
 	}{
 		{name: "healthy", p: 0, calls: [4]int64{20, 20, 40, 20}, want: [4]float64{0, 0, 0, 0}},
 		{name: "lowest level takes it all", p: 0.1, calls: [4]int64{20, 20, 40, 20}, want: [4]float64{0.5, 0, 0, 0}},
@@ -27,7 +28,7 @@ func TestLevelProbabilities(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := levelProbabilities(tc.p, tc.calls)
 			for i := range got {
-				assert.InDelta(t, tc.want[i], got[i], 1e-9, "level %v", Sheddable+Criticality(i))
+				assert.InDelta(t, tc.want[i], got[i], 1e-9, "level %v", criticality.Sheddable+criticality.Level(i))
 			}
 			// The expected drops are the share p of the calls.
 			var drops, total float64

@@ -10,53 +10,54 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-var levels = []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+var levels = []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 
 func TestCriticality_String(t *testing.T) {
-	assert.Equal(t, "CRITICAL_PLUS", breaker.CriticalPlus.String())
-	assert.Equal(t, "CRITICAL", breaker.Critical.String())
-	assert.Equal(t, "SHEDDABLE_PLUS", breaker.SheddablePlus.String())
-	assert.Equal(t, "SHEDDABLE", breaker.Sheddable.String())
-	assert.Equal(t, "Criticality(7)", breaker.Criticality(7).String())
-	assert.Equal(t, breaker.Critical, breaker.DefaultCriticality)
-	var zero breaker.Criticality
-	assert.Equal(t, breaker.DefaultCriticality, zero, "the zero value is the default")
+	assert.Equal(t, "CRITICAL_PLUS", criticality.CriticalPlus.String())
+	assert.Equal(t, "CRITICAL", criticality.Critical.String())
+	assert.Equal(t, "SHEDDABLE_PLUS", criticality.SheddablePlus.String())
+	assert.Equal(t, "SHEDDABLE", criticality.Sheddable.String())
+	assert.Equal(t, "Level(7)", criticality.Level(7).String())
+	assert.Equal(t, criticality.Critical, criticality.Default)
+	var zero criticality.Level
+	assert.Equal(t, criticality.Default, zero, "the zero value is the default")
 }
 
 func TestParseCriticality(t *testing.T) {
 	for _, c := range levels {
-		got, err := breaker.ParseCriticality(c.String())
+		got, err := criticality.Parse(c.String())
 		require.NoError(t, err)
 		assert.Equal(t, c, got)
 	}
-	got, err := breaker.ParseCriticality("sheddable_plus")
+	got, err := criticality.Parse("sheddable_plus")
 	require.NoError(t, err)
-	assert.Equal(t, breaker.SheddablePlus, got, "any case")
+	assert.Equal(t, criticality.SheddablePlus, got, "any case")
 	for _, bad := range []string{"", "CRITICAL ", "1", "critical-plus", "\xff", string(make([]byte, 1000))} {
-		got, err := breaker.ParseCriticality(bad)
+		got, err := criticality.Parse(bad)
 		assert.Error(t, err, "%q", bad)
-		assert.Equal(t, breaker.DefaultCriticality, got, "%q", bad)
+		assert.Equal(t, criticality.Default, got, "%q", bad)
 		assert.Less(t, len(err.Error()), 250, "the error quotes a bounded part of the value")
 	}
 }
 
 func TestWithCriticality(t *testing.T) {
 	ctx := context.Background()
-	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(ctx))
+	assert.Equal(t, criticality.Default, criticality.From(ctx))
 	//lint:ignore SA1012 a nil context on purpose
-	assert.Equal(t, breaker.DefaultCriticality, breaker.CriticalityFrom(nil))
+	assert.Equal(t, criticality.Default, criticality.From(nil))
 	for _, c := range levels {
-		assert.Equal(t, c, breaker.CriticalityFrom(breaker.WithCriticality(ctx, c)))
+		assert.Equal(t, c, criticality.From(criticality.With(ctx, c)))
 	}
-	inner := breaker.WithCriticality(breaker.WithCriticality(ctx, breaker.Sheddable), breaker.CriticalPlus)
-	assert.Equal(t, breaker.CriticalPlus, breaker.CriticalityFrom(inner), "the innermost wins")
-	assert.Equal(t, breaker.DefaultCriticality,
-		breaker.CriticalityFrom(breaker.WithCriticality(ctx, breaker.Criticality(9))), "not a level")
+	inner := criticality.With(criticality.With(ctx, criticality.Sheddable), criticality.CriticalPlus)
+	assert.Equal(t, criticality.CriticalPlus, criticality.From(inner), "the innermost wins")
+	assert.Equal(t, criticality.Default,
+		criticality.From(criticality.With(ctx, criticality.Level(9))), "not a level")
 	//lint:ignore SA1012 a nil context on purpose
-	assert.Equal(t, breaker.Sheddable, breaker.CriticalityFrom(breaker.WithCriticality(nil, breaker.Sheddable)))
+	assert.Equal(t, criticality.Sheddable, criticality.From(criticality.With(nil, criticality.Sheddable)))
 }
 
 // overloaded drives b through buckets of 100 ms, each offering 100 calls
@@ -65,26 +66,26 @@ func TestWithCriticality(t *testing.T) {
 // and fails the rest. It returns the calls offered and dropped per level
 // over the last half of the buckets.
 func overloaded(t *testing.T, b breaker.Breaker, m interface{ Add(time.Duration) }, buckets, capacity int) (
-	offered, dropped map[breaker.Criticality]int) {
+	offered, dropped map[criticality.Level]int) {
 	t.Helper()
-	mix := []breaker.Criticality{}
+	mix := []criticality.Level{}
 	for i, n := range []int{20, 40, 20, 20} {
 		for range n {
 			mix = append(mix, levels[i])
 		}
 	}
 	// Interleave the levels within a bucket.
-	order := make([]breaker.Criticality, 0, len(mix))
+	order := make([]criticality.Level, 0, len(mix))
 	for i := range 20 {
 		for j := i; j < len(mix); j += 20 {
 			order = append(order, mix[j])
 		}
 	}
-	ctxs := map[breaker.Criticality]context.Context{}
+	ctxs := map[criticality.Level]context.Context{}
 	for _, c := range levels {
-		ctxs[c] = breaker.WithCriticality(context.Background(), c)
+		ctxs[c] = criticality.With(context.Background(), c)
 	}
-	offered, dropped = map[breaker.Criticality]int{}, map[breaker.Criticality]int{}
+	offered, dropped = map[criticality.Level]int{}, map[criticality.Level]int{}
 	for bucket := range buckets {
 		served := 0
 		for _, c := range order {
@@ -118,10 +119,10 @@ func TestBreaker_AllowCtx_dropsLowestLevelsFirst(t *testing.T) {
 		total += dropped[c]
 	}
 	require.Greater(t, total, 0, "the overload is shed")
-	assert.Equal(t, 0, dropped[breaker.CriticalPlus], "CRITICAL_PLUS")
-	assert.Equal(t, 0, dropped[breaker.Critical], "CRITICAL")
-	assert.Greater(t, dropped[breaker.Sheddable], dropped[breaker.SheddablePlus], "SHEDDABLE before SHEDDABLE_PLUS")
-	assert.Greater(t, float64(dropped[breaker.Sheddable])/float64(offered[breaker.Sheddable]), 0.9)
+	assert.Equal(t, 0, dropped[criticality.CriticalPlus], "CRITICAL_PLUS")
+	assert.Equal(t, 0, dropped[criticality.Critical], "CRITICAL")
+	assert.Greater(t, dropped[criticality.Sheddable], dropped[criticality.SheddablePlus], "SHEDDABLE before SHEDDABLE_PLUS")
+	assert.Greater(t, float64(dropped[criticality.Sheddable])/float64(offered[criticality.Sheddable]), 0.9)
 
 	// The same overload without criticality drops as many calls, at random.
 	plain, pm := newBreaker(t)
@@ -192,7 +193,7 @@ func TestBreaker_AllowCtx_defaultLevelDropsAsAllow(t *testing.T) {
 	assert.Contains(t, want, true)
 	assert.Contains(t, want, false)
 	assert.Equal(t, want, drops(func(b breaker.Breaker) error { _, err := b.AllowCtx(context.Background()); return err }))
-	ctx := breaker.WithCriticality(context.Background(), breaker.DefaultCriticality)
+	ctx := criticality.With(context.Background(), criticality.Default)
 	assert.Equal(t, want, drops(func(b breaker.Breaker) error { _, err := b.AllowCtx(ctx); return err }))
 	ok := func() error { return nil }
 	want = drops(func(b breaker.Breaker) error { return b.Do(ok) })
@@ -202,8 +203,8 @@ func TestBreaker_AllowCtx_defaultLevelDropsAsAllow(t *testing.T) {
 func TestBreaker_DoCtx_readsTheCriticality(t *testing.T) {
 	b, m := newBreaker(t)
 	overloaded(t, b, m, 30, 50) // shedding SHEDDABLE now
-	shed := breaker.WithCriticality(context.Background(), breaker.Sheddable)
-	keep := breaker.WithCriticality(context.Background(), breaker.CriticalPlus)
+	shed := criticality.With(context.Background(), criticality.Sheddable)
+	keep := criticality.With(context.Background(), criticality.CriticalPlus)
 	ran := 0
 	req := func() error { ran++; return nil }
 	for range 100 {
@@ -223,11 +224,11 @@ func TestStats_criticalities(t *testing.T) {
 	b, m := newBreaker(t)
 	s, _ := breaker.StatsOf(b)
 	for i, c := range levels {
-		assert.Equal(t, c, s.Criticalities[i].Criticality, "highest first")
+		assert.Equal(t, c, s.Criticalities[i].Level, "highest first")
 	}
 	succeed(t, b, 10)
 	s, _ = breaker.StatsOf(b)
-	assert.Equal(t, breaker.CriticalityStats{Criticality: breaker.Critical, Calls: 10, Successes: 10, TotalSuccesses: 10},
+	assert.Equal(t, criticality.Stats{Level: criticality.Critical, Calls: 10, Successes: 10, TotalSuccesses: 10},
 		s.Criticalities[1], "calls without a level count at the default")
 	assert.False(t, s.Leveled(), "no call named a level")
 
@@ -254,7 +255,7 @@ func TestStats_criticalitiesSinceTheBreakerWasMade(t *testing.T) {
 	s, _ := breaker.StatsOf(b)
 	assert.False(t, s.Leveled())
 	// A call at the default level through a context is a call without a level.
-	p, err := b.AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+	p, err := b.AllowCtx(criticality.With(context.Background(), criticality.Critical))
 	require.NoError(t, err)
 	p.Accept()
 	s, _ = breaker.StatsOf(b)
@@ -264,11 +265,11 @@ func TestStats_criticalitiesSinceTheBreakerWasMade(t *testing.T) {
 	m.Add(time.Minute)                        // every call leaves the window; the totals stay
 	s, _ = breaker.StatsOf(b)
 	require.True(t, s.Leveled())
-	var sum breaker.CriticalityStats
+	var sum criticality.Stats
 	for i, c := range s.Criticalities {
-		assert.Equal(t, int64(0), c.Successes+c.Failures+c.Drops, "%v: the window is empty", c.Criticality)
+		assert.Equal(t, int64(0), c.Successes+c.Failures+c.Drops, "%v: the window is empty", c.Level)
 		assert.GreaterOrEqual(t, c.TotalDrops, int64(dropped[levels[i]]), "%v: the last 20 buckets' drops and more",
-			c.Criticality)
+			c.Level)
 		sum.TotalSuccesses += c.TotalSuccesses
 		sum.TotalFailures += c.TotalFailures
 		sum.TotalDrops += c.TotalDrops
@@ -276,7 +277,7 @@ func TestStats_criticalitiesSinceTheBreakerWasMade(t *testing.T) {
 	assert.Equal(t, s.TotalSuccesses, sum.TotalSuccesses, "the levels add up to the breaker")
 	assert.Equal(t, s.TotalFailures, sum.TotalFailures)
 	assert.Equal(t, s.TotalDrops, sum.TotalDrops)
-	calls := func(c breaker.CriticalityStats) int64 { return c.TotalSuccesses + c.TotalFailures + c.TotalDrops }
+	calls := func(c criticality.Stats) int64 { return c.TotalSuccesses + c.TotalFailures + c.TotalDrops }
 	assert.Equal(t, int64(40*20), calls(s.Criticalities[0]), "CRITICAL_PLUS")
 	assert.Equal(t, int64(40*40+13), calls(s.Criticalities[1]), "CRITICAL: the 40 buckets' and the 13 without a level")
 	assert.Equal(t, int64(40*20), calls(s.Criticalities[2]), "SHEDDABLE_PLUS")
@@ -293,7 +294,7 @@ func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
 	b := breaker.MustNew(breaker.WithProba(proba.NewSeeded(1)))
 	ctxs := make([]context.Context, len(levels))
 	for i, c := range levels {
-		ctxs[i] = breaker.WithCriticality(context.Background(), c)
+		ctxs[i] = criticality.With(context.Background(), c)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -319,13 +320,13 @@ func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
 			}
 		}()
 	}
-	var last [4]breaker.CriticalityStats
+	var last [4]criticality.Stats
 	for range 2000 {
 		s, _ := breaker.StatsOf(b)
 		for i, c := range s.Criticalities {
 			if c.TotalSuccesses < last[i].TotalSuccesses || c.TotalFailures < last[i].TotalFailures ||
 				c.TotalDrops < last[i].TotalDrops {
-				t.Fatalf("%v went back: %+v after %+v", c.Criticality, c, last[i])
+				t.Fatalf("%v went back: %+v after %+v", c.Level, c, last[i])
 			}
 			last[i] = c
 		}
@@ -344,7 +345,7 @@ func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
 
 func TestBreaker_AllowCtx_criticalityAllocatesNothing(t *testing.T) {
 	b := breaker.MustNew(breaker.WithProba(proba.NewSeeded(1)))
-	ctx := breaker.WithCriticality(context.Background(), breaker.SheddablePlus)
+	ctx := criticality.With(context.Background(), criticality.SheddablePlus)
 	p, _ := b.AllowCtx(ctx) // makes the per-level windows
 	p.Accept()
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
@@ -365,15 +366,15 @@ func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
 	// those levels as it would a failing dependency, rather than spend its K
 	// attempts per success on calls bound to fail.
 	b, m := newBreaker(t)
-	order := []breaker.Criticality{}
+	order := []criticality.Level{}
 	for range 20 {
-		order = append(order, breaker.CriticalPlus, breaker.Critical, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable)
+		order = append(order, criticality.CriticalPlus, criticality.Critical, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable)
 	}
-	ctxs := map[breaker.Criticality]context.Context{}
+	ctxs := map[criticality.Level]context.Context{}
 	for _, c := range levels {
-		ctxs[c] = breaker.WithCriticality(context.Background(), c)
+		ctxs[c] = criticality.With(context.Background(), c)
 	}
-	admitted := map[breaker.Criticality]int{}
+	admitted := map[criticality.Level]int{}
 	var allowed, succeeded int
 	for bucket := range 60 {
 		for _, c := range order {
@@ -385,7 +386,7 @@ func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
 				admitted[c]++
 				allowed++
 			}
-			if c >= breaker.Critical {
+			if c >= criticality.Critical {
 				p.Accept()
 				if bucket >= 30 {
 					succeeded++
@@ -396,9 +397,9 @@ func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
 		}
 		m.Add(100 * time.Millisecond)
 	}
-	assert.Equal(t, 30*20, admitted[breaker.CriticalPlus])
-	assert.Equal(t, 30*40, admitted[breaker.Critical])
-	assert.Less(t, admitted[breaker.SheddablePlus]+admitted[breaker.Sheddable], 30*40/10,
+	assert.Equal(t, 30*20, admitted[criticality.CriticalPlus])
+	assert.Equal(t, 30*40, admitted[criticality.Critical])
+	assert.Less(t, admitted[criticality.SheddablePlus]+admitted[criticality.Sheddable], 30*40/10,
 		"less than a tenth of the sheddable calls are sent")
 	assert.Less(t, float64(allowed)/float64(succeeded), 1.1, "attempts per success")
 	s, _ := breaker.StatsOf(b)

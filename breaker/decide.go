@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
@@ -52,11 +53,11 @@ func (b *googleBreaker) judge() float64 {
 	lv := b.levels.Load()
 	if lv == nil || j.levels == nil {
 		p := b.probability(&j.sum, b.counts.sum())
-		b.probs[DefaultCriticality.index()].Store(math.Float64bits(p))
+		b.probs[criticality.Default.Index()].Store(math.Float64bits(p))
 		b.markShedding(p > 0)
 		return p
 	}
-	var lives [criticalities]evidence.Bucket
+	var lives [criticality.Levels]evidence.Bucket
 	var all evidence.Bucket
 	for i, x := range lv {
 		lives[i] = x.counts.sum()
@@ -109,7 +110,7 @@ func (p promise) Ignore() {}
 var _ srebreaker.Ignorer = promise{}
 
 func (b *googleBreaker) Allow() (srebreaker.Promise, error) {
-	s, err := b.admit(&b.counts, DefaultCriticality.index())
+	s, err := b.admit(&b.counts, criticality.Default.Index())
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // fleetOf returns b's fleet link, failing the test if it has none.
@@ -179,7 +180,7 @@ func TestFleet_SetOthers_clockSteppedBack(t *testing.T) {
 func TestFleet_SetOthers_callsWithACriticality(t *testing.T) {
 	b, _ := newBreaker(t)
 	require.NoError(t, fleetOf(t, b).SetOthers(breaker.Counts{Failures: 100, RecentFailures: 100, ReachFailures: 100}))
-	ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	ctx := criticality.With(context.Background(), criticality.Sheddable)
 	dropped := 0
 	for range 20 {
 		if p, err := b.AllowCtx(ctx); err != nil {

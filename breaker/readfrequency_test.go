@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // lightCall is a call of a light-traffic schedule: when it asks, from the
@@ -44,15 +45,15 @@ func lightSchedule() []lightCall {
 // returns which calls were admitted and the Stats at the end.
 func runPolled(t *testing.T, calls []lightCall, poll time.Duration, opts ...breaker.Option) ([]bool, breaker.Stats) {
 	t.Helper()
-	return runAt(t, calls, poll, breaker.DefaultCriticality, opts...)
+	return runAt(t, calls, poll, criticality.Default, opts...)
 }
 
 // runAt is runPolled for calls that ask at level, through AllowCtx.
-func runAt(t *testing.T, calls []lightCall, poll time.Duration, level breaker.Criticality,
+func runAt(t *testing.T, calls []lightCall, poll time.Duration, level criticality.Level,
 	opts ...breaker.Option) ([]bool, breaker.Stats) {
 	t.Helper()
 	b, m := newBreaker(t, opts...)
-	ctx := breaker.WithCriticality(context.Background(), level)
+	ctx := criticality.With(context.Background(), level)
 	start := m.Now()
 	admitted := make([]bool, len(calls))
 	next := 10 * time.Millisecond // the next poll
@@ -110,7 +111,7 @@ func TestBreaker_decisionsDoNotDependOnReads(t *testing.T) {
 func TestBreaker_AllowCtx_oneLevelOnLightTraffic(t *testing.T) {
 	calls := lightSchedule()
 	want, wantStats := runPolled(t, calls, 0)
-	for _, level := range []breaker.Criticality{breaker.Sheddable, breaker.CriticalPlus} {
+	for _, level := range []criticality.Level{criticality.Sheddable, criticality.CriticalPlus} {
 		t.Run(level.String(), func(t *testing.T) {
 			got, gotStats := runAt(t, calls, 0, level)
 			assert.Equal(t, want, got, "the calls admitted")

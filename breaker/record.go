@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // outcome is what a finished call is recorded as.
@@ -97,12 +98,12 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	return b.do(ctx, CriticalityFrom(ctx), req, fallback, acceptable)
+	return b.do(ctx, criticality.From(ctx), req, fallback, acceptable)
 }
 
 // do runs req through the breaker, asking at level. The methods without a
 // context pass nil and the default level.
-func (b *googleBreaker) do(ctx context.Context, level Criticality, req func() error, fallback Fallback,
+func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
 	p, err := b.allowAs(level)
 	if err != nil {

@@ -3,6 +3,7 @@ package breaker
 import (
 	"time"
 
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
@@ -33,8 +34,8 @@ type Stats struct {
 	// Criticalities holds the window's calls by [Criticality], highest
 	// level first (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), and
 	// each level's drop probability. A breaker whose calls name no level
-	// counts them all at [DefaultCriticality].
-	Criticalities [4]CriticalityStats
+	// counts them all at [criticality.Default].
+	Criticalities [4]criticality.Stats
 }
 
 // Reason is a failure reason and when it was reported.
@@ -68,7 +69,7 @@ func StatsOf(b Breaker) (s Stats, ok bool) {
 // polled still tells its listeners of a change of shedding.
 func (b *googleBreaker) Stats() Stats {
 	b.tick()
-	var lives, lifetimes [criticalities]evidence.Bucket
+	var lives, lifetimes [criticality.Levels]evidence.Bucket
 	b.mu.Lock() // no bucket finishes meanwhile: the live bucket only grows
 	j := b.judged.Load()
 	var live, lifetime evidence.Bucket
@@ -79,7 +80,7 @@ func (b *googleBreaker) Stats() Stats {
 			live = live.Plus(lives[i])
 		}
 	} else {
-		d := DefaultCriticality.index()
+		d := criticality.Default.Index()
 		lives[d] = b.counts.sum()
 		live = lives[d]
 		lifetimes[d] = b.lifetime.Plus(live)

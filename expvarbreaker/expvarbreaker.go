@@ -6,7 +6,7 @@
 // Transports and Handlers and grpcbreaker's interceptors.
 //
 // A breaker that has counted a call at a level other than the default
-// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also has its
+// (see [criticality.Level] and [breaker.Stats.Leveled]) also has its
 // figures by level, under "criticalities"; others are published as before.
 //
 // Importing expvar, as this package does, registers /debug/vars on
@@ -44,7 +44,7 @@ type Figures struct {
 }
 
 // LevelFigures is what is published per level of a breaker:
-// [breaker.CriticalityStats] with JSON names, as in Figures.
+// [criticality.Stats] with JSON names, as in Figures.
 type LevelFigures struct {
 	// In the window.
 	Successes int64 `json:"successes"`
@@ -112,7 +112,7 @@ func figures(s breaker.Stats) Figures {
 	if s.Leveled() {
 		f.Criticalities = make(map[string]LevelFigures, len(s.Criticalities))
 		for _, c := range s.Criticalities {
-			f.Criticalities[c.Criticality.String()] = LevelFigures{
+			f.Criticalities[c.Level.String()] = LevelFigures{
 				Successes: c.Successes, Failures: c.Failures, Drops: c.Drops,
 				Requests:       c.TotalSuccesses + c.TotalFailures + c.TotalDrops,
 				TotalSuccesses: c.TotalSuccesses, TotalFailures: c.TotalFailures, TotalDrops: c.TotalDrops,

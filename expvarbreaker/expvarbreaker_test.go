@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/expvarbreaker"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -68,15 +69,15 @@ func TestPublish_criticalities(t *testing.T) {
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	for range 5 {
-		p, err := r.Get("search").AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+		p, err := r.Get("search").AllowCtx(criticality.With(context.Background(), criticality.Critical))
 		require.NoError(t, err)
 		p.Accept()
 	}
 	payments := r.Get("payments")
-	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	levels := []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 	for range 30 { // 10 calls of each level per 100 ms; the two sheddable levels fail
 		for i, c := range levels {
-			ctx := breaker.WithCriticality(context.Background(), c)
+			ctx := criticality.With(context.Background(), c)
 			for range 10 {
 				if p, err := payments.AllowCtx(ctx); err == nil {
 					if i < 2 {
@@ -109,11 +110,11 @@ func TestPublish_criticalities(t *testing.T) {
 	s, _ := breaker.StatsOf(payments)
 	var requests int64
 	for _, c := range s.Criticalities {
-		got := p.Criticalities[c.Criticality.String()]
+		got := p.Criticalities[c.Level.String()]
 		assert.Equal(t, expvarbreaker.LevelFigures{Successes: c.Successes, Failures: c.Failures, Drops: c.Drops,
 			Requests: c.TotalSuccesses + c.TotalFailures + c.TotalDrops, TotalSuccesses: c.TotalSuccesses,
 			TotalFailures: c.TotalFailures, TotalDrops: c.TotalDrops, DropProbability: c.DropProbability}, got,
-			c.Criticality.String())
+			c.Level.String())
 		requests += got.Requests
 	}
 	assert.Equal(t, p.Requests, requests, "the levels add up to the breaker")

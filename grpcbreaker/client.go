@@ -22,8 +22,8 @@ import (
 // The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
 // says otherwise, under the key [DefaultKey] gives: target and method.
 //
-// The call's context may carry a [breaker.Criticality] (see
-// [breaker.WithCriticality]): the breaker then drops the lowest levels
+// The call's context may carry a [criticality.Level] (see
+// [criticality.With]): the breaker then drops the lowest levels
 // first, and the interceptor sends the level in the [CriticalityKey]
 // metadata, unless it is the default.
 //

@@ -9,16 +9,17 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // CriticalityKey is the metadata key that carries a call's
-// [breaker.Criticality] from the client interceptors to the server
+// [criticality.Level] from the client interceptors to the server
 // interceptors: one of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS or
-// SHEDDABLE, the names [breaker.Criticality.String] gives.
+// SHEDDABLE, the names [criticality.Level.String] gives.
 //
 // A client interceptor adds it from the call's context (see
-// [breaker.WithCriticality]) when the level there is not
-// [breaker.DefaultCriticality]. A server interceptor believes it only when
+// [criticality.With]) when the level there is not
+// [criticality.Default]. A server interceptor believes it only when
 // its [CriticalityPolicy] says so ([TrustMetadata]): by default it ignores
 // it.
 const CriticalityKey = "x-request-criticality"
@@ -38,14 +39,14 @@ const CriticalityKey = "x-request-criticality"
 //	the server is reached by               policy
 //	anyone; every call alike               IgnoreMetadata() (the default)
 //	anyone; the server knows the level     LevelFunc(f): by method, by authenticated peer
-//	only services that trust each other    TrustMetadata(breaker.CriticalPlus)
-//	trusted services, none above CRITICAL  TrustMetadata(breaker.Critical)
+//	only services that trust each other    TrustMetadata(criticality.CriticalPlus)
+//	trusted services, none above CRITICAL  TrustMetadata(criticality.Critical)
 //
 // docs/criticality.md says more.
 type CriticalityPolicy struct {
 	kind policyKind
-	max  breaker.Criticality                                              // TrustMetadata's
-	fn   func(ctx context.Context, fullMethod string) breaker.Criticality // LevelFunc's
+	max  criticality.Level                                              // TrustMetadata's
+	fn   func(ctx context.Context, fullMethod string) criticality.Level // LevelFunc's
 }
 
 type policyKind int8
@@ -57,7 +58,7 @@ const (
 )
 
 // IgnoreMetadata returns the policy the server interceptors have by
-// default: every call is served at [breaker.DefaultCriticality], whatever
+// default: every call is served at [criticality.Default], whatever
 // its [CriticalityKey] metadata says. It is the one for a server that
 // anyone can reach.
 func IgnoreMetadata() CriticalityPolicy { return CriticalityPolicy{} }
@@ -66,11 +67,11 @@ func IgnoreMetadata() CriticalityPolicy { return CriticalityPolicy{} }
 // value of its [CriticalityKey] metadata names, capped at max: a call that
 // claims more is served at max, never refused for it. A call without the
 // key, or with a value that is not a level, is at
-// [breaker.DefaultCriticality], capped at max too, so that no call is
+// [criticality.Default], capped at max too, so that no call is
 // served above max. It is the one for a server that only services trusting
 // each other reach. max must be one of the four levels; the interceptor
 // constructors panic otherwise.
-func TrustMetadata(max breaker.Criticality) CriticalityPolicy {
+func TrustMetadata(max criticality.Level) CriticalityPolicy {
 	return CriticalityPolicy{kind: trustMetadata, max: max}
 }
 
@@ -79,22 +80,22 @@ func TrustMetadata(max breaker.Criticality) CriticalityPolicy {
 // credentials: see google.golang.org/grpc/peer) and full method: the server
 // decides, and may read the metadata itself for some peers (with a
 // TrustMetadata policy's [CriticalityPolicy.Level]). A value that is not
-// one of the four levels is taken as [breaker.DefaultCriticality]. f must
+// one of the four levels is taken as [criticality.Default]. f must
 // not be nil, and may be called from many goroutines at once; a panic in
 // it goes on up, and nothing is recorded.
-func LevelFunc(f func(ctx context.Context, fullMethod string) breaker.Criticality) CriticalityPolicy {
+func LevelFunc(f func(ctx context.Context, fullMethod string) criticality.Level) CriticalityPolicy {
 	return CriticalityPolicy{kind: levelFunc, fn: f}
 }
 
 // Level returns the level p serves an incoming call at, given its context
 // and full method: always one of the four levels,
-// [breaker.DefaultCriticality] for a policy the constructors would refuse.
-func (p CriticalityPolicy) Level(ctx context.Context, fullMethod string) breaker.Criticality {
-	var c breaker.Criticality
+// [criticality.Default] for a policy the constructors would refuse.
+func (p CriticalityPolicy) Level(ctx context.Context, fullMethod string) criticality.Level {
+	var c criticality.Level
 	switch p.kind {
 	case trustMetadata:
 		if !p.max.Valid() {
-			return breaker.DefaultCriticality
+			return criticality.Default
 		}
 		c = min(incomingCriticality(ctx), p.max)
 	case levelFunc:
@@ -102,10 +103,10 @@ func (p CriticalityPolicy) Level(ctx context.Context, fullMethod string) breaker
 			c = p.fn(ctx, fullMethod)
 		}
 	default:
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	if !c.Valid() {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	return c
 }
@@ -131,7 +132,7 @@ func (p CriticalityPolicy) String() string {
 func (p CriticalityPolicy) validate() string {
 	switch {
 	case p.kind == trustMetadata && !p.max.Valid():
-		return "max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"
+		return "max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"
 	case p.kind == levelFunc && p.fn == nil:
 		return "function must not be nil"
 	}
@@ -139,13 +140,13 @@ func (p CriticalityPolicy) validate() string {
 }
 
 // levelName returns the Go name of a valid level.
-func levelName(c breaker.Criticality) string {
+func levelName(c criticality.Level) string {
 	switch c {
-	case breaker.CriticalPlus:
+	case criticality.CriticalPlus:
 		return "CriticalPlus"
-	case breaker.Critical:
+	case criticality.Critical:
 		return "Critical"
-	case breaker.SheddablePlus:
+	case criticality.SheddablePlus:
 		return "SheddablePlus"
 	}
 	return "Sheddable"
@@ -154,7 +155,7 @@ func levelName(c breaker.Criticality) string {
 // withOutgoingCriticality returns ctx with its criticality in the outgoing
 // metadata, unless it is the default.
 func withOutgoingCriticality(ctx context.Context) context.Context {
-	if c := breaker.CriticalityFrom(ctx); c != breaker.DefaultCriticality {
+	if c := criticality.From(ctx); c != criticality.Default {
 		return metadata.AppendToOutgoingContext(ctx, CriticalityKey, c.String())
 	}
 	return ctx
@@ -162,14 +163,14 @@ func withOutgoingCriticality(ctx context.Context) context.Context {
 
 // incomingCriticality returns the level the call's metadata names, or the
 // default.
-func incomingCriticality(ctx context.Context) breaker.Criticality {
+func incomingCriticality(ctx context.Context) criticality.Level {
 	vs := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
 	if len(vs) == 0 {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
-	c, err := breaker.ParseCriticality(vs[0])
+	c, err := criticality.Parse(vs[0])
 	if err != nil {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	return c
 }
@@ -186,14 +187,14 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 	fullMethod string) (context.Context, srebreaker.Promise, error) {
 	c := policy.Level(ctx, fullMethod)
 	ctx = incomingLevel(ctx, c)
-	if c == breaker.DefaultCriticality {
+	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
 			return ctx, nil, serverShed(err)
 		}
 		return ctx, p, nil
 	}
-	ctx = breaker.WithCriticality(ctx, c)
+	ctx = criticality.With(ctx, c)
 	if err := ctx.Err(); err != nil {
 		return ctx, nil, status.FromContextError(err).Err()
 	}
@@ -207,13 +208,13 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if
 // it has any, saying c, or removed when c is the default. It copies the
 // metadata only when it has to.
-func incomingLevel(ctx context.Context, c breaker.Criticality) context.Context {
+func incomingLevel(ctx context.Context, c criticality.Level) context.Context {
 	vs := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
-	if len(vs) == 0 || c != breaker.DefaultCriticality && len(vs) == 1 && vs[0] == c.String() {
+	if len(vs) == 0 || c != criticality.Default && len(vs) == 1 && vs[0] == c.String() {
 		return ctx
 	}
 	md, _ := metadata.FromIncomingContext(ctx) // a copy
-	if c == breaker.DefaultCriticality {
+	if c == criticality.Default {
 		md.Delete(CriticalityKey)
 	} else {
 		md.Set(CriticalityKey, c.String())

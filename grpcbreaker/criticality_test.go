@@ -15,27 +15,28 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 )
 
-var levels = []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+var levels = []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 
 // levelSeen notes the criticality the handlers found in their context, and
 // the metadata they were sent, from interceptors chained after ours.
 type levelSeen struct {
 	mu    sync.Mutex
-	level breaker.Criticality
+	level criticality.Level
 	md    []string
 }
 
 func (s *levelSeen) note(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.level = breaker.CriticalityFrom(ctx)
+	s.level = criticality.From(ctx)
 	s.md = metadata.ValueFromIncomingContext(ctx, grpcbreaker.CriticalityKey)
 }
 
-func (s *levelSeen) last() (breaker.Criticality, []string) {
+func (s *levelSeen) last() (criticality.Level, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.level, s.md
@@ -52,7 +53,7 @@ func (s *levelSeen) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerIn
 }
 
 // trusted is the option of server interceptors that believe the metadata.
-var trusted = grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.CriticalPlus))
+var trusted = grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus))
 
 // serveLevels runs the test service behind the server interceptors, which
 // trust the metadata, a levelSeen after them, and returns a client through the client
@@ -79,12 +80,12 @@ func serveLevelsAt(t *testing.T, reg *countingRegistry) (*levelSeen, *grpc.Clien
 func TestInterceptors_carryTheCriticality(t *testing.T) {
 	seen, cc := serveLevels(t, newRegistry())
 	for _, c := range levels {
-		ctx := breaker.WithCriticality(context.Background(), c)
+		ctx := criticality.With(context.Background(), c)
 		_, err := call(ctx, cc, "hello")
 		require.NoError(t, err)
 		level, md := seen.last()
 		assert.Equal(t, c, level, "unary: the handler's context carries the level on")
-		if c == breaker.DefaultCriticality {
+		if c == criticality.Default {
 			assert.Empty(t, md, "the default level is not sent")
 		} else {
 			assert.Equal(t, []string{c.String()}, md)
@@ -102,7 +103,7 @@ func TestInterceptors_carryTheCriticality(t *testing.T) {
 	_, err := call(context.Background(), cc, "hello")
 	require.NoError(t, err)
 	level, md := seen.last()
-	assert.Equal(t, breaker.DefaultCriticality, level, "no metadata: the default level")
+	assert.Equal(t, criticality.Default, level, "no metadata: the default level")
 	assert.Empty(t, md)
 }
 
@@ -113,9 +114,9 @@ func TestServerInterceptor_badCriticalityIsTheDefault(t *testing.T) {
 		_, err := call(ctx, cc, "hello")
 		require.NoError(t, err, "%q", v)
 		level, _ := seen.last()
-		want := breaker.DefaultCriticality
+		want := criticality.Default
 		if v == "sheddable" {
-			want = breaker.Sheddable // any case
+			want = criticality.Sheddable // any case
 		}
 		assert.Equal(t, want, level, "%q", v)
 	}
@@ -124,7 +125,7 @@ func TestServerInterceptor_badCriticalityIsTheDefault(t *testing.T) {
 	_, err := call(ctx, cc, "hello")
 	require.NoError(t, err)
 	level, _ := seen.last()
-	assert.Equal(t, breaker.SheddablePlus, level, "the first value counts")
+	assert.Equal(t, criticality.SheddablePlus, level, "the first value counts")
 }
 
 func TestServerInterceptor_shedsTheLowestLevelsFirst(t *testing.T) {
@@ -152,7 +153,7 @@ func TestServerInterceptor_shedsTheLowestLevelsFirst(t *testing.T) {
 	s, _ := breaker.StatsOf(b)
 	require.InDelta(t, 155.0/401, s.DropProbability, 1e-9)
 
-	shed := func(c breaker.Criticality) (n int) {
+	shed := func(c criticality.Level) (n int) {
 		ctx := metadata.AppendToOutgoingContext(context.Background(), grpcbreaker.CriticalityKey, c.String())
 		for range 40 {
 			_, err := call(ctx, cc, "hello")
@@ -162,6 +163,6 @@ func TestServerInterceptor_shedsTheLowestLevelsFirst(t *testing.T) {
 		}
 		return n
 	}
-	assert.Equal(t, 40, shed(breaker.Sheddable), "SHEDDABLE is shed")
-	assert.Equal(t, 0, shed(breaker.CriticalPlus), "CRITICAL_PLUS is served")
+	assert.Equal(t, 40, shed(criticality.Sheddable), "SHEDDABLE is shed")
+	assert.Equal(t, 0, shed(criticality.CriticalPlus), "CRITICAL_PLUS is served")
 }

@@ -19,7 +19,7 @@
 // they shed calls with Unavailable when the handlers' own failures say the
 // server is overloaded.
 //
-// Calls carry their criticality (see [breaker.Criticality]) from the
+// Calls carry their criticality (see [criticality.Level]) from the
 // client interceptors to the server interceptors in the [CriticalityKey]
 // metadata: both shed the lowest levels first, and the server interceptors
 // hand the level on to the handler's context, and so to the calls it makes.

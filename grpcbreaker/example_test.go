@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -197,11 +198,11 @@ func ExampleDefaultKey() {
 func ExampleWithCriticalityPolicy() {
 	// At the edge, anyone can send the metadata: the server decides, here by
 	// method, and what clients claim is ignored.
-	byMethod := grpcbreaker.LevelFunc(func(_ context.Context, fullMethod string) breaker.Criticality {
+	byMethod := grpcbreaker.LevelFunc(func(_ context.Context, fullMethod string) criticality.Level {
 		if strings.HasPrefix(fullMethod, "/shop.Prefetch/") {
-			return breaker.Sheddable
+			return criticality.Sheddable
 		}
-		return breaker.Critical
+		return criticality.Critical
 	})
 	servers := []struct {
 		name        string
@@ -211,14 +212,14 @@ func ExampleWithCriticalityPolicy() {
 			grpcbreaker.WithCriticalityPolicy(byMethod))},
 		// Behind the edge, only trusted services call: their metadata counts.
 		{"internal", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
-			grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.CriticalPlus)))},
+			grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus)))},
 		// Without the option, no metadata counts.
 		{"default", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()))},
 	}
 	// The handler answers with the level it is served at; the interceptors
 	// are called as a server calls them, with a client's claim in the
 	// incoming metadata.
-	handler := func(ctx context.Context, _ any) (any, error) { return breaker.CriticalityFrom(ctx), nil }
+	handler := func(ctx context.Context, _ any) (any, error) { return criticality.From(ctx), nil }
 	claim := metadata.NewIncomingContext(context.Background(),
 		metadata.Pairs(grpcbreaker.CriticalityKey, "CRITICAL_PLUS"))
 	for _, s := range servers {

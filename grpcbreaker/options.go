@@ -198,7 +198,7 @@ func WithFailureCodes(failures ...codes.Code) Option {
 // WithCriticalityPolicy sets how the server interceptors find the level
 // they serve a call at (see [CriticalityPolicy], which says which policy
 // to pick where). Default [IgnoreMetadata]: every call at
-// [breaker.DefaultCriticality], whatever its [CriticalityKey] metadata
+// [criticality.Default], whatever its [CriticalityKey] metadata
 // says, the one that is safe for a server anyone can reach.
 // [TrustMetadata] believes the metadata up to a level, for servers that
 // only trusted services reach; [LevelFunc] lets the server decide. Server

@@ -18,12 +18,12 @@ import (
 // method, apart from the keys of the process's clients.
 //
 // A call is served at the level the [CriticalityPolicy] gives it: by
-// default [breaker.DefaultCriticality] for every call, whatever its
+// default [criticality.Default] for every call, whatever its
 // [CriticalityKey] metadata claims, since any client may send it; with
 // [TrustMetadata] the metadata's level, capped; with [LevelFunc] the
 // server's choice. When the breaker sheds, it sheds the lowest levels
 // first. The handler gets the level in its context (see
-// [breaker.CriticalityFrom]), so that the client interceptors of the calls
+// [criticality.From]), so that the client interceptors of the calls
 // it makes pass it on, and CriticalityKey metadata in its context's
 // incoming metadata says that level, or is removed for the default: a
 // handler that forwards incoming metadata (a proxy) does not pass on a

@@ -15,41 +15,42 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 )
 
 func TestCriticalityPolicy_Level(t *testing.T) {
-	byMethod := grpcbreaker.LevelFunc(func(_ context.Context, fullMethod string) breaker.Criticality {
+	byMethod := grpcbreaker.LevelFunc(func(_ context.Context, fullMethod string) criticality.Level {
 		if fullMethod == listMethod {
-			return breaker.Sheddable
+			return criticality.Sheddable
 		}
-		return breaker.CriticalPlus
+		return criticality.CriticalPlus
 	})
 	for _, tc := range []struct {
 		name   string
 		policy grpcbreaker.CriticalityPolicy
 		method string
 		md     []string // values of CriticalityKey
-		want   breaker.Criticality
+		want   criticality.Level
 	}{
-		{"ignore: a claim", grpcbreaker.IgnoreMetadata(), callMethod, []string{"CRITICAL_PLUS"}, breaker.Critical},
-		{"ignore: a low claim", grpcbreaker.IgnoreMetadata(), callMethod, []string{"SHEDDABLE"}, breaker.Critical},
-		{"zero value ignores", grpcbreaker.CriticalityPolicy{}, callMethod, []string{"CRITICAL_PLUS"}, breaker.Critical},
-		{"trust", grpcbreaker.TrustMetadata(breaker.CriticalPlus), callMethod, []string{"CRITICAL_PLUS"}, breaker.CriticalPlus},
-		{"trust: any case", grpcbreaker.TrustMetadata(breaker.CriticalPlus), callMethod, []string{"sheddable_plus"}, breaker.SheddablePlus},
-		{"trust: the first value", grpcbreaker.TrustMetadata(breaker.CriticalPlus), callMethod,
-			[]string{"SHEDDABLE", "CRITICAL_PLUS"}, breaker.Sheddable},
-		{"trust: none", grpcbreaker.TrustMetadata(breaker.CriticalPlus), callMethod, nil, breaker.Critical},
-		{"trust: not a level", grpcbreaker.TrustMetadata(breaker.CriticalPlus), callMethod, []string{"URGENT"}, breaker.Critical},
-		{"capped at CRITICAL", grpcbreaker.TrustMetadata(breaker.Critical), callMethod, []string{"CRITICAL_PLUS"}, breaker.Critical},
-		{"below the cap", grpcbreaker.TrustMetadata(breaker.Critical), callMethod, []string{"SHEDDABLE"}, breaker.Sheddable},
-		{"cap below the default", grpcbreaker.TrustMetadata(breaker.SheddablePlus), callMethod, nil, breaker.SheddablePlus},
-		{"the server decides", byMethod, listMethod, []string{"CRITICAL_PLUS"}, breaker.Sheddable},
-		{"the server decides: other method", byMethod, callMethod, []string{"SHEDDABLE"}, breaker.CriticalPlus},
+		{"ignore: a claim", grpcbreaker.IgnoreMetadata(), callMethod, []string{"CRITICAL_PLUS"}, criticality.Critical},
+		{"ignore: a low claim", grpcbreaker.IgnoreMetadata(), callMethod, []string{"SHEDDABLE"}, criticality.Critical},
+		{"zero value ignores", grpcbreaker.CriticalityPolicy{}, callMethod, []string{"CRITICAL_PLUS"}, criticality.Critical},
+		{"trust", grpcbreaker.TrustMetadata(criticality.CriticalPlus), callMethod, []string{"CRITICAL_PLUS"}, criticality.CriticalPlus},
+		{"trust: any case", grpcbreaker.TrustMetadata(criticality.CriticalPlus), callMethod, []string{"sheddable_plus"}, criticality.SheddablePlus},
+		{"trust: the first value", grpcbreaker.TrustMetadata(criticality.CriticalPlus), callMethod,
+			[]string{"SHEDDABLE", "CRITICAL_PLUS"}, criticality.Sheddable},
+		{"trust: none", grpcbreaker.TrustMetadata(criticality.CriticalPlus), callMethod, nil, criticality.Critical},
+		{"trust: not a level", grpcbreaker.TrustMetadata(criticality.CriticalPlus), callMethod, []string{"URGENT"}, criticality.Critical},
+		{"capped at CRITICAL", grpcbreaker.TrustMetadata(criticality.Critical), callMethod, []string{"CRITICAL_PLUS"}, criticality.Critical},
+		{"below the cap", grpcbreaker.TrustMetadata(criticality.Critical), callMethod, []string{"SHEDDABLE"}, criticality.Sheddable},
+		{"cap below the default", grpcbreaker.TrustMetadata(criticality.SheddablePlus), callMethod, nil, criticality.SheddablePlus},
+		{"the server decides", byMethod, listMethod, []string{"CRITICAL_PLUS"}, criticality.Sheddable},
+		{"the server decides: other method", byMethod, callMethod, []string{"SHEDDABLE"}, criticality.CriticalPlus},
 		{"a func's value that is not a level",
-			grpcbreaker.LevelFunc(func(context.Context, string) breaker.Criticality { return -7 }), callMethod, nil, breaker.Critical},
-		{"an invalid cap, used directly", grpcbreaker.TrustMetadata(4), callMethod, []string{"SHEDDABLE"}, breaker.Critical},
-		{"a nil func, used directly", grpcbreaker.LevelFunc(nil), callMethod, nil, breaker.Critical},
+			grpcbreaker.LevelFunc(func(context.Context, string) criticality.Level { return -7 }), callMethod, nil, criticality.Critical},
+		{"an invalid cap, used directly", grpcbreaker.TrustMetadata(4), callMethod, []string{"SHEDDABLE"}, criticality.Critical},
+		{"a nil func, used directly", grpcbreaker.LevelFunc(nil), callMethod, nil, criticality.Critical},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			md := metadata.MD{}
@@ -82,7 +83,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		want   string
 	}{
 		{grpcbreaker.TrustMetadata(5), "grpcbreaker: invalid option: WithCriticalityPolicy(TrustMetadata(Criticality(5))): " +
-			"max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"},
+			"max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"},
 		{grpcbreaker.LevelFunc(nil), "grpcbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
 	} {
 		opt := grpcbreaker.WithCriticalityPolicy(tc.policy)
@@ -95,7 +96,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 			assert.EqualError(t, err, tc.want)
 		}
 	}
-	opt := grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.Critical))
+	opt := grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.Critical))
 	for _, f := range []func(){
 		func() { grpcbreaker.UnaryClientInterceptor(opt) },
 		func() { grpcbreaker.StreamClientInterceptor(opt) },
@@ -104,11 +105,11 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption)
 		assert.ErrorContains(t, err, "WithCriticalityPolicy applies to the server interceptors")
 	}
-	for _, p := range []grpcbreaker.CriticalityPolicy{grpcbreaker.IgnoreMetadata(), grpcbreaker.TrustMetadata(breaker.Sheddable),
-		grpcbreaker.LevelFunc(func(context.Context, string) breaker.Criticality { return breaker.Critical })} {
+	for _, p := range []grpcbreaker.CriticalityPolicy{grpcbreaker.IgnoreMetadata(), grpcbreaker.TrustMetadata(criticality.Sheddable),
+		grpcbreaker.LevelFunc(func(context.Context, string) criticality.Level { return criticality.Critical })} {
 		assert.NoError(t, panicError(func() { grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithCriticalityPolicy(p)) }), "%v", p)
 	}
-	assert.Equal(t, "TrustMetadata(breaker.CriticalPlus)", grpcbreaker.TrustMetadata(breaker.CriticalPlus).String())
+	assert.Equal(t, "TrustMetadata(criticality.CriticalPlus)", grpcbreaker.TrustMetadata(criticality.CriticalPlus).String())
 	assert.Equal(t, "IgnoreMetadata()", grpcbreaker.IgnoreMetadata().String())
 }
 
@@ -170,7 +171,7 @@ func TestServerInterceptor_untrustedClaimIsServedAsPlain(t *testing.T) {
 	}{
 		{"default", nil},
 		{"IgnoreMetadata", []grpcbreaker.Option{grpcbreaker.WithCriticalityPolicy(grpcbreaker.IgnoreMetadata())}},
-		{"capped at CRITICAL", []grpcbreaker.Option{grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.Critical))}},
+		{"capped at CRITICAL", []grpcbreaker.Option{grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.Critical))}},
 	} {
 		mixed := probe(t, n, "CRITICAL_PLUS", tc.opts...)
 		plain, claiming := served(mixed)
@@ -179,7 +180,7 @@ func TestServerInterceptor_untrustedClaimIsServedAsPlain(t *testing.T) {
 		assert.InDelta(t, plain, claiming, 0.02*n/2+10, "%s: the same share served", tc.name)
 	}
 	plain, claiming := served(probe(t, n, "CRITICAL_PLUS",
-		grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(breaker.CriticalPlus))))
+		grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus))))
 	t.Logf("trusted: %d plain calls served %d times, %d claiming CRITICAL_PLUS %d times", n/2, plain, n/2, claiming)
 	assert.Greater(t, claiming, 3*plain+10, "a trusted CRITICAL_PLUS goes first")
 }
@@ -188,15 +189,15 @@ func TestInterceptors_untrustedLevelIsNotCarried(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		policy grpcbreaker.CriticalityPolicy
-		claim  breaker.Criticality
-		want   breaker.Criticality
+		claim  criticality.Level
+		want   criticality.Level
 		md     []string
 	}{
-		{"default", grpcbreaker.CriticalityPolicy{}, breaker.CriticalPlus, breaker.Critical, nil},
-		{"capped", grpcbreaker.TrustMetadata(breaker.Critical), breaker.CriticalPlus, breaker.Critical, nil},
-		{"capped below the default", grpcbreaker.TrustMetadata(breaker.SheddablePlus), breaker.CriticalPlus,
-			breaker.SheddablePlus, []string{"SHEDDABLE_PLUS"}},
-		{"trusted", grpcbreaker.TrustMetadata(breaker.CriticalPlus), breaker.Sheddable, breaker.Sheddable, []string{"SHEDDABLE"}},
+		{"default", grpcbreaker.CriticalityPolicy{}, criticality.CriticalPlus, criticality.Critical, nil},
+		{"capped", grpcbreaker.TrustMetadata(criticality.Critical), criticality.CriticalPlus, criticality.Critical, nil},
+		{"capped below the default", grpcbreaker.TrustMetadata(criticality.SheddablePlus), criticality.CriticalPlus,
+			criticality.SheddablePlus, []string{"SHEDDABLE_PLUS"}},
+		{"trusted", grpcbreaker.TrustMetadata(criticality.CriticalPlus), criticality.Sheddable, criticality.Sheddable, []string{"SHEDDABLE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := &levelSeen{}
@@ -208,7 +209,7 @@ func TestInterceptors_untrustedLevelIsNotCarried(t *testing.T) {
 			cc := dial(t, addr,
 				grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))),
 				grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(reg))))
-			ctx := breaker.WithCriticality(context.Background(), tc.claim)
+			ctx := criticality.With(context.Background(), tc.claim)
 
 			_, err := call(ctx, cc, "hello")
 			require.NoError(t, err)
@@ -234,16 +235,16 @@ func TestInterceptors_trustedHopCarriesTheLevel(t *testing.T) {
 		name    string
 		front   grpcbreaker.CriticalityPolicy
 		forward bool // the front forwards its incoming metadata, to a client without interceptors
-		claim   breaker.Criticality
-		want    breaker.Criticality
+		claim   criticality.Level
+		want    criticality.Level
 	}{
-		{"trusted", grpcbreaker.TrustMetadata(breaker.CriticalPlus), false, breaker.CriticalPlus, breaker.CriticalPlus},
-		{"trusted, low", grpcbreaker.TrustMetadata(breaker.CriticalPlus), false, breaker.Sheddable, breaker.Sheddable},
-		{"capped", grpcbreaker.TrustMetadata(breaker.Critical), false, breaker.CriticalPlus, breaker.Critical},
-		{"untrusted", grpcbreaker.IgnoreMetadata(), false, breaker.CriticalPlus, breaker.Critical},
-		{"trusted, forwarded", grpcbreaker.TrustMetadata(breaker.CriticalPlus), true, breaker.CriticalPlus, breaker.CriticalPlus},
-		{"capped, forwarded", grpcbreaker.TrustMetadata(breaker.Critical), true, breaker.CriticalPlus, breaker.Critical},
-		{"untrusted, forwarded", grpcbreaker.IgnoreMetadata(), true, breaker.CriticalPlus, breaker.Critical},
+		{"trusted", grpcbreaker.TrustMetadata(criticality.CriticalPlus), false, criticality.CriticalPlus, criticality.CriticalPlus},
+		{"trusted, low", grpcbreaker.TrustMetadata(criticality.CriticalPlus), false, criticality.Sheddable, criticality.Sheddable},
+		{"capped", grpcbreaker.TrustMetadata(criticality.Critical), false, criticality.CriticalPlus, criticality.Critical},
+		{"untrusted", grpcbreaker.IgnoreMetadata(), false, criticality.CriticalPlus, criticality.Critical},
+		{"trusted, forwarded", grpcbreaker.TrustMetadata(criticality.CriticalPlus), true, criticality.CriticalPlus, criticality.CriticalPlus},
+		{"capped, forwarded", grpcbreaker.TrustMetadata(criticality.Critical), true, criticality.CriticalPlus, criticality.Critical},
+		{"untrusted, forwarded", grpcbreaker.IgnoreMetadata(), true, criticality.CriticalPlus, criticality.Critical},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// client → front (tc.front) → back (trusts the metadata): the
@@ -274,7 +275,7 @@ func TestInterceptors_trustedHopCarriesTheLevel(t *testing.T) {
 			reg := breaker.NewRegistry()
 			cc := dial(t, frontAddr, grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))))
 
-			_, err := call(breaker.WithCriticality(context.Background(), tc.claim), cc, "hello")
+			_, err := call(criticality.With(context.Background(), tc.claim), cc, "hello")
 			require.NoError(t, err)
 			level, _ := back.last()
 			assert.Equal(t, tc.want, level, "the level the next hop serves at")

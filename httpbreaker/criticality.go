@@ -7,16 +7,17 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // CriticalityHeader is the request header that carries a call's
-// [breaker.Criticality] from a [Transport] to a [Handler]: one of
+// [criticality.Level] from a [Transport] to a [Handler]: one of
 // CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS or SHEDDABLE, the names
-// [breaker.Criticality.String] gives.
+// [criticality.Level.String] gives.
 //
 // A Transport sets it from the request's context (see
-// [breaker.WithCriticality]) when the level there is not
-// [breaker.DefaultCriticality]; it leaves the header as the request has it
+// [criticality.With]) when the level there is not
+// [criticality.Default]; it leaves the header as the request has it
 // otherwise, so a caller may also set it by hand. A Handler believes it
 // only when its [CriticalityPolicy] says so ([TrustHeader]): by default it
 // ignores it.
@@ -36,14 +37,14 @@ const CriticalityHeader = "X-Request-Criticality"
 //	the Handler is reached by              policy
 //	anyone; every request alike            IgnoreHeader() (the default)
 //	anyone; the server knows the level     LevelFunc(f): by route, by authenticated caller
-//	only services that trust each other    TrustHeader(breaker.CriticalPlus)
-//	trusted services, none above CRITICAL  TrustHeader(breaker.Critical)
+//	only services that trust each other    TrustHeader(criticality.CriticalPlus)
+//	trusted services, none above CRITICAL  TrustHeader(criticality.Critical)
 //
 // docs/criticality.md says more.
 type CriticalityPolicy struct {
 	kind policyKind
-	max  breaker.Criticality                     // TrustHeader's
-	fn   func(*http.Request) breaker.Criticality // LevelFunc's
+	max  criticality.Level                     // TrustHeader's
+	fn   func(*http.Request) criticality.Level // LevelFunc's
 }
 
 type policyKind int8
@@ -55,7 +56,7 @@ const (
 )
 
 // IgnoreHeader returns the policy a [Handler] has by default: every
-// request is served at [breaker.DefaultCriticality], whatever its
+// request is served at [criticality.Default], whatever its
 // [CriticalityHeader] says. It is the one for a server that anyone can
 // reach.
 func IgnoreHeader() CriticalityPolicy { return CriticalityPolicy{} }
@@ -63,13 +64,13 @@ func IgnoreHeader() CriticalityPolicy { return CriticalityPolicy{} }
 // TrustHeader returns a policy that serves a request at the level its
 // [CriticalityHeader] names, capped at max: a request that claims more is
 // served at max, never refused for it. A request without the header, or
-// with a value that is not a level, is at [breaker.DefaultCriticality],
+// with a value that is not a level, is at [criticality.Default],
 // capped at max too, so that no request is served above max. It is the one
 // for a server that only services trusting each other reach (behind the
 // edge, on a private network, behind a proxy that sets or strips the
 // header). max must be one of the four levels; [NewHandler] refuses it
 // otherwise.
-func TrustHeader(max breaker.Criticality) CriticalityPolicy {
+func TrustHeader(max criticality.Level) CriticalityPolicy {
 	return CriticalityPolicy{kind: trustHeader, max: max}
 }
 
@@ -77,21 +78,21 @@ func TrustHeader(max breaker.Criticality) CriticalityPolicy {
 // the server decides, by route or by authenticated caller, and may read
 // the header itself for some callers (with a TrustHeader policy's
 // [CriticalityPolicy.Level]). A value that is not one of the four levels
-// is taken as [breaker.DefaultCriticality]. f must not be nil, and may be
+// is taken as [criticality.Default]. f must not be nil, and may be
 // called from many goroutines at once; a panic in it goes on up, and
 // nothing is recorded.
-func LevelFunc(f func(r *http.Request) breaker.Criticality) CriticalityPolicy {
+func LevelFunc(f func(r *http.Request) criticality.Level) CriticalityPolicy {
 	return CriticalityPolicy{kind: levelFunc, fn: f}
 }
 
 // Level returns the level p serves r at: always one of the four levels,
-// [breaker.DefaultCriticality] for a policy [NewHandler] would refuse.
-func (p CriticalityPolicy) Level(r *http.Request) breaker.Criticality {
-	var c breaker.Criticality
+// [criticality.Default] for a policy [NewHandler] would refuse.
+func (p CriticalityPolicy) Level(r *http.Request) criticality.Level {
+	var c criticality.Level
 	switch p.kind {
 	case trustHeader:
 		if !p.max.Valid() {
-			return breaker.DefaultCriticality
+			return criticality.Default
 		}
 		c = min(headerCriticality(r), p.max)
 	case levelFunc:
@@ -99,10 +100,10 @@ func (p CriticalityPolicy) Level(r *http.Request) breaker.Criticality {
 			c = p.fn(r)
 		}
 	default:
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	if !c.Valid() {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	return c
 }
@@ -128,7 +129,7 @@ func (p CriticalityPolicy) String() string {
 func (p CriticalityPolicy) validate() string {
 	switch {
 	case p.kind == trustHeader && !p.max.Valid():
-		return "max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"
+		return "max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"
 	case p.kind == levelFunc && p.fn == nil:
 		return "function must not be nil"
 	}
@@ -136,13 +137,13 @@ func (p CriticalityPolicy) validate() string {
 }
 
 // levelName returns the Go name of a valid level.
-func levelName(c breaker.Criticality) string {
+func levelName(c criticality.Level) string {
 	switch c {
-	case breaker.CriticalPlus:
+	case criticality.CriticalPlus:
 		return "CriticalPlus"
-	case breaker.Critical:
+	case criticality.Critical:
 		return "Critical"
-	case breaker.SheddablePlus:
+	case criticality.SheddablePlus:
 		return "SheddablePlus"
 	}
 	return "Sheddable"
@@ -150,20 +151,20 @@ func levelName(c breaker.Criticality) string {
 
 // withCriticality returns req with the CriticalityHeader set to c, on a
 // copy: a RoundTripper must not change the request it is given.
-func withCriticality(req *http.Request, c breaker.Criticality) *http.Request {
+func withCriticality(req *http.Request, c criticality.Level) *http.Request {
 	return withHeader(req, c.String())
 }
 
 // headerCriticality returns the level r's CriticalityHeader names, or the
 // default.
-func headerCriticality(r *http.Request) breaker.Criticality {
+func headerCriticality(r *http.Request) criticality.Level {
 	v := r.Header.Get(CriticalityHeader)
 	if v == "" {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
-	c, err := breaker.ParseCriticality(v)
+	c, err := criticality.Parse(v)
 	if err != nil {
-		return breaker.DefaultCriticality
+		return criticality.Default
 	}
 	return c
 }
@@ -178,14 +179,14 @@ func headerCriticality(r *http.Request) breaker.Criticality {
 // context's error.
 func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (*http.Request, srebreaker.Promise, error) {
 	c := policy.Level(r)
-	if c == breaker.DefaultCriticality {
+	if c == criticality.Default {
 		if _, ok := r.Header[CriticalityHeader]; ok {
 			r = withHeader(r, "")
 		}
 		p, err := b.Allow()
 		return r, p, err
 	}
-	r = r.WithContext(breaker.WithCriticality(r.Context(), c))
+	r = r.WithContext(criticality.With(r.Context(), c))
 	if v := r.Header[CriticalityHeader]; len(v) > 0 && (len(v) != 1 || v[0] != c.String()) {
 		r = withHeader(r, c.String())
 	}

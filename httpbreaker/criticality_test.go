@@ -13,36 +13,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 )
 
-var levels = []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+var levels = []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 
 // seen notes, per request, the criticality a handler found in its context
 // and the header it was sent.
 type seen struct {
 	mu      sync.Mutex
-	level   breaker.Criticality
+	level   criticality.Level
 	header  string
 	handled int
 }
 
 func (s *seen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.level, s.header = breaker.CriticalityFrom(r.Context()), r.Header.Get(httpbreaker.CriticalityHeader)
+	s.level, s.header = criticality.From(r.Context()), r.Header.Get(httpbreaker.CriticalityHeader)
 	s.handled++
 	s.mu.Unlock()
 	_, _ = io.WriteString(w, "ok")
 }
 
-func (s *seen) last() (breaker.Criticality, string) {
+func (s *seen) last() (criticality.Level, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.level, s.header
 }
 
 // trusted is the option of a Handler that believes the header.
-var trusted = httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus))
+var trusted = httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus))
 
 func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 	app := &seen{}
@@ -67,10 +68,10 @@ func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 		}
 	}
 	for _, c := range levels {
-		get(breaker.WithCriticality(context.Background(), c), "")
+		get(criticality.With(context.Background(), c), "")
 		level, header := app.last()
 		assert.Equal(t, c, level, "the handler's context carries the level on")
-		if c == breaker.DefaultCriticality {
+		if c == criticality.Default {
 			assert.Empty(t, header, "the default level is not sent")
 		} else {
 			assert.Equal(t, c.String(), header)
@@ -78,17 +79,17 @@ func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 	}
 	get(context.Background(), "")
 	level, header := app.last()
-	assert.Equal(t, breaker.DefaultCriticality, level, "no header: the default level")
+	assert.Equal(t, criticality.Default, level, "no header: the default level")
 	assert.Empty(t, header)
 
 	// A header the caller set is sent as it is when the context names no
 	// level, and replaced when it does.
 	get(context.Background(), "SHEDDABLE")
 	level, _ = app.last()
-	assert.Equal(t, breaker.Sheddable, level)
-	get(breaker.WithCriticality(context.Background(), breaker.CriticalPlus), "SHEDDABLE")
+	assert.Equal(t, criticality.Sheddable, level)
+	get(criticality.With(context.Background(), criticality.CriticalPlus), "SHEDDABLE")
 	level, header = app.last()
-	assert.Equal(t, breaker.CriticalPlus, level)
+	assert.Equal(t, criticality.CriticalPlus, level)
 	assert.Equal(t, "CRITICAL_PLUS", header)
 }
 
@@ -104,7 +105,7 @@ func TestHandler_badCriticalityIsTheDefault(t *testing.T) {
 		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "%q", v)
 		level, _ := app.last()
-		assert.Equal(t, breaker.DefaultCriticality, level, "%q", v)
+		assert.Equal(t, criticality.Default, level, "%q", v)
 	}
 	// Two headers: the first counts.
 	req, err := http.NewRequest(http.MethodGet, base, nil)
@@ -115,7 +116,7 @@ func TestHandler_badCriticalityIsTheDefault(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	level, _ := app.last()
-	assert.Equal(t, breaker.SheddablePlus, level, "any case")
+	assert.Equal(t, criticality.SheddablePlus, level, "any case")
 }
 
 func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
@@ -142,7 +143,7 @@ func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
 	s, _ := breaker.StatsOf(b)
 	require.InDelta(t, 155.0/401, s.DropProbability, 1e-9)
 
-	status := func(c breaker.Criticality) (shed int) {
+	status := func(c criticality.Level) (shed int) {
 		for range 40 {
 			req, err := http.NewRequest(http.MethodGet, base, nil)
 			require.NoError(t, err)
@@ -156,8 +157,8 @@ func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
 		}
 		return shed
 	}
-	assert.Equal(t, 40, status(breaker.Sheddable), "SHEDDABLE is shed")
-	assert.Equal(t, 0, status(breaker.CriticalPlus), "CRITICAL_PLUS is served")
+	assert.Equal(t, 40, status(criticality.Sheddable), "SHEDDABLE is shed")
+	assert.Equal(t, 0, status(criticality.CriticalPlus), "CRITICAL_PLUS is served")
 }
 
 func TestHandler_leveledRequestOfAClientGone(t *testing.T) {

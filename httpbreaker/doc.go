@@ -32,7 +32,7 @@
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under its key.
 //
-// Calls carry their criticality (see [breaker.Criticality]) from a
+// Calls carry their criticality (see [criticality.Level]) from a
 // Transport to a Handler in the [CriticalityHeader]: both shed the lowest
 // levels first, and a Handler hands the level on to the calls its handler
 // makes. A Handler believes the header only when its [CriticalityPolicy]

@@ -13,6 +13,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -194,20 +195,20 @@ func ExampleWithRegistry() {
 func ExampleWithCriticalityPolicy() {
 	// The application answers with the level it is served at.
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "%s at %v", r.URL.Path, breaker.CriticalityFrom(r.Context()))
+		fmt.Fprintf(w, "%s at %v", r.URL.Path, criticality.From(r.Context()))
 	})
 	// At the edge, anyone can send the header: the server decides, here by
 	// route, and what clients claim is ignored.
 	edge := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
-		httpbreaker.WithCriticalityPolicy(httpbreaker.LevelFunc(func(r *http.Request) breaker.Criticality {
+		httpbreaker.WithCriticalityPolicy(httpbreaker.LevelFunc(func(r *http.Request) criticality.Level {
 			if strings.HasPrefix(r.URL.Path, "/prefetch/") {
-				return breaker.Sheddable
+				return criticality.Sheddable
 			}
-			return breaker.Critical
+			return criticality.Critical
 		})))
 	// Behind the edge, only trusted services call: their header counts.
 	internal := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
-		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 	// Without the option, no header counts.
 	plain := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()))
 

@@ -17,12 +17,12 @@ import (
 // [NewHandler].
 //
 // A request is served at the level the Handler's [CriticalityPolicy] gives
-// it: by default [breaker.DefaultCriticality] for every request, whatever
+// it: by default [criticality.Default] for every request, whatever
 // its [CriticalityHeader] claims, since anyone may send that header; with
 // [TrustHeader] the header's level, capped; with [LevelFunc] the server's
 // choice. When the breaker sheds, it sheds the lowest levels first. The
 // wrapped handler gets the level in the request's context (see
-// [breaker.CriticalityFrom]), so that a [Transport] it calls through passes
+// [criticality.From]), so that a [Transport] it calls through passes
 // it on, and a CriticalityHeader in the request it gets says that level, or
 // is removed for the default: a handler that forwards headers (a reverse
 // proxy) does not pass on a claim the policy did not believe. A request

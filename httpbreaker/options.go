@@ -160,7 +160,7 @@ func WithRetryAfter(d time.Duration) Option {
 // WithCriticalityPolicy sets how a [Handler] finds the level it serves a
 // request at (see [CriticalityPolicy], which says which policy to pick
 // where). Default [IgnoreHeader]: every request at
-// [breaker.DefaultCriticality], whatever its [CriticalityHeader] says, the
+// [criticality.Default], whatever its [CriticalityHeader] says, the
 // one that is safe for a server anyone can reach. [TrustHeader] believes
 // the header up to a level, for servers that only trusted services reach;
 // [LevelFunc] lets the server decide. Handler only.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // Transport is an [http.RoundTripper] that sends a request only if the
@@ -29,8 +30,8 @@ import (
 // Responses pass through untouched: the Transport neither reads nor closes
 // their bodies, which stay the caller's to close.
 //
-// The request's context may carry a [breaker.Criticality] (see
-// [breaker.WithCriticality]): the breaker then drops the lowest levels
+// The request's context may carry a [criticality.Level] (see
+// [criticality.With]): the breaker then drops the lowest levels
 // first, and the Transport sends the level in the [CriticalityHeader] of a
 // copy of the request, unless it is the default.
 //
@@ -83,7 +84,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if c := breaker.CriticalityFrom(ctx); c != breaker.DefaultCriticality {
+	if c := criticality.From(ctx); c != criticality.Default {
 		req = withCriticality(req, c)
 	}
 	nilPanic, resp, err := t.send(p, req)

@@ -14,41 +14,42 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 )
 
 func TestCriticalityPolicy_Level(t *testing.T) {
-	byRoute := httpbreaker.LevelFunc(func(r *http.Request) breaker.Criticality {
+	byRoute := httpbreaker.LevelFunc(func(r *http.Request) criticality.Level {
 		if strings.HasPrefix(r.URL.Path, "/prefetch/") {
-			return breaker.Sheddable
+			return criticality.Sheddable
 		}
-		return breaker.CriticalPlus
+		return criticality.CriticalPlus
 	})
 	for _, tc := range []struct {
 		name   string
 		policy httpbreaker.CriticalityPolicy
 		path   string
 		header string // "" for none
-		want   breaker.Criticality
+		want   criticality.Level
 	}{
-		{"ignore: a claim", httpbreaker.IgnoreHeader(), "/", "CRITICAL_PLUS", breaker.Critical},
-		{"ignore: a low claim", httpbreaker.IgnoreHeader(), "/", "SHEDDABLE", breaker.Critical},
-		{"zero value ignores", httpbreaker.CriticalityPolicy{}, "/", "CRITICAL_PLUS", breaker.Critical},
-		{"trust: CRITICAL_PLUS", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "CRITICAL_PLUS", breaker.CriticalPlus},
-		{"trust: any case", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "sheddable_plus", breaker.SheddablePlus},
-		{"trust: no header", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "", breaker.Critical},
-		{"trust: not a level", httpbreaker.TrustHeader(breaker.CriticalPlus), "/", "URGENT", breaker.Critical},
-		{"capped at CRITICAL", httpbreaker.TrustHeader(breaker.Critical), "/", "CRITICAL_PLUS", breaker.Critical},
-		{"below the cap", httpbreaker.TrustHeader(breaker.Critical), "/", "SHEDDABLE", breaker.Sheddable},
-		{"cap below the default: no header", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "", breaker.SheddablePlus},
-		{"cap below the default: a claim", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "CRITICAL_PLUS", breaker.SheddablePlus},
-		{"cap below the default: lower", httpbreaker.TrustHeader(breaker.SheddablePlus), "/", "SHEDDABLE", breaker.Sheddable},
-		{"the server decides: route", byRoute, "/prefetch/a", "CRITICAL_PLUS", breaker.Sheddable},
-		{"the server decides: other route", byRoute, "/checkout", "SHEDDABLE", breaker.CriticalPlus},
-		{"a func's value that is not a level", httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return 7 }),
-			"/", "", breaker.Critical},
-		{"an invalid cap, used directly", httpbreaker.TrustHeader(9), "/", "SHEDDABLE", breaker.Critical},
-		{"a nil func, used directly", httpbreaker.LevelFunc(nil), "/", "", breaker.Critical},
+		{"ignore: a claim", httpbreaker.IgnoreHeader(), "/", "CRITICAL_PLUS", criticality.Critical},
+		{"ignore: a low claim", httpbreaker.IgnoreHeader(), "/", "SHEDDABLE", criticality.Critical},
+		{"zero value ignores", httpbreaker.CriticalityPolicy{}, "/", "CRITICAL_PLUS", criticality.Critical},
+		{"trust: CRITICAL_PLUS", httpbreaker.TrustHeader(criticality.CriticalPlus), "/", "CRITICAL_PLUS", criticality.CriticalPlus},
+		{"trust: any case", httpbreaker.TrustHeader(criticality.CriticalPlus), "/", "sheddable_plus", criticality.SheddablePlus},
+		{"trust: no header", httpbreaker.TrustHeader(criticality.CriticalPlus), "/", "", criticality.Critical},
+		{"trust: not a level", httpbreaker.TrustHeader(criticality.CriticalPlus), "/", "URGENT", criticality.Critical},
+		{"capped at CRITICAL", httpbreaker.TrustHeader(criticality.Critical), "/", "CRITICAL_PLUS", criticality.Critical},
+		{"below the cap", httpbreaker.TrustHeader(criticality.Critical), "/", "SHEDDABLE", criticality.Sheddable},
+		{"cap below the default: no header", httpbreaker.TrustHeader(criticality.SheddablePlus), "/", "", criticality.SheddablePlus},
+		{"cap below the default: a claim", httpbreaker.TrustHeader(criticality.SheddablePlus), "/", "CRITICAL_PLUS", criticality.SheddablePlus},
+		{"cap below the default: lower", httpbreaker.TrustHeader(criticality.SheddablePlus), "/", "SHEDDABLE", criticality.Sheddable},
+		{"the server decides: route", byRoute, "/prefetch/a", "CRITICAL_PLUS", criticality.Sheddable},
+		{"the server decides: other route", byRoute, "/checkout", "SHEDDABLE", criticality.CriticalPlus},
+		{"a func's value that is not a level", httpbreaker.LevelFunc(func(*http.Request) criticality.Level { return 7 }),
+			"/", "", criticality.Critical},
+		{"an invalid cap, used directly", httpbreaker.TrustHeader(9), "/", "SHEDDABLE", criticality.Critical},
+		{"a nil func, used directly", httpbreaker.LevelFunc(nil), "/", "", criticality.Critical},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, tc.path, nil)
@@ -67,22 +68,22 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		want   string
 	}{
 		{httpbreaker.TrustHeader(5), "httpbreaker: invalid option: WithCriticalityPolicy(TrustHeader(Criticality(5))): " +
-			"max must be one of the four levels, breaker.CriticalPlus to breaker.Sheddable"},
+			"max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"},
 		{httpbreaker.LevelFunc(nil), "httpbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
 	} {
 		_, err := httpbreaker.NewHandler(ok, httpbreaker.WithCriticalityPolicy(tc.policy))
 		assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
 		assert.EqualError(t, err, tc.want)
 	}
-	_, err := httpbreaker.NewTransport(nil, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.Critical)))
+	_, err := httpbreaker.NewTransport(nil, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical)))
 	assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
 	assert.ErrorContains(t, err, "WithCriticalityPolicy applies to a Handler, not to a Transport")
-	for _, p := range []httpbreaker.CriticalityPolicy{httpbreaker.IgnoreHeader(), httpbreaker.TrustHeader(breaker.Sheddable),
-		httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return breaker.Critical })} {
+	for _, p := range []httpbreaker.CriticalityPolicy{httpbreaker.IgnoreHeader(), httpbreaker.TrustHeader(criticality.Sheddable),
+		httpbreaker.LevelFunc(func(*http.Request) criticality.Level { return criticality.Critical })} {
 		_, err := httpbreaker.NewHandler(ok, httpbreaker.WithCriticalityPolicy(p))
 		assert.NoError(t, err, "%v", p)
 	}
-	assert.Equal(t, "TrustHeader(breaker.SheddablePlus)", httpbreaker.TrustHeader(breaker.SheddablePlus).String())
+	assert.Equal(t, "TrustHeader(criticality.SheddablePlus)", httpbreaker.TrustHeader(criticality.SheddablePlus).String())
 	assert.Equal(t, "IgnoreHeader()", httpbreaker.IgnoreHeader().String())
 }
 
@@ -143,7 +144,7 @@ func TestHandler_untrustedClaimIsServedAsPlain(t *testing.T) {
 	}{
 		{"default", nil},
 		{"IgnoreHeader", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.IgnoreHeader())}},
-		{"capped at CRITICAL", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.Critical))}},
+		{"capped at CRITICAL", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical))}},
 	} {
 		mixed := probe(t, n, "CRITICAL_PLUS", tc.opts...)
 		plain, claiming := served(mixed)
@@ -154,7 +155,7 @@ func TestHandler_untrustedClaimIsServedAsPlain(t *testing.T) {
 	// The probe tells: where the header is trusted, the claim is served
 	// far more often than plain requests.
 	plain, claiming := served(probe(t, n, "CRITICAL_PLUS",
-		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus))))
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus))))
 	t.Logf("trusted: %d plain requests served %d times, %d claiming CRITICAL_PLUS %d times", n/2, plain, n/2, claiming)
 	assert.Greater(t, claiming, 3*plain+10, "a trusted CRITICAL_PLUS goes first")
 }
@@ -164,33 +165,33 @@ func TestHandler_untrustedClaimIsServedAsPlain(t *testing.T) {
 type levelApp struct{ level, header atomic.Value }
 
 func (a *levelApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.level.Store(breaker.CriticalityFrom(r.Context()))
+	a.level.Store(criticality.From(r.Context()))
 	a.header.Store(r.Header.Get(httpbreaker.CriticalityHeader))
 }
 
-func (a *levelApp) last() (breaker.Criticality, string) {
-	return a.level.Load().(breaker.Criticality), a.header.Load().(string)
+func (a *levelApp) last() (criticality.Level, string) {
+	return a.level.Load().(criticality.Level), a.header.Load().(string)
 }
 
 func TestHandler_trustedHopCarriesTheLevel(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		front  httpbreaker.CriticalityPolicy
-		claim  breaker.Criticality
-		want   breaker.Criticality
+		claim  criticality.Level
+		want   criticality.Level
 		header string
 	}{
-		{"trusted", httpbreaker.TrustHeader(breaker.CriticalPlus), breaker.CriticalPlus, breaker.CriticalPlus, "CRITICAL_PLUS"},
-		{"trusted, low", httpbreaker.TrustHeader(breaker.CriticalPlus), breaker.Sheddable, breaker.Sheddable, "SHEDDABLE"},
-		{"capped", httpbreaker.TrustHeader(breaker.Critical), breaker.CriticalPlus, breaker.Critical, ""},
-		{"untrusted", httpbreaker.IgnoreHeader(), breaker.CriticalPlus, breaker.Critical, ""},
+		{"trusted", httpbreaker.TrustHeader(criticality.CriticalPlus), criticality.CriticalPlus, criticality.CriticalPlus, "CRITICAL_PLUS"},
+		{"trusted, low", httpbreaker.TrustHeader(criticality.CriticalPlus), criticality.Sheddable, criticality.Sheddable, "SHEDDABLE"},
+		{"capped", httpbreaker.TrustHeader(criticality.Critical), criticality.CriticalPlus, criticality.Critical, ""},
+		{"untrusted", httpbreaker.IgnoreHeader(), criticality.CriticalPlus, criticality.Critical, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// client → front (tc.front) → back (trusts the header): the
 			// front's handler calls the back through a Transport, with its
 			// request's context.
 			back := &levelApp{}
-			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 			hop := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
 			t.Cleanup(hop.CloseIdleConnections)
 			front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +210,7 @@ func TestHandler_trustedHopCarriesTheLevel(t *testing.T) {
 
 			client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
 			t.Cleanup(client.CloseIdleConnections)
-			req, err := http.NewRequestWithContext(breaker.WithCriticality(context.Background(), tc.claim), http.MethodGet, frontURL, nil)
+			req, err := http.NewRequestWithContext(criticality.With(context.Background(), tc.claim), http.MethodGet, frontURL, nil)
 			require.NoError(t, err)
 			resp, err := client.Do(req)
 			require.NoError(t, err)
@@ -231,19 +232,19 @@ func TestHandler_claimNotBelievedIsNotForwarded(t *testing.T) {
 	}{
 		{"untrusted", httpbreaker.IgnoreHeader(), "CRITICAL_PLUS", ""},
 		{"untrusted, low", httpbreaker.IgnoreHeader(), "SHEDDABLE", ""},
-		{"capped", httpbreaker.TrustHeader(breaker.Critical), "CRITICAL_PLUS", ""},
-		{"capped below the default", httpbreaker.TrustHeader(breaker.SheddablePlus), "CRITICAL_PLUS", "SHEDDABLE_PLUS"},
-		{"trusted, in its own spelling", httpbreaker.TrustHeader(breaker.CriticalPlus), "critical_plus", "CRITICAL_PLUS"},
-		{"trusted, low", httpbreaker.TrustHeader(breaker.Critical), "SHEDDABLE", "SHEDDABLE"},
-		{"not a level", httpbreaker.TrustHeader(breaker.CriticalPlus), "URGENT", ""},
-		{"the server decides", httpbreaker.LevelFunc(func(*http.Request) breaker.Criticality { return breaker.SheddablePlus }),
+		{"capped", httpbreaker.TrustHeader(criticality.Critical), "CRITICAL_PLUS", ""},
+		{"capped below the default", httpbreaker.TrustHeader(criticality.SheddablePlus), "CRITICAL_PLUS", "SHEDDABLE_PLUS"},
+		{"trusted, in its own spelling", httpbreaker.TrustHeader(criticality.CriticalPlus), "critical_plus", "CRITICAL_PLUS"},
+		{"trusted, low", httpbreaker.TrustHeader(criticality.Critical), "SHEDDABLE", "SHEDDABLE"},
+		{"not a level", httpbreaker.TrustHeader(criticality.CriticalPlus), "URGENT", ""},
+		{"the server decides", httpbreaker.LevelFunc(func(*http.Request) criticality.Level { return criticality.SheddablePlus }),
 			"CRITICAL_PLUS", "SHEDDABLE_PLUS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A reverse proxy copies the request's headers to the back,
 			// which trusts them, through a plain transport.
 			back := &levelApp{}
-			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(breaker.CriticalPlus)))
+			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 			u, err := url.Parse(backURL)
 			require.NoError(t, err)
 			proxy := httputil.NewSingleHostReverseProxy(u)
@@ -272,13 +273,13 @@ func TestHandler_leavesTheCallersRequestAlone(t *testing.T) {
 	req.Header.Set(httpbreaker.CriticalityHeader, "CRITICAL_PLUS")
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	level, header := app.last()
-	assert.Equal(t, breaker.Critical, level)
+	assert.Equal(t, criticality.Critical, level)
 	assert.Empty(t, header, "the handler does not get the claim")
 	assert.Equal(t, "CRITICAL_PLUS", req.Header.Get(httpbreaker.CriticalityHeader), "the request given is unchanged")
 
 	plain := httptest.NewRequest(http.MethodGet, "/", nil)
 	assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() {
 		_ = httpbreaker.IgnoreHeader().Level(plain)
-		_ = httpbreaker.TrustHeader(breaker.CriticalPlus).Level(plain)
+		_ = httpbreaker.TrustHeader(criticality.CriticalPlus).Level(plain)
 	}))
 }

@@ -18,7 +18,7 @@
 //	srebreaker.drop_probability  Float64ObservableGauge  1       probability that a call asking now is dropped
 //
 // A breaker that has counted a call at a level other than the default
-// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also reports,
+// (see [criticality.Level] and [breaker.Stats.Leveled]) also reports,
 // per level, with the attributes breaker and criticality (see
 // [CriticalityKey]: CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS or SHEDDABLE):
 //

@@ -25,7 +25,7 @@ const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 const BreakerKey attribute.Key = "breaker"
 
 // CriticalityKey is the key of the attribute that holds the level, as
-// [breaker.Criticality.String] names it (CRITICAL_PLUS, CRITICAL,
+// [criticality.Level.String] names it (CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE), on the data points of the instruments by
 // criticality; those data points also carry [BreakerKey].
 const CriticalityKey attribute.Key = "criticality"
@@ -149,7 +149,7 @@ func (ins *instruments) observe(src breaker.Source) metric.Callback {
 			}
 			for _, l := range s.Criticalities {
 				attrs := metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(value),
-					CriticalityKey.String(l.Criticality.String())))
+					CriticalityKey.String(l.Level.String())))
 				o.ObserveInt64(ins.levelRequests, l.TotalSuccesses+l.TotalFailures+l.TotalDrops, attrs)
 				o.ObserveInt64(ins.levelSuccesses, l.TotalSuccesses, attrs)
 				o.ObserveInt64(ins.levelFailures, l.TotalFailures, attrs)

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/otelbreaker"
 )
 
@@ -125,10 +126,10 @@ func TestRegister_observesEachLevel(t *testing.T) {
 
 	payments := r.Get("payments")
 	record(t, payments, 5, 0) // calls without a level: CRITICAL's
-	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	levels := []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 	for range 30 { // 10 calls of each level per 100 ms; the two sheddable levels fail
 		for i, c := range levels {
-			ctx := breaker.WithCriticality(context.Background(), c)
+			ctx := criticality.With(context.Background(), c)
 			for range 10 {
 				if p, err := payments.AllowCtx(ctx); err == nil {
 					if i < 2 {
@@ -147,7 +148,7 @@ func TestRegister_observesEachLevel(t *testing.T) {
 	require.True(t, ok)
 	want := map[string]map[[2]string]int64{}
 	for _, c := range s.Criticalities {
-		key := [2]string{"payments", c.Criticality.String()}
+		key := [2]string{"payments", c.Level.String()}
 		for name, v := range map[string]int64{
 			"srebreaker.requests_by_criticality":  c.TotalSuccesses + c.TotalFailures + c.TotalDrops,
 			"srebreaker.successes_by_criticality": c.TotalSuccesses,

@@ -238,7 +238,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			for _, l := range s.Criticalities {
-				lv := append(slices.Clone(values), l.Criticality.String())
+				lv := append(slices.Clone(values), l.Level.String())
 				send(c.levelRequests, prometheus.CounterValue, float64(l.TotalSuccesses+l.TotalFailures+l.TotalDrops), lv...)
 				send(c.levelSuccesses, prometheus.CounterValue, float64(l.TotalSuccesses), lv...)
 				send(c.levelFailures, prometheus.CounterValue, float64(l.TotalFailures), lv...)

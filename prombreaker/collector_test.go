@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/prombreaker"
 )
 
@@ -118,10 +119,10 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 // bucket, the highest levels first, and fails the rest.
 func leveled(t *testing.T, b breaker.Breaker, m *clock.Mock) {
 	t.Helper()
-	levels := []breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	levels := []criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 	for range 30 {
 		for i, c := range levels {
-			ctx := breaker.WithCriticality(context.Background(), c)
+			ctx := criticality.With(context.Background(), c)
 			for range 10 {
 				p, err := b.AllowCtx(ctx)
 				if err != nil {
@@ -146,7 +147,7 @@ func TestCollector_criticalityScrapedOverHTTP(t *testing.T) {
 	leveled(t, payments, m)
 	record(t, r.Get("search"), 5, 0)
 	// A call at the default level is a call without one.
-	p, err := r.Get("search").AllowCtx(breaker.WithCriticality(context.Background(), breaker.Critical))
+	p, err := r.Get("search").AllowCtx(criticality.With(context.Background(), criticality.Critical))
 	require.NoError(t, err)
 	p.Accept()
 
@@ -158,14 +159,14 @@ func TestCollector_criticalityScrapedOverHTTP(t *testing.T) {
 	s, ok := breaker.StatsOf(payments)
 	require.True(t, ok)
 	require.True(t, s.Leveled())
-	want := map[string]func(c breaker.CriticalityStats) float64{
-		"srebreaker_requests_by_criticality_total": func(c breaker.CriticalityStats) float64 {
+	want := map[string]func(c criticality.Stats) float64{
+		"srebreaker_requests_by_criticality_total": func(c criticality.Stats) float64 {
 			return float64(c.TotalSuccesses + c.TotalFailures + c.TotalDrops)
 		},
-		"srebreaker_successes_by_criticality_total": func(c breaker.CriticalityStats) float64 { return float64(c.TotalSuccesses) },
-		"srebreaker_failures_by_criticality_total":  func(c breaker.CriticalityStats) float64 { return float64(c.TotalFailures) },
-		"srebreaker_drops_by_criticality_total":     func(c breaker.CriticalityStats) float64 { return float64(c.TotalDrops) },
-		"srebreaker_drop_probability_by_criticality": func(c breaker.CriticalityStats) float64 {
+		"srebreaker_successes_by_criticality_total": func(c criticality.Stats) float64 { return float64(c.TotalSuccesses) },
+		"srebreaker_failures_by_criticality_total":  func(c criticality.Stats) float64 { return float64(c.TotalFailures) },
+		"srebreaker_drops_by_criticality_total":     func(c criticality.Stats) float64 { return float64(c.TotalDrops) },
+		"srebreaker_drop_probability_by_criticality": func(c criticality.Stats) float64 {
 			return c.DropProbability
 		},
 	}
@@ -188,7 +189,7 @@ func TestCollector_criticalityScrapedOverHTTP(t *testing.T) {
 		}
 		wantValues := map[string]float64{}
 		for _, c := range s.Criticalities {
-			wantValues[c.Criticality.String()] = value(c)
+			wantValues[c.Level.String()] = value(c)
 		}
 		assert.Equal(t, wantValues, got, name)
 	}
@@ -239,7 +240,7 @@ func TestCollector_criticalityOverSources(t *testing.T) {
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		_, err := breaker.ParseCriticality(labels["criticality"])
+		_, err := criticality.Parse(labels["criticality"])
 		assert.NoError(t, err)
 		assert.Equal(t, map[string]string{"breaker": "payments", "source": "client", "zone": "a",
 			"criticality": labels["criticality"]}, labels)

@@ -22,7 +22,7 @@
 //	srebreaker_window_drops       gauge    drops within the window
 //
 // A breaker that has counted a call at a level other than the default
-// (see [breaker.Criticality] and [breaker.Stats.Leveled]) also gives one
+// (see [criticality.Level] and [breaker.Stats.Leveled]) also gives one
 // series per level of each of the following, labelled as above and with
 // the level's name (label "criticality": CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE); a breaker whose calls all ask at the

@@ -24,7 +24,7 @@ const BreakerLabel = "breaker"
 const SourceLabel = "source"
 
 // CriticalityLabel is the label that holds the level, as
-// [breaker.Criticality.String] names it (CRITICAL_PLUS, CRITICAL,
+// [criticality.Level.String] names it (CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE), on the series by criticality: those of the
 // breakers that have counted a call at a level other than the default.
 const CriticalityLabel = "criticality"

@@ -340,7 +340,7 @@ func levels(s breaker.Stats) []Level {
 	}
 	out := make([]Level, 0, len(s.Criticalities))
 	for _, c := range s.Criticalities {
-		out = append(out, Level{Criticality: c.Criticality.String(), Calls: c.Calls, Successes: c.Successes,
+		out = append(out, Level{Criticality: c.Level.String(), Calls: c.Calls, Successes: c.Successes,
 			Failures: c.Failures, Drops: c.Drops, DropProbability: c.DropProbability})
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
@@ -130,9 +131,9 @@ func TestPage_ServeHTTP_criticalities(t *testing.T) {
 	m, r := fixture(t)
 	b := r.Get("inventory")
 	for i := range 40 {
-		ctx := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+		ctx := criticality.With(context.Background(), criticality.Sheddable)
 		if i%2 == 0 {
-			ctx = breaker.WithCriticality(context.Background(), breaker.CriticalPlus)
+			ctx = criticality.With(context.Background(), criticality.CriticalPlus)
 		}
 		_ = b.DoCtx(ctx, func() error {
 			if i >= 20 {

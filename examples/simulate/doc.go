@@ -55,7 +55,7 @@
 //
 // The rest:
 //
-//   - -mix weights: give the calls a criticality (see breaker.Criticality),
+//   - -mix weights: give the calls a criticality (see criticality.Level),
 //     in the proportions of four weights, CRITICAL_PLUS, CRITICAL,
 //     SHEDDABLE_PLUS and SHEDDABLE, such as 20,40,20,20; it replaces a
 //     scenario file's mix. See "Criticality" below.

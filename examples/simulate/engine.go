@@ -6,6 +6,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -73,7 +74,7 @@ func newDriver(bc breakerConfig, start time.Time) (*driver, error) {
 	}
 	d := &driver{clk: clk, b: b}
 	for i, c := range levels {
-		d.ctxs[i] = breaker.WithCriticality(context.Background(), c)
+		d.ctxs[i] = criticality.With(context.Background(), c)
 	}
 	return d, nil
 }

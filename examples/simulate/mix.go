@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // levels are the criticalities of a traffic mix, in the order a mix gives
 // them: CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE.
-var levels = [4]breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+var levels = [4]criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 
 // levelNames are the short names the report gives the levels.
 var levelNames = [4]string{"CP", "C", "SP", "S"}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
 
@@ -155,6 +156,6 @@ func (d *demo) tick() {
 // withLevel returns ctx asking at the criticality level of the i-th call:
 // the four levels in turn.
 func withLevel(ctx context.Context, i int) context.Context {
-	levels := [...]breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
-	return breaker.WithCriticality(ctx, levels[i%len(levels)])
+	levels := [...]criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
+	return criticality.With(ctx, levels[i%len(levels)])
 }

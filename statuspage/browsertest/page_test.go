@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
@@ -65,9 +66,9 @@ func (w *world) run(d time.Duration) {
 					share := w.failing[name]
 					ctx := context.Background()
 					if name == "inventory" { // asks at the four levels in turn
-						levels := [...]breaker.Criticality{breaker.CriticalPlus, breaker.Critical,
-							breaker.SheddablePlus, breaker.Sheddable}
-						ctx = breaker.WithCriticality(ctx, levels[w.calls%len(levels)])
+						levels := [...]criticality.Level{criticality.CriticalPlus, criticality.Critical,
+							criticality.SheddablePlus, criticality.Sheddable}
+						ctx = criticality.With(ctx, levels[w.calls%len(levels)])
 					}
 					fail := w.rnd.TrueOnProba(share)
 					_ = w.reg.Get(name).DoCtx(ctx, func() error {

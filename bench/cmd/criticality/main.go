@@ -45,6 +45,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 const (
@@ -57,7 +58,7 @@ const (
 // The levels, highest first, their share of the calls and failsafe-go's
 // priority for each.
 var (
-	levels     = [4]breaker.Criticality{breaker.CriticalPlus, breaker.Critical, breaker.SheddablePlus, breaker.Sheddable}
+	levels     = [4]criticality.Level{criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable}
 	weights    = [4]float64{20, 40, 20, 20}
 	priorities = [4]priority.Priority{priority.VeryHigh, priority.High, priority.Medium, priority.Low}
 )
@@ -108,7 +109,7 @@ type ours struct {
 func newOurs() *ours {
 	o := &ours{b: breaker.MustNew()}
 	for i, c := range levels {
-		o.ctxs[i] = breaker.WithCriticality(context.Background(), c)
+		o.ctxs[i] = criticality.With(context.Background(), c)
 	}
 	return o
 }

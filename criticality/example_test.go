@@ -1,4 +1,4 @@
-package breaker_test
+package criticality_test
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-func ExampleWithCriticality() {
+func ExampleWith() {
 	mock := exampleClock()
 	b := breaker.MustNew(breaker.WithName("search"),
 		breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
-	checkout := breaker.WithCriticality(context.Background(), breaker.CriticalPlus)
-	prefetch := breaker.WithCriticality(context.Background(), breaker.Sheddable)
+	checkout := criticality.With(context.Background(), criticality.CriticalPlus)
+	prefetch := criticality.With(context.Background(), criticality.Sheddable)
 
 	// A dependency that serves 60 calls per 100 ms, offered 50 checkouts
 	// and 50 prefetches in each.
@@ -41,9 +43,15 @@ func ExampleWithCriticality() {
 	}
 	fmt.Println("of 1500 checkouts, dropped:", checkoutsDropped)
 	fmt.Println("of 1500 prefetches, dropped:", prefetchesDropped)
-	fmt.Println(breaker.CriticalityFrom(prefetch))
+	fmt.Println(criticality.From(prefetch))
 	// Output:
 	// of 1500 checkouts, dropped: 0
 	// of 1500 prefetches, dropped: 558
 	// SHEDDABLE
+}
+
+func exampleClock() *clock.Mock {
+	m := clock.NewMock()
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	return m
 }
