@@ -121,11 +121,13 @@ release-check: redis ## go get the published modules at VERSION from a local pro
 # (runtime.procPin, runtime.cheaprand64, ...) even with -checklinkname=1, so
 # the source is searched for go:linkname as well.
 cross: ## build the core and link its tests for CROSS_PLATFORMS; no go:linkname in its source
+	@# Two runs, as an example may share its package's name (statuspage).
 	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
 	for p in $(CROSS_PLATFORMS); do \
 		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./... && go test -c -ldflags=-checklinkname=1 ./..."; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} go build ./...; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} go test -c -ldflags=-checklinkname=1 -o "$$out/$${p%/*}-$${p#*/}/" ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go test -c -ldflags=-checklinkname=1 -o "$$out/$${p%/*}-$${p#*/}/lib/" $$(go list ./... | grep -v /examples/); \
+		GOOS=$${p%/*} GOARCH=$${p#*/} go test -c -ldflags=-checklinkname=1 -o "$$out/$${p%/*}-$${p#*/}/examples/" ./examples/...; \
 	done
 	@found=$$(for d in $$(go list -f '{{.Dir}}' ./...); do grep -l '^//go:linkname' "$$d"/*.go || true; done); \
 	test -z "$$found" || { echo "go:linkname reaches into the runtime, which a future Go may break:"; echo "$$found"; exit 1; }

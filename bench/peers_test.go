@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"runtime"
 	"strconv"
 	"strings"
@@ -476,12 +477,12 @@ func BenchmarkRegistryGetParallel(b *testing.B) {
 }
 
 // BenchmarkBuckets is ours alone: Allow and Accept on the healthy path with
-// the window split into 10, 40 (the default) and 400 buckets.
+// the window split into 10, 20 (the default) and 400 buckets.
 func BenchmarkBuckets(b *testing.B) {
 	b.Run(lib(libOurs), func(b *testing.B) {
-		for _, n := range []int{10, 40, 400} {
+		for _, n := range []int{10, tuning.DefaultBuckets, 400} {
 			b.Run("buckets="+strconv.Itoa(n), func(b *testing.B) {
-				br := breaker.MustNew(breaker.WithBuckets(n))
+				br := breaker.MustNew(tuning.Option(tuning.Buckets(n)).(breaker.Option))
 				var rejected int64
 				b.ReportAllocs()
 				for range b.N {

@@ -2,9 +2,6 @@ package breaker
 
 import (
 	"context"
-	"errors"
-
-	"github.com/srebreaker/srebreaker"
 )
 
 // Call runs req through b and returns what req returned, so that a call
@@ -25,21 +22,6 @@ import (
 // Call works with any [Breaker]: it asks through [Breaker.AllowCtx] and
 // reports on the promise, using [srebreaker.Ignore] for the neutral outcome.
 func Call[T any](ctx context.Context, b Breaker, req func(context.Context) (T, error)) (T, error) {
-	return CallWithFallbackAcceptable(ctx, b, req, nil, nil)
-}
-
-// CallWithFallbackAcceptable is [Call] with a fallback and an acceptable
-// function, either of which may be nil.
-//
-// fallback runs instead of req when the breaker drops the call, with the
-// drop error, which matches [ErrServiceUnavailable]; what it returns is what
-// CallWithFallbackAcceptable returns. It does not run when ctx is already
-// done. acceptable decides whether req's error counts as a success (nil
-// means [srebreaker.DefaultAcceptable]); the error itself is returned
-// untouched either way. A panic in acceptable is recorded as a failure and
-// raised again.
-func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(context.Context) (T, error),
-	fallback func(err error) (T, error), acceptable srebreaker.Acceptable) (T, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -49,9 +31,6 @@ func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(
 	}
 	p, err := b.AllowCtx(ctx)
 	if err != nil {
-		if fallback != nil && errors.Is(err, ErrServiceUnavailable) {
-			return fallback(err)
-		}
 		return zero, err
 	}
 	var v T
@@ -59,7 +38,7 @@ func CallWithFallbackAcceptable[T any](ctx context.Context, b Breaker, req func(
 		var err error
 		v, err = req(ctx)
 		return err
-	}, acceptable)
+	}, nil)
 	if nilPanic {
 		panic(nil) // raised again: see runAdmitted
 	}

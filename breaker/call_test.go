@@ -44,53 +44,6 @@ func TestCall_passesCtxToReq(t *testing.T) {
 	assert.Equal(t, "v", v)
 }
 
-func TestCallWithFallbackAcceptable_acceptable(t *testing.T) {
-	b, _ := newBreaker(t)
-	errNotFound := errors.New("not found")
-	_, err := breaker.CallWithFallbackAcceptable(context.Background(), b,
-		func(context.Context) (int, error) { return 0, errNotFound }, nil,
-		func(err error) bool { return err == nil || errors.Is(err, errNotFound) })
-	assert.Same(t, errNotFound, err)
-	accepts, total := breaker.Totals(b)
-	assert.Equal(t, int64(1), accepts, "an acceptable error is a success")
-	assert.Equal(t, int64(1), total)
-
-	_, err = breaker.CallWithFallbackAcceptable(context.Background(), b,
-		func(context.Context) (int, error) { return 1, nil }, nil,
-		func(err error) bool { return false })
-	assert.NoError(t, err)
-	accepts, total = breaker.Totals(b)
-	assert.Equal(t, int64(1), accepts, "a nil error that is not acceptable is a failure")
-	assert.Equal(t, int64(2), total)
-}
-
-func TestCallWithFallbackAcceptable_dropped(t *testing.T) {
-	b, _ := newBreaker(t)
-	fail(t, b, 100, "down")
-	_, totalBefore := breaker.Totals(b)
-
-	var ran, fellBack int
-	for range 100 {
-		v, err := breaker.CallWithFallbackAcceptable(context.Background(), b,
-			func(context.Context) (string, error) { ran++; return "live", errBoom },
-			func(err error) (string, error) {
-				fellBack++
-				assert.ErrorIs(t, err, breaker.ErrServiceUnavailable, "fallback gets the drop error")
-				return "cached", nil
-			}, nil)
-		if err == nil {
-			assert.Equal(t, "cached", v)
-		} else {
-			assert.Same(t, errBoom, err)
-			assert.Equal(t, "live", v)
-		}
-	}
-	assert.Greater(t, fellBack, 50, "a failing dependency is shed")
-	assert.Equal(t, 100, ran+fellBack, "a dropped call never runs req")
-	_, total := breaker.Totals(b)
-	assert.Equal(t, totalBefore+int64(ran), total, "drops are not recorded")
-}
-
 func TestCall_droppedWithoutFallback(t *testing.T) {
 	b, _ := newBreaker(t)
 	fail(t, b, 100, "down")
@@ -112,9 +65,8 @@ func TestCall_ctxAlreadyDone(t *testing.T) {
 	cancel()
 	_, totalBefore := breaker.Totals(b)
 	for range 20 {
-		_, err := breaker.CallWithFallbackAcceptable(ctx, b,
-			func(context.Context) (int, error) { t.Error("req ran"); return 0, nil },
-			func(error) (int, error) { t.Error("fallback ran"); return 0, nil }, nil)
+		_, err := breaker.Call(ctx, b,
+			func(context.Context) (int, error) { t.Error("req ran"); return 0, nil })
 		assert.Same(t, context.Canceled, err)
 	}
 	_, total := breaker.Totals(b)
@@ -166,17 +118,6 @@ func TestCall_panicIsFailureAndRaised(t *testing.T) {
 	})
 	accepts, total := breaker.Totals(b)
 	assert.Equal(t, int64(0), accepts)
-	assert.Equal(t, int64(1), total)
-}
-
-func TestCallWithFallbackAcceptable_acceptablePanics(t *testing.T) {
-	b, _ := newBreaker(t)
-	assert.PanicsWithValue(t, "bad acceptable", func() {
-		_, _ = breaker.CallWithFallbackAcceptable(context.Background(), b,
-			func(context.Context) (int, error) { return 0, nil }, nil,
-			func(error) bool { panic("bad acceptable") })
-	})
-	_, total := breaker.Totals(b)
 	assert.Equal(t, int64(1), total)
 }
 

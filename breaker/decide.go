@@ -27,9 +27,6 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 		return s, nil
 	}
 	s.add(&s.drops)
-	if b.events != nil && b.events.drops {
-		b.events.dropped(b, p)
-	}
 	return nil, b.reasons.err(b.name)
 }
 

@@ -15,19 +15,20 @@
 // the breaker lets through per success; protection (default 5) is how many
 // failures in a quiet window it tolerates before dropping anything.
 //
-// Four refinements are on by default, each an option: the breaker trusts
-// its newest buckets when they agree ([WithTrustRecent]: only failures, shed
-// now; only successes, admit now), counts its own drops in total as the SRE
-// book does, at most K−1 per call admitted in the same bucket
-// ([WithDropsCounted]), drops with the probability above raised to the
-// power 1/1.5 ([WithAggression]), and on light traffic, when the window
-// holds fewer than 40 calls, reads older calls too ([WithEvidence]).
-// [WithPlainFormula] turns all four off. docs/behaviour.md in the
-// repository measures what each contributes.
+// Four refinements are on by default: the breaker trusts its newest buckets
+// when they agree (only failures, shed now; only successes, admit now),
+// counts its own drops in total as the SRE book does, at most K−1 per call
+// admitted in the same bucket, drops with the probability above raised to
+// the power 1/1.5, and on light traffic, when the window holds fewer than
+// 40 calls, reads older calls too. Their settings were measured and are not
+// options; [WithPlainFormula] turns all four off and judges by the formula
+// exactly. docs/algorithm.md in the repository describes each, and
+// docs/behaviour.md measures what each contributes.
 //
-// A call that is admitted costs about as much as two atomic operations: the
-// window is kept without a lock, is read from a coarse clock, and spreads its
-// counters over processors when calls run in parallel (see
+// While the dependency is healthy, an admitted call costs one atomic load
+// to decide and one atomic add to record: the live bucket's counters are
+// kept without a lock, the clock is read on a fraction of calls, and the
+// counters spread over processors when calls run in parallel (see
 // docs/benchmarks.md in the repository).
 //
 // A call whose caller gave up (its context canceled, and the request
@@ -37,15 +38,16 @@
 // [DefaultRegistry] included, so names that come from outside (hosts,
 // routes) cost bounded memory.
 //
-// Calls may carry a [Criticality] in their context ([WithCriticality]): the
+// Calls may carry a criticality in their context (package criticality): the
 // breaker then places its drops from the lowest level up, SHEDDABLE first
 // and CRITICAL_PLUS last, keeping the share of calls it drops, as the SRE
 // book's chapter pairs adaptive throttling with criticality. Calls without
 // one behave exactly as without criticality.
 //
-// The method set of [Breaker] is that of go-zero's core/breaker, and so are
-// the package-level functions over a default [Registry], so that code written
-// against go-zero moves over with a change of import path.
+// The method set of [Breaker] is that of go-zero's core/breaker, so that
+// code written against a go-zero breaker moves over with a change of import
+// path; go-zero's package-level breaker.Do(name, req) is
+// DefaultRegistry().Get(name).Do(req) (docs/gozero.md).
 //
 // Breakers, promises and registries are safe for concurrent use by multiple
 // goroutines.

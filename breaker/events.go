@@ -7,43 +7,20 @@ import (
 	"time"
 )
 
-// EventKind says what an [Event] reports.
-type EventKind int
-
-const (
-	// SheddingStarted: the drop probability left 0.
-	SheddingStarted EventKind = iota + 1
-	// SheddingStopped: the drop probability has been 0 for a whole window.
-	SheddingStopped
-	// CallDropped: a call was dropped; sent only to breakers made with
-	// [WithDropEvents].
-	CallDropped
-)
-
-// String returns the kind's name, such as "shedding started".
-func (k EventKind) String() string {
-	switch k {
-	case SheddingStarted:
-		return "shedding started"
-	case SheddingStopped:
-		return "shedding stopped"
-	case CallDropped:
-		return "call dropped"
-	}
-	return "unknown event"
-}
-
 // Event is what a [Listener] is told.
 type Event struct {
-	Kind EventKind
+	// Shedding is true when the breaker started shedding (its drop
+	// probability left 0) and false when it stopped (the probability has
+	// been 0 for a whole window).
+	Shedding bool
 	// Breaker is the breaker's name.
 	Breaker string
 	// At is when the breaker saw it, on the breaker's clock.
 	At time.Time
 	// DropProbability is the breaker's drop probability then.
 	DropProbability float64
-	// Reasons holds the last failure reasons, newest first, for
-	// SheddingStarted; nil for the other kinds.
+	// Reasons holds the last failure reasons, newest first, when shedding
+	// started; nil when it stopped.
 	Reasons []Reason
 }
 
@@ -73,13 +50,6 @@ func WithListener(l Listener) Option {
 	}
 }
 
-// WithDropEvents sets whether listeners are also told of each dropped call
-// ([CallDropped]). Default false. Each drop then calls the listeners on the
-// dropping goroutine.
-func WithDropEvents(enabled bool) Option {
-	return func(o *options) { o.dropEvents = enabled }
-}
-
 // WithLogger logs shedding starting (at level Warn, with the drop
 // probability and the last failure reasons) and stopping (at level Info)
 // to l, with the breaker's name as the attribute "breaker". Since shedding
@@ -99,24 +69,22 @@ func WithLogger(l *slog.Logger) Option {
 // logTo is the listener behind WithLogger.
 func logTo(l *slog.Logger) Listener {
 	return func(e Event) {
-		switch e.Kind {
-		case SheddingStarted:
-			texts := make([]string, len(e.Reasons))
-			for i, r := range e.Reasons {
-				texts[i] = r.Text
-			}
-			l.Warn("breaker started shedding", "breaker", e.Breaker,
-				"drop_probability", e.DropProbability, "reasons", texts)
-		case SheddingStopped:
+		if !e.Shedding {
 			l.Info("breaker stopped shedding", "breaker", e.Breaker)
+			return
 		}
+		texts := make([]string, len(e.Reasons))
+		for i, r := range e.Reasons {
+			texts[i] = r.Text
+		}
+		l.Warn("breaker started shedding", "breaker", e.Breaker,
+			"drop_probability", e.DropProbability, "reasons", texts)
 	}
 }
 
 // events is a breaker's listeners and its shedding state.
 type events struct {
 	listeners []Listener
-	drops     bool  // tell of each drop
 	bucket    int64 // how often shedding is checked, in ns
 	window    int64 // how long the probability stays 0 before shedding stops, in ns
 
@@ -129,7 +97,6 @@ type events struct {
 func newEvents(o options, bucket time.Duration) *events {
 	return &events{
 		listeners: slices.Clone(o.listeners),
-		drops:     o.dropEvents,
 		bucket:    int64(bucket),
 		window:    int64(o.window),
 	}
@@ -147,19 +114,14 @@ func (e *events) observe(b *googleBreaker, t int64, p float64) {
 	if p > 0 {
 		e.lastShed.Store(t)
 		if e.shedding.CompareAndSwap(false, true) {
-			e.send(Event{Kind: SheddingStarted, Breaker: b.name, At: b.wallNow(),
+			e.send(Event{Shedding: true, Breaker: b.name, At: b.wallNow(),
 				DropProbability: p, Reasons: b.reasons.snapshot()})
 		}
 		return
 	}
 	if e.shedding.Load() && t-e.lastShed.Load() >= e.window && e.shedding.CompareAndSwap(true, false) {
-		e.send(Event{Kind: SheddingStopped, Breaker: b.name, At: b.wallNow()})
+		e.send(Event{Breaker: b.name, At: b.wallNow()})
 	}
-}
-
-// dropped tells of a dropped call with drop probability p.
-func (e *events) dropped(b *googleBreaker, p float64) {
-	e.send(Event{Kind: CallDropped, Breaker: b.name, At: b.wallNow(), DropProbability: p})
 }
 
 // send calls the listeners with ev, in order.

@@ -102,9 +102,9 @@ func ExampleRegistry() {
 	// audit-log
 }
 
-func ExampleDo() {
-	// The package-level functions use a default registry, as go-zero's do.
-	err := breaker.Do("example-dependency", func() error {
+func ExampleGet() {
+	// Get uses a default registry, as go-zero's GetBreaker does.
+	err := breaker.Get("example-dependency").Do(func() error {
 		return nil // call the dependency here
 	})
 	fmt.Println(err)
@@ -231,11 +231,11 @@ func ExampleWithListener() {
 	run(false)
 	for range 2 {
 		e := <-events // listeners run on a goroutine of their own
-		fmt.Println(e.Breaker, e.Kind)
+		fmt.Println(e.Breaker, "shedding:", e.Shedding)
 	}
 	// Output:
-	// payments shedding started
-	// payments shedding stopped
+	// payments shedding: true
+	// payments shedding: false
 }
 
 func ExampleRegistry_SetLimit() {

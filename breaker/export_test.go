@@ -11,3 +11,20 @@ func Totals(b Breaker) (accepts, total int64) {
 func Drops(b Breaker) int64 {
 	return b.(*googleBreaker).Stats().Drops
 }
+
+// The refinements' settings, which internal/tuning sets outside this
+// package's tests.
+var (
+	WithBuckets      = withBuckets
+	WithAggression   = withAggression
+	WithDropsCounted = withDropsCounted
+	WithTrustRecent  = withTrustRecent
+	WithEvidence     = withEvidence
+)
+
+const (
+	DefaultBuckets        = defaultBuckets
+	DefaultAggression     = defaultAggression
+	DefaultEvidence       = defaultEvidence
+	DefaultHorizonWindows = defaultHorizonWindows
+)

@@ -7,34 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNameLen is the most bytes of a name a [Registry] keeps, so that names
-// that come from outside (hosts of URLs users supply, gRPC methods a client
-// sends, what a WithKey function of httpbreaker or grpcbreaker returns, a
-// name given to [Get] or [Do]) cost a bounded amount of memory however long
-// they are.
-//
-// A name of at most MaxNameLen bytes is kept as it is. A longer one is cut
-// to its first 229 bytes (up to 3 fewer, to end on a UTF-8 boundary),
-// followed by "…" and 24 hexadecimal digits of the SHA-256 of the whole
-// name: MaxNameLen bytes at most in all, such as
-//
-//	aaaaaaaa…aaaa.example.com…3f2c9a0b17d4e65c8a91b2f0
-//
-// for a host of 1 MiB (the first "…" stands for the rest of the 229
-// bytes). That cut form is the breaker's name: [Breaker.Name], [Stats].Name, the
-// names [Registry.Range] gives and so the exporters' labels, and the text of
-// a dropped call's error. Two long names that differ anywhere get different
-// breakers; every call with the same long name gets the same one, and
-// [Registry.Configure] and [Registry.NoBreakerFor] take the long name as Get
-// does. A lookup of a long name hashes it whole and allocates the cut form,
-// about 300 bytes: the price of a name that long, which shorter names do
-// not pay.
-//
-// A registry also keeps a copy of each name rather than the caller's string,
-// so that a short name sliced from a large string (a host from a long URL)
-// does not keep that string alive.
-const MaxNameLen = 256
-
 // cutHashLen is how many bytes of the SHA-256 a cut name ends with, in
 // hexadecimal: 96 bits, beyond the reach of an accidental collision.
 const cutHashLen = 12

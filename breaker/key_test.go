@@ -91,7 +91,7 @@ func TestRegistry_Configure_longName(t *testing.T) {
 func TestDo_longName(t *testing.T) {
 	name := "TestDo_longName/" + strings.Repeat("n", 1<<20)
 	errFailed := errors.New("failed")
-	assert.ErrorIs(t, breaker.Do(name, func() error { return errFailed }), errFailed)
+	assert.ErrorIs(t, breaker.Get(name).Do(func() error { return errFailed }), errFailed)
 	b := breaker.Get(name)
 	assert.LessOrEqual(t, len(b.Name()), breaker.MaxNameLen)
 	s, _ := breaker.StatsOf(b)

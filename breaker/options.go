@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"fmt"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"math"
 	"reflect"
 	"time"
@@ -21,19 +22,49 @@ const (
 	// DefaultWindow is the default span of the rolling window; see
 	// [WithWindow].
 	DefaultWindow = 2 * time.Second
-	// DefaultBuckets is the default number of buckets in the window (100 ms
-	// each at the default window); see [WithBuckets].
-	DefaultBuckets = 20
-	// DefaultAggression is the default exponent on the drop probability; see
-	// [WithAggression].
-	DefaultAggression = 1.5
-	// DefaultEvidence is the default number of calls the formula reads
-	// back for on light traffic; see [WithEvidence].
-	DefaultEvidence = 40
-	// DefaultHorizonWindows is how far back, in windows, the formula
-	// reads for them by default (1 min at the default window); see
-	// [WithEvidence].
-	DefaultHorizonWindows = 30
+	// DefaultLimit is how many breakers a [Registry] keeps unless
+	// [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
+	// than a program has dependencies, routes or methods, and few enough that
+	// a flood of names chosen by others (a Transport sent to 100,000 hosts)
+	// holds about 10 MiB (docs/reliability.md has the figures). A breaker
+	// holds about 2.4 KiB, 0.8 KiB of it the history WithEvidence reads back.
+	DefaultLimit = 4096
+	// MaxNameLen is the most bytes of a name a [Registry] keeps, so that names
+	// that come from outside (hosts of URLs users supply, gRPC methods a client
+	// sends, what a WithKey function of httpbreaker or grpcbreaker returns, a
+	// name given to [Get] or [Do]) cost a bounded amount of memory however long
+	// they are.
+	//
+	// A name of at most MaxNameLen bytes is kept as it is. A longer one is cut
+	// to its first 229 bytes (up to 3 fewer, to end on a UTF-8 boundary),
+	// followed by "…" and 24 hexadecimal digits of the SHA-256 of the whole
+	// name: MaxNameLen bytes at most in all, such as
+	//
+	//	aaaaaaaa…aaaa.example.com…3f2c9a0b17d4e65c8a91b2f0
+	//
+	// for a host of 1 MiB (the first "…" stands for the rest of the 229
+	// bytes). That cut form is the breaker's name: [Breaker.Name], [Stats].Name, the
+	// names [Registry.Range] gives and so the exporters' labels, and the text of
+	// a dropped call's error. Two long names that differ anywhere get different
+	// breakers; every call with the same long name gets the same one, and
+	// [Registry.Configure] and [Registry.NoBreakerFor] take the long name as Get
+	// does. A lookup of a long name hashes it whole and allocates the cut form,
+	// about 300 bytes: the price of a name that long, which shorter names do
+	// not pay.
+	//
+	// A registry also keeps a copy of each name rather than the caller's string,
+	// so that a short name sliced from a large string (a host from a long URL)
+	// does not keep that string alive.
+	MaxNameLen = 256
+)
+
+// The refinements' settings (docs/algorithm.md), which internal/tuning sets
+// for simulations and tests.
+const (
+	defaultBuckets        = tuning.DefaultBuckets
+	defaultAggression     = tuning.DefaultAggression
+	defaultEvidence       = tuning.DefaultEvidence
+	defaultHorizonWindows = tuning.DefaultHorizonWindows
 )
 
 // Clock is the one method a breaker reads time through: the same interface
@@ -67,7 +98,6 @@ type options struct {
 	horizon     time.Duration // how far back it reads
 
 	listeners   []Listener
-	dropEvents  bool
 	nilListener bool // WithListener(nil) was given
 	nilLogger   bool // WithLogger(nil) was given
 	nilOption   bool // a nil Option was given
@@ -79,13 +109,13 @@ func newOptions(opts []Option) options {
 		k:          DefaultK,
 		protection: DefaultProtection,
 		window:     DefaultWindow,
-		buckets:    DefaultBuckets,
+		buckets:    defaultBuckets,
 		clock:      realClock{},
-		aggression: DefaultAggression,
+		aggression: defaultAggression,
 		countDrops: true,
 
 		trustRecent: true,
-		evidence:    DefaultEvidence,
+		evidence:    defaultEvidence,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -121,22 +151,15 @@ func WithProtection(protection int) Option {
 
 // WithWindow sets the span of time over which outcomes are remembered.
 // Longer is steadier and slower to react. Default [DefaultWindow] (2 s); it
-// must be positive, and window/buckets at least 1 ms.
+// must be at least 20 ms, 1 ms for each of the window's 20 buckets.
 func WithWindow(window time.Duration) Option {
 	return func(o *options) { o.window = window }
 }
 
-// WithBuckets sets how many buckets the window is split into: outcomes leave
-// the window one bucket at a time. Default [DefaultBuckets] (20, so 100 ms
-// each at the default window); it must be between 1 and 65,536, and
-// window/buckets at least 1 ms.
-func WithBuckets(buckets int) Option {
-	return func(o *options) { o.buckets = buckets }
-}
-
 // WithClock sets the clock the breaker reads time from, for tests and
-// simulations; it is read once per call that asks to be admitted, and once
-// per failure to stamp its reason. Default: the system clock, whose
+// simulations; it is read by every call while a bucket is young (its first
+// 32 calls) and by one call in 16 after, and once per failure to stamp its
+// reason (docs/algorithm.md, "How a call is timed"). Default: the system clock, whose
 // monotonic reading alone places calls in the window, so that steps of the
 // wall clock do not move it. It must not be nil, nor a nil pointer.
 func WithClock(c Clock) Option {
@@ -150,55 +173,14 @@ func WithProba(p *proba.Proba) Option {
 	return func(o *options) { o.proba, o.probaSet = p, true }
 }
 
-// WithAggression sets an exponent on the drop probability: the breaker drops
-// with probability p^(1/aggression), where p is the formula's. 1 leaves the
-// formula as it is; larger drops more, sooner, for the same ratio of
-// failures, and settles with fewer calls per success under overload, while
-// a healthy dependency (p = 0) is never throttled whatever the aggression.
-// Default [DefaultAggression]; it must be a number from 1 to 10.
-func WithAggression(aggression float64) Option {
-	return func(o *options) { o.aggression = aggression }
-}
-
-// WithDropsCounted sets whether the breaker counts the calls it drops as
-// requests in the formula's total, as the SRE book defines requests: the
-// drops of each bucket count for at most K−1 per call admitted in that
-// bucket. Counted, the calls that reach an overloaded dependency stay near
-// K per success instead of rising with the offered rate. The bound keeps
-// away the book's drawback, drops that keep a healed dependency shed for
-// minutes: a bucket whose admitted calls all succeeded adds nothing to the
-// numerator, so drops alone cannot keep the breaker shedding once the
-// failures have left the window. Default true.
-func WithDropsCounted(counted bool) Option {
-	return func(o *options) { o.countDrops = counted }
-}
-
-// WithTrustRecent sets whether the breaker trusts its newest buckets over
-// older ones when they agree. When the newest finished buckets and the live
-// one hold failures and no success, more than protection of them, the
-// dependency is taken to be down: older successes no longer count, and the
-// breaker sheds at once instead of waiting for them to leave the window.
-// When they hold successes and no failure, more than protection of them,
-// the dependency is taken to be up: the breaker drops nothing, instead of
-// waiting for older failures to leave the window. Mixed buckets (a
-// dependency that fails part of the time) leave the formula as it is,
-// unless they hold [WithEvidence]'s calls and fail clearly more often than
-// the window: see there.
-// Buckets without outcomes neither extend nor break a run; a window in
-// which no call was admitted or dropped ends it. The runs do not depend on
-// how often the breaker is read ([StatsOf], [Fleet.Counts]). Default true.
-func WithTrustRecent(trust bool) Option {
-	return func(o *options) { o.trustRecent = trust }
-}
-
 // WithPlainFormula makes the breaker drop with exactly the probability
 // max(0, (total − protection − K·accepts) / (total + 1)) over a flat
 // window, with total and accepts the admitted calls and their successes:
-// no aggression exponent, drops not counted, no trust in recent buckets. It
-// is the formula of go-zero's breaker and of the SRE book with requests
-// counted as admitted calls, for comparisons and for callers who want it
-// unchanged; it undoes [WithAggression], [WithDropsCounted],
-// [WithTrustRecent] and [WithEvidence] given before it.
+// none of the refinements docs/algorithm.md describes (no aggression
+// exponent, drops not counted, no trust in recent buckets, no reading back
+// on light traffic). It is the formula of go-zero's breaker and of the SRE
+// book with requests counted as admitted calls, for comparisons and for
+// callers who want it unchanged.
 func WithPlainFormula() Option {
 	return func(o *options) {
 		o.aggression = 1
@@ -206,43 +188,6 @@ func WithPlainFormula() Option {
 		o.trustRecent = false
 		o.evidence = 0
 	}
-}
-
-// WithEvidence sets how many admitted calls the formula wants to judge
-// the dependency on. When the window holds fewer, on light traffic (a
-// dependency called twice a second leaves 4 calls in a 2 s window, never
-// more failures than protection tolerates), the breaker reads the outcomes
-// and drops of older calls too, newest first, until it has calls of them
-// or has reached horizon back: in blocks of a quarter of the window over
-// the newest two windows or so, of a whole window further back.
-//
-// With [WithTrustRecent] on, four rules come with it. On heavy traffic,
-// when the newest finished bucket and the live one hold calls calls or
-// more, and fail more often than the window as a whole by more than three
-// standard deviations of a sample of their size, the formula is also
-// worked out over those two buckets alone, their drops counted alike, and
-// the higher of the two ratios is taken: an overload or an outage that
-// begins is judged on its own calls, not outvoted by the window's older
-// successes. On light traffic, a dependency taken
-// to be down is judged on the window's failures or on up to calls/2 of
-// the failures read back for, whichever are more. Once its failing buckets
-// have spanned a window (from the first to the newest, none with a
-// success), protection no longer applies. After such a run,
-// the first bucket of only successes readmits the dependency. A window
-// without failures still drops nothing, whatever the older calls held: a
-// dependency shed on older evidence gets a call through once a window has
-// passed without an admitted failure.
-//
-// Default [DefaultEvidence] (40) within [DefaultHorizonWindows] windows
-// (1 min at the default window), which a horizon of 0 stands for. calls
-// must be at least 0; 0 turns all of this off: the formula then judges on
-// the window alone. A horizon must be at least
-// the window and at most 1,024 windows. The older calls take 16 bytes per
-// block, about 0.8 KB per breaker at the defaults (42 blocks); reading
-// them costs a pass over the blocks, only for calls that find failures in
-// a window of fewer than calls calls.
-func WithEvidence(calls int, horizon time.Duration) Option {
-	return func(o *options) { o.evidence, o.horizon = calls, horizon }
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -255,17 +200,17 @@ func (o *options) validate() error {
 	case o.window <= 0:
 		return fmt.Errorf("%w: WithWindow(%v): window must be positive", ErrInvalidOption, o.window)
 	case o.buckets < 1 || o.buckets > maxBuckets:
-		return fmt.Errorf("%w: WithBuckets(%d): buckets must be between 1 and %d", ErrInvalidOption, o.buckets, maxBuckets)
+		return fmt.Errorf("%w: tuning.Buckets(%d): buckets must be between 1 and %d", ErrInvalidOption, o.buckets, maxBuckets)
 	case o.window/time.Duration(o.buckets) < minBucket:
-		return fmt.Errorf("%w: WithWindow(%v) with WithBuckets(%d): each bucket would span %v, under the %v minimum",
-			ErrInvalidOption, o.window, o.buckets, o.window/time.Duration(o.buckets), minBucket)
+		return fmt.Errorf("%w: WithWindow(%v): window must be at least %v, %v for each of its %d buckets",
+			ErrInvalidOption, o.window, minBucket*time.Duration(o.buckets), minBucket, o.buckets)
 	case o.evidence < 0:
-		return fmt.Errorf("%w: WithEvidence(%d, %v): calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
+		return fmt.Errorf("%w: tuning.Evidence{%d, %v}: calls must be at least 0", ErrInvalidOption, o.evidence, o.horizon)
 	case o.horizon < 0 || o.horizon != 0 && (o.horizon < o.window || (o.horizon-1)/maxHorizonWindows >= o.window):
-		return fmt.Errorf("%w: WithEvidence(%d, %v): horizon must be from the window (%v) to %d windows",
+		return fmt.Errorf("%w: tuning.Evidence{%d, %v}: horizon must be from the window (%v) to %d windows",
 			ErrInvalidOption, o.evidence, o.horizon, o.window, maxHorizonWindows)
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:
-		return fmt.Errorf("%w: WithAggression(%v): aggression must be a number from 1 to %v",
+		return fmt.Errorf("%w: tuning.Aggression(%v): aggression must be a number from 1 to %v",
 			ErrInvalidOption, o.aggression, maxAggression)
 	case o.nilListener:
 		return fmt.Errorf("%w: WithListener(nil): listener must not be nil", ErrInvalidOption)
@@ -295,7 +240,7 @@ func (o *options) settings() evidence.Settings {
 	if o.evidence > 0 {
 		horizon := o.horizon
 		if horizon == 0 {
-			horizon = DefaultHorizonWindows * o.window
+			horizon = defaultHorizonWindows * o.window
 		}
 		s.Horizon = int((horizon + o.window - 1) / o.window)
 	}

@@ -2,12 +2,9 @@ package breaker
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/srebreaker/srebreaker"
 )
 
 // Registry keeps one breaker per name, created on first use, for callers
@@ -50,14 +47,6 @@ type entry struct {
 	b    Breaker
 	used atomic.Int64 // the registry's gen at the last lookup
 }
-
-// DefaultLimit is how many breakers a [Registry] keeps unless
-// [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
-// than a program has dependencies, routes or methods, and few enough that
-// a flood of names chosen by others (a Transport sent to 100,000 hosts)
-// holds about 10 MiB (docs/reliability.md has the figures). A breaker
-// holds about 2.4 KiB, 0.8 KiB of it the history WithEvidence reads back.
-const DefaultLimit = 4096
 
 // NewRegistry returns a registry whose breakers are made with opts (a
 // WithName among them is replaced by the name given to [Registry.Get]).
@@ -321,38 +310,21 @@ func (r *Registry) readLen() int {
 // Source is a set of named breakers, what an exporter of metrics reads:
 // Range calls f for each breaker and its name until f returns false, and
 // may be called from many goroutines at once, while the breakers are in
-// use. *[Registry] implements it, and so does [Breakers]. Names must be
-// distinct within a Source.
+// use. *[Registry] implements it; a program that holds breakers of its own
+// can range over them with a type of its own. Names must be distinct
+// within a Source.
 type Source interface {
 	Range(f func(name string, b Breaker) bool)
 }
 
-// Breakers is a fixed list of breakers, a [Source] for breakers that no
-// registry holds; each is reported under its [Breaker.Name], and nil
-// entries are skipped.
-type Breakers []Breaker
+var _ Source = (*Registry)(nil)
 
-// Range calls f for each breaker of bs that is not nil, in order, until f
-// returns false.
-func (bs Breakers) Range(f func(name string, b Breaker) bool) {
-	for _, b := range bs {
-		if b != nil && !f(b.Name(), b) {
-			return
-		}
-	}
-}
-
-var (
-	_ Source = (*Registry)(nil)
-	_ Source = Breakers(nil)
-)
-
-// defaultRegistry backs the package-level functions.
+// defaultRegistry backs [Get] and [NoBreakerFor].
 var defaultRegistry = NewRegistry()
 
-// DefaultRegistry returns the registry behind the package-level functions
-// ([Get], [Do] and the rest), which the integrations (httpbreaker,
-// grpcbreaker) also use unless given one: pass it to an exporter to report
+// DefaultRegistry returns the registry behind [Get] and [NoBreakerFor],
+// which the integrations (httpbreaker, grpcbreaker) also use unless given
+// one: pass it to an exporter to report
 // every breaker they make. Like every registry it keeps at most
 // [DefaultLimit] breakers, so hosts, routes and methods that come from
 // outside cost a bounded amount of memory however many there are; change
@@ -366,52 +338,3 @@ func Get(name string) Breaker { return defaultRegistry.Get(name) }
 // NoBreakerFor makes name unguarded in the default registry; see
 // [Registry.NoBreakerFor].
 func NoBreakerFor(name string) { defaultRegistry.NoBreakerFor(name) }
-
-// Do calls [Breaker.Do] on the default registry's breaker for name.
-func Do(name string, req func() error) error {
-	return Get(name).Do(req)
-}
-
-// DoCtx calls [Breaker.DoCtx] on the default registry's breaker for name.
-func DoCtx(ctx context.Context, name string, req func() error) error {
-	return Get(name).DoCtx(ctx, req)
-}
-
-// DoWithAcceptable calls [Breaker.DoWithAcceptable] on the default
-// registry's breaker for name.
-func DoWithAcceptable(name string, req func() error, acceptable srebreaker.Acceptable) error {
-	return Get(name).DoWithAcceptable(req, acceptable)
-}
-
-// DoWithAcceptableCtx calls [Breaker.DoWithAcceptableCtx] on the default
-// registry's breaker for name.
-func DoWithAcceptableCtx(ctx context.Context, name string, req func() error,
-	acceptable srebreaker.Acceptable) error {
-	return Get(name).DoWithAcceptableCtx(ctx, req, acceptable)
-}
-
-// DoWithFallback calls [Breaker.DoWithFallback] on the default registry's
-// breaker for name.
-func DoWithFallback(name string, req func() error, fallback Fallback) error {
-	return Get(name).DoWithFallback(req, fallback)
-}
-
-// DoWithFallbackCtx calls [Breaker.DoWithFallbackCtx] on the default
-// registry's breaker for name.
-func DoWithFallbackCtx(ctx context.Context, name string, req func() error, fallback Fallback) error {
-	return Get(name).DoWithFallbackCtx(ctx, req, fallback)
-}
-
-// DoWithFallbackAcceptable calls [Breaker.DoWithFallbackAcceptable] on the
-// default registry's breaker for name.
-func DoWithFallbackAcceptable(name string, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	return Get(name).DoWithFallbackAcceptable(req, fallback, acceptable)
-}
-
-// DoWithFallbackAcceptableCtx calls [Breaker.DoWithFallbackAcceptableCtx] on
-// the default registry's breaker for name.
-func DoWithFallbackAcceptableCtx(ctx context.Context, name string, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	return Get(name).DoWithFallbackAcceptableCtx(ctx, req, fallback, acceptable)
-}

@@ -88,14 +88,14 @@ func TestPackageLevelFunctions(t *testing.T) {
 	ok := func() error { return nil }
 	bad := func() error { return errBad }
 
-	assert.NoError(t, breaker.Do(name, ok))
-	assert.NoError(t, breaker.DoCtx(ctx, name, ok))
-	assert.ErrorIs(t, breaker.DoWithAcceptable(name, bad, fine), errBad)
-	assert.ErrorIs(t, breaker.DoWithAcceptableCtx(ctx, name, bad, fine), errBad)
-	assert.NoError(t, breaker.DoWithFallback(name, ok, fallback))
-	assert.NoError(t, breaker.DoWithFallbackCtx(ctx, name, ok, fallback))
-	assert.ErrorIs(t, breaker.DoWithFallbackAcceptable(name, bad, fallback, fine), errBad)
-	assert.ErrorIs(t, breaker.DoWithFallbackAcceptableCtx(ctx, name, bad, fallback, fine), errBad)
+	assert.NoError(t, breaker.Get(name).Do(ok))
+	assert.NoError(t, breaker.Get(name).DoCtx(ctx, ok))
+	assert.ErrorIs(t, breaker.Get(name).DoWithAcceptable(bad, fine), errBad)
+	assert.ErrorIs(t, breaker.Get(name).DoWithAcceptableCtx(ctx, bad, fine), errBad)
+	assert.NoError(t, breaker.Get(name).DoWithFallback(ok, fallback))
+	assert.NoError(t, breaker.Get(name).DoWithFallbackCtx(ctx, ok, fallback))
+	assert.ErrorIs(t, breaker.Get(name).DoWithFallbackAcceptable(bad, fallback, fine), errBad)
+	assert.ErrorIs(t, breaker.Get(name).DoWithFallbackAcceptableCtx(ctx, bad, fallback, fine), errBad)
 	accepts, total := breaker.Totals(b)
 	assert.Equal(t, int64(8), total)
 	assert.Equal(t, int64(8), accepts)

@@ -44,20 +44,15 @@ type Reason struct {
 	Text string
 }
 
-// StatsReporter is implemented by breakers that report [Stats]: those made
-// by [New], [MustNew] and registries. A wrapper around a Breaker can
-// implement it to pass its breaker's stats on.
-type StatsReporter interface {
-	// Stats returns a snapshot of the breaker.
-	Stats() Stats
-}
+// statsReporter is implemented by breakers that report [Stats]: those
+// made by [New], [MustNew] and registries.
+type statsReporter interface{ Stats() Stats }
 
-// StatsOf returns a snapshot of b, if b reports one (see [StatsReporter]):
-// ok is false for [Nop] breakers and for implementations of Breaker that do
-// not. Taking a snapshot allocates the Reasons slice; it takes the
+// StatsOf returns a snapshot of b, if b reports one: ok is false for [Nop]
+// breakers and for implementations of Breaker other than this package's. Taking a snapshot allocates the Reasons slice; it takes the
 // breaker's lock for a moment and never delays calls for longer.
 func StatsOf(b Breaker) (s Stats, ok bool) {
-	r, ok := b.(StatsReporter)
+	r, ok := b.(statsReporter)
 	if !ok {
 		return Stats{}, false
 	}

@@ -71,7 +71,7 @@ type Reason struct {
 // UTF-8 has each invalid byte written as \xNN, and a key that two breakers
 // would share gets " (2)", " (3)" and so on: two breakers are never merged
 // into one key. src is usually a
-// *[breaker.Registry]; [breaker.Breakers] lists breakers that no registry
+// *[breaker.Registry]; a type of your own with a Range method lists breakers that no registry
 // holds.
 func Func(src breaker.Source) expvar.Func {
 	return func() any {

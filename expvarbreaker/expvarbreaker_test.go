@@ -136,7 +136,7 @@ func TestFunc_breakersOutsideARegistry(t *testing.T) {
 	require.NoError(t, err)
 	p.Accept()
 	var got map[string]expvarbreaker.Figures
-	require.NoError(t, json.Unmarshal([]byte(expvarbreaker.Func(breaker.Breakers{b, breaker.Nop()}).String()), &got))
+	require.NoError(t, json.Unmarshal([]byte(expvarbreaker.Func(breakers{b, breaker.Nop()}).String()), &got))
 	assert.Equal(t, map[string]expvarbreaker.Figures{"payments": {Successes: 1, Requests: 1, TotalSuccesses: 1,
 		Reasons: []expvarbreaker.Reason{}}}, got, "the Nop breaker reports nothing")
 }
@@ -171,4 +171,16 @@ func TestFunc_namesThatEscapeAlikeStayApart(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{`a\xff`: 3, "a\uFFFD": 4, "ok": 5, `a\xfe`: 2, `a\xff (2)`: 1}, successes,
 		"names valid as they are keep them; the rest escape, apart")
+}
+
+// breakers is a [breaker.Source] over a fixed list of breakers, nil ones
+// skipped.
+type breakers []breaker.Breaker
+
+func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
+	for _, b := range bs {
+		if b != nil && !f(b.Name(), b) {
+			return
+		}
+	}
 }

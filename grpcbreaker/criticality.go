@@ -116,9 +116,9 @@ func (p CriticalityPolicy) String() string {
 	switch p.kind {
 	case trustMetadata:
 		if p.max.Valid() {
-			return "TrustMetadata(breaker." + levelName(p.max) + ")"
+			return "TrustMetadata(criticality." + levelName(p.max) + ")"
 		}
-		return "TrustMetadata(" + p.max.String() + ")"
+		return "TrustMetadata(criticality." + p.max.String() + ")"
 	case levelFunc:
 		if p.fn == nil {
 			return "LevelFunc(nil)"

@@ -32,8 +32,7 @@
 // The constructors return the interceptor itself, to be written inline in
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
 // Every interceptor takes its breakers from [breaker.DefaultRegistry]
-// unless [WithRegistry] gives another: the registry behind breaker.Do and
-// the other package-level functions, which httpbreaker uses too. A registry
+// unless [WithRegistry] gives another, the registry httpbreaker uses too. A registry
 // keeps at most [breaker.DefaultLimit] breakers unless
 // [breaker.Registry.SetLimit] says otherwise, so targets and methods from
 // outside cost bounded memory. An

@@ -158,9 +158,8 @@ func joinCodes(cs []codes.Code) string {
 }
 
 // WithRegistry sets the registry the breakers come from, one per key.
-// Default [breaker.DefaultRegistry], the registry behind package breaker's
-// package-level functions, which httpbreaker's Transport and Handler also
-// use: every interceptor of the program shares it, so that the unary and
+// Default [breaker.DefaultRegistry], which httpbreaker's Transport and
+// Handler also use: every interceptor of the program shares it, so that the unary and
 // stream interceptors of a connection, and of several connections to one
 // target, use one breaker per target and method, and an exporter given that
 // registry reports them all. Give a registry of your own for breakers with

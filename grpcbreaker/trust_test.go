@@ -82,7 +82,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		policy grpcbreaker.CriticalityPolicy
 		want   string
 	}{
-		{grpcbreaker.TrustMetadata(5), "grpcbreaker: invalid option: WithCriticalityPolicy(TrustMetadata(Criticality(5))): " +
+		{grpcbreaker.TrustMetadata(5), "grpcbreaker: invalid option: WithCriticalityPolicy(TrustMetadata(criticality.Level(5))): " +
 			"max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"},
 		{grpcbreaker.LevelFunc(nil), "grpcbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
 	} {

@@ -113,9 +113,9 @@ func (p CriticalityPolicy) String() string {
 	switch p.kind {
 	case trustHeader:
 		if p.max.Valid() {
-			return "TrustHeader(breaker." + levelName(p.max) + ")"
+			return "TrustHeader(criticality." + levelName(p.max) + ")"
 		}
-		return "TrustHeader(" + p.max.String() + ")"
+		return "TrustHeader(criticality." + p.max.String() + ")"
 	case levelFunc:
 		if p.fn == nil {
 			return "LevelFunc(nil)"

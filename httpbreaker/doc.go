@@ -24,8 +24,8 @@
 // success nor a failure: it says nothing about the dependency's health.
 //
 // Both take their breakers from [breaker.DefaultRegistry] unless
-// [WithRegistry] gives another: the registry behind breaker.Do and the
-// other package-level functions, which grpcbreaker's interceptors use too.
+// [WithRegistry] gives another, the registry grpcbreaker's interceptors
+// use too.
 // A registry keeps at most [breaker.DefaultLimit] breakers unless
 // [breaker.Registry.SetLimit] says otherwise, so that a Transport sent to
 // any number of hosts holds a bounded number of breakers. An exporter given that registry, such as

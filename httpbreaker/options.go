@@ -99,8 +99,8 @@ func hostKey(req *http.Request) string {
 }
 
 // WithRegistry sets the registry the breakers come from, one per key.
-// Default [breaker.DefaultRegistry], the registry behind package breaker's
-// package-level functions, which grpcbreaker's interceptors also use: every
+// Default [breaker.DefaultRegistry], which grpcbreaker's interceptors also
+// use: every
 // Transport and Handler of the program shares it, so that one breaker
 // guards a host however many clients call it, and an exporter given that
 // registry reports them all. Give a registry of your own for breakers with

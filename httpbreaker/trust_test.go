@@ -67,7 +67,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		policy httpbreaker.CriticalityPolicy
 		want   string
 	}{
-		{httpbreaker.TrustHeader(5), "httpbreaker: invalid option: WithCriticalityPolicy(TrustHeader(Criticality(5))): " +
+		{httpbreaker.TrustHeader(5), "httpbreaker: invalid option: WithCriticalityPolicy(TrustHeader(criticality.Level(5))): " +
 			"max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"},
 		{httpbreaker.LevelFunc(nil), "httpbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
 	} {

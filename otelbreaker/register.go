@@ -34,7 +34,7 @@ const CriticalityKey attribute.Key = "criticality"
 // with a Meter named [ScopeName] from the meter provider (see
 // [WithMeterProvider]), and a callback that observes the breakers of src
 // each time the provider collects: usually a *[breaker.Registry], such as
-// [breaker.DefaultRegistry], or a [breaker.Breakers] list. Breakers added to
+// [breaker.DefaultRegistry], or a type of your own with a Range method. Breakers added to
 // a registry later are reported from the next collection on. Range is
 // called once per collection, from the goroutine that collects.
 //

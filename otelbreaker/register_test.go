@@ -215,7 +215,7 @@ func TestRegister_breakersAndARegistryWithOneProvider(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	for _, src := range []breaker.Source{r, breaker.Breakers{b}} {
+	for _, src := range []breaker.Source{r, breakers{b}} {
 		reg, err := otelbreaker.Register(src, otelbreaker.WithMeterProvider(mp))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = reg.Unregister() })
@@ -444,4 +444,16 @@ func TestRegister_namesThatEscapeAlikeStayApart(t *testing.T) {
 	got := points[int64](collect(t, reader)["srebreaker.successes"])
 	assert.Equal(t, map[string]int64{`a\xff`: 3, "a\uFFFD": 4, "ok": 5, `a\xfe`: 2, `a\xff (2)`: 1}, got,
 		"names valid as they are keep them; the rest escape, apart")
+}
+
+// breakers is a [breaker.Source] over a fixed list of breakers, nil ones
+// skipped.
+type breakers []breaker.Breaker
+
+func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
+	for _, b := range bs {
+		if b != nil && !f(b.Name(), b) {
+			return
+		}
+	}
 }

@@ -83,7 +83,7 @@ type Collector struct {
 // NewCollector returns a collector over src: usually
 // [breaker.DefaultRegistry], which holds the breakers of the package-level
 // functions and of httpbreaker's and grpcbreaker's defaults, another
-// *[breaker.Registry], a [breaker.Breakers] list, or [Sources] for several
+// *[breaker.Registry], a type of your own with a Range method, or [Sources] for several
 // of them. It returns an error wrapping [ErrInvalidOption] if src is nil,
 // holds a nil source or a source without a name, or an option is invalid;
 // the text names the option and the value.

@@ -362,7 +362,7 @@ func TestCollector_breakersOutsideARegistry(t *testing.T) {
 	record(t, odd, 2, 0)
 
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(prombreaker.MustNewCollector(breaker.Breakers{b, breaker.Nop(), odd}))
+	reg.MustRegister(prombreaker.MustNewCollector(breakers{b, breaker.Nop(), odd}))
 	families := scrape(t, server(t, reg))
 	v, ok := sample(families, "srebreaker_requests_total", "payments")
 	assert.True(t, ok)
@@ -399,7 +399,7 @@ func TestCollector_hotPathStaysFreeOfAllocations(t *testing.T) {
 
 func TestCollector_scrapesWhileCallsRun(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithWindow(time.Hour), breaker.WithBuckets(60))
+	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithWindow(time.Hour))
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(r))
 	url := server(t, reg)
@@ -455,7 +455,7 @@ func TestCollector_sources(t *testing.T) {
 
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(prombreaker.MustNewCollector(prombreaker.Sources{
-		"client": clients, "server": servers, "other": breaker.Breakers{standalone},
+		"client": clients, "server": servers, "other": breakers{standalone},
 	}, prombreaker.WithConstLabels(prometheus.Labels{"zone": "a"}))))
 
 	type series struct{ breaker, source string }
@@ -536,7 +536,7 @@ func TestSources_Range(t *testing.T) {
 	b := breaker.MustNew(breaker.WithName("b"))
 	r := breaker.NewRegistry()
 	r.Get("c")
-	src := prombreaker.Sources{"y": r, "x": breaker.Breakers{a, nil, b, breaker.Nop()}}
+	src := prombreaker.Sources{"y": r, "x": breakers{a, nil, b, breaker.Nop()}}
 	var names []string
 	src.Range(func(name string, _ breaker.Breaker) bool {
 		names = append(names, name)
@@ -574,4 +574,16 @@ func TestCollector_namesThatEscapeAlikeStayApart(t *testing.T) {
 		assert.Equal(t, n, v, "label %q", label)
 	}
 	assert.Len(t, families["srebreaker_successes_total"].GetMetric(), 5, "one series per breaker")
+}
+
+// breakers is a [breaker.Source] over a fixed list of breakers, nil ones
+// skipped.
+type breakers []breaker.Breaker
+
+func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
+	for _, b := range bs {
+		if b != nil && !f(b.Name(), b) {
+			return
+		}
+	}
 }

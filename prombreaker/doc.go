@@ -7,7 +7,7 @@
 // usually [breaker.DefaultRegistry], the registry behind the package-level
 // functions, which httpbreaker's Transport and Handler and grpcbreaker's
 // interceptors also use unless given another; or a *[breaker.Registry] of
-// your own, a [breaker.Breakers] list, or [Sources] for several at once. It
+// your own, a type of your own with a Range method, or [Sources] for several at once. It
 // keeps no state of its own and adds nothing to a breaker's call path. Each
 // breaker that reports [breaker.Stats] gives one series per metric,
 // labelled with its name (label "breaker"; over Sources also "source"):

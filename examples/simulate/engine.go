@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"time"
 
 	"github.com/srebreaker/srebreaker"
@@ -36,12 +37,16 @@ type breakerConfig struct {
 	seed       uint64
 }
 
+// knob returns the breaker option that sets k.
+func knob(k tuning.Knob) breaker.Option { return tuning.Option(k).(breaker.Option) }
+
 // options returns the breaker options bc describes.
 func (bc breakerConfig) options() []breaker.Option {
 	opts := []breaker.Option{breaker.WithK(bc.k), breaker.WithProtection(bc.protection),
-		breaker.WithWindow(bc.window), breaker.WithBuckets(bc.buckets),
-		breaker.WithAggression(bc.aggression), breaker.WithDropsCounted(bc.countDrops),
-		breaker.WithTrustRecent(bc.trust), breaker.WithEvidence(bc.evidence, bc.horizon)}
+		breaker.WithWindow(bc.window),
+		knob(tuning.Buckets(bc.buckets)), knob(tuning.Aggression(bc.aggression)),
+		knob(tuning.DropsCounted(bc.countDrops)), knob(tuning.TrustRecent(bc.trust)),
+		knob(tuning.Evidence{Calls: bc.evidence, Horizon: bc.horizon})}
 	if bc.plain {
 		opts = append(opts, breaker.WithPlainFormula())
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"io"
 	"os"
 
@@ -60,8 +61,8 @@ report, the scenario and trace formats.
 	fs.Float64Var(&cfg.k, "k", breaker.DefaultK, "K, the multiplier on accepts: about K calls are let through per success; larger tolerates more failures (at least 1)")
 	fs.IntVar(&cfg.protection, "protection", breaker.DefaultProtection, "failures tolerated beyond K·accepts before any call is dropped (at least 0)")
 	fs.DurationVar(&cfg.window, "window", breaker.DefaultWindow, "span of the rolling window of outcomes; longer is steadier and slower to react")
-	fs.IntVar(&cfg.buckets, "buckets", breaker.DefaultBuckets, "buckets the window is split into; outcomes leave it a bucket at a time (1 to 65,536, each at least 1ms)")
-	fs.Float64Var(&cfg.aggression, "aggression", breaker.DefaultAggression, "exponent on the drop probability p: the breaker drops with p^(1/aggression); larger sheds sooner (1 to 10)")
+	fs.IntVar(&cfg.buckets, "buckets", tuning.DefaultBuckets, "buckets the window is split into; outcomes leave it a bucket at a time (1 to 65,536, each at least 1ms)")
+	fs.Float64Var(&cfg.aggression, "aggression", tuning.DefaultAggression, "exponent on the drop probability p: the breaker drops with p^(1/aggression); larger sheds sooner (1 to 10)")
 	fs.BoolVar(&cfg.countDrops, "count-drops", true, "count the breaker's drops as requests in the formula, at most K-1 per admitted call")
 	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
 	fs.IntVar(&cfg.evidence, "evidence", cfg.evidence, "admitted calls the formula wants to judge on: with fewer in the window, it reads back into older calls, up to -horizon (0 for the window alone)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -55,11 +56,11 @@ func defaultConfig() config {
 			k:          breaker.DefaultK,
 			protection: breaker.DefaultProtection,
 			window:     breaker.DefaultWindow,
-			buckets:    breaker.DefaultBuckets,
-			aggression: breaker.DefaultAggression,
+			buckets:    tuning.DefaultBuckets,
+			aggression: tuning.DefaultAggression,
 			countDrops: true,
 			trust:      true,
-			evidence:   breaker.DefaultEvidence,
+			evidence:   tuning.DefaultEvidence,
 			seed:       1,
 		},
 		fleetConfig: fleetConfig{clients: 1, share: true},
