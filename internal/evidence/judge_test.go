@@ -14,8 +14,8 @@ var defaults = evidence.Settings{K: 1.5, Protection: 5, Aggression: 1.5, CountDr
 	Evidence: 40, Buckets: 20, Horizon: 30}
 
 // ok and bad are buckets of successes and of failures.
-func ok(n int64) evidence.Bucket   { return evidence.Bucket{Successes: n} }
-func bad(n int64) evidence.Bucket  { return evidence.Bucket{Failures: n} }
+func ok(n int64) evidence.Bucket  { return evidence.Bucket{Successes: n} }
+func bad(n int64) evidence.Bucket { return evidence.Bucket{Failures: n} }
 
 func repeat(b evidence.Bucket, n int) []evidence.Bucket {
 	out := make([]evidence.Bucket, n)
