@@ -38,6 +38,7 @@ var Imports = map[string]string{
 	// This repository's modules.
 	"srebreaker":     "github.com/srebreaker/srebreaker",
 	"breaker":        "github.com/srebreaker/srebreaker/breaker",
+	"criticality":    "github.com/srebreaker/srebreaker/criticality",
 	"proba":          "github.com/srebreaker/srebreaker/proba",
 	"httpbreaker":    "github.com/srebreaker/srebreaker/httpbreaker",
 	"expvarbreaker":  "github.com/srebreaker/srebreaker/expvarbreaker",

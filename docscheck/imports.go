@@ -29,6 +29,7 @@ import (
 
 	_ "github.com/srebreaker/srebreaker"
 	_ "github.com/srebreaker/srebreaker/breaker"
+	_ "github.com/srebreaker/srebreaker/criticality"
 	_ "github.com/srebreaker/srebreaker/expvarbreaker"
 	_ "github.com/srebreaker/srebreaker/goredisbreaker"
 	_ "github.com/srebreaker/srebreaker/grpcbreaker"
