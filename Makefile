@@ -8,12 +8,12 @@ MIN_GO              := go1.22.12
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
 # (docs/releasing.md).
-PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker sqlbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. leakcheck comes last: it fails while the core leaves goroutines
 # running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker examples/fleet leakcheck
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker examples/fleet sqlbreaker leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.
@@ -24,7 +24,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate stress
+.PHONY: help redis postgres test race test-min-go bench bench-peers lint tidy bump release-check cross cover fuzz simulate stress
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -38,7 +38,17 @@ redis: ## install redis-server (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server; }
 
-test: redis ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
+# sqlbreaker's tests initialize and start a real PostgreSQL server on a
+# loopback port (as the user postgres when run as root): Debian's package,
+# installed here when missing in the same way. Its server programs live in
+# /usr/lib/postgresql/<version>/bin, off the PATH.
+postgres: ## install PostgreSQL (Debian's package) if it is missing
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "PostgreSQL is missing: apt-get install postgresql"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
+test: redis postgres ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
 	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
@@ -91,7 +101,7 @@ bump: ## point the nested modules and go.work at the core's next version: make b
 		go.work $(addsuffix /go.mod,$(NESTED_MODULES))
 	perl -pi -e 's#^(VERSION +:= ).*#$${1}$(VERSION)#' Makefile
 
-release-check: redis ## go get the published modules at VERSION from a local proxy of this tree, as a user would
+release-check: redis postgres ## go get the published modules at VERSION from a local proxy of this tree, as a user would
 	$(RELEASE_ENV) tools/release/release-check.sh
 
 # The linker accepts the runtime symbols that widely used modules reach for
