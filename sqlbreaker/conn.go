@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the wrapper calls drivers' legacy methods, and passes ColumnConverter on, where database/sql would
+
 package sqlbreaker
 
 import (
@@ -141,7 +143,7 @@ func (c *conn) queryLegacy(ctx context.Context, query string, args []driver.Name
 		return nil, err
 	}
 	if guard(p, func() {
-		rows, err = c.queryer0.Query(query, dargs) //nolint:staticcheck // SA1019: the legacy method, as database/sql calls it
+		rows, err = c.queryer0.Query(query, dargs)
 		c.o.record(ctx, p, "query", err, false)
 	}) {
 		panic(nil) // raised again: see guard
@@ -181,7 +183,7 @@ func (c *conn) execLegacy(ctx context.Context, query string, args []driver.Named
 		return nil, err
 	}
 	if guard(p, func() {
-		res, err = c.execer0.Exec(query, dargs) //nolint:staticcheck // SA1019: the legacy method, as database/sql calls it
+		res, err = c.execer0.Exec(query, dargs)
 		c.o.record(ctx, p, "exec", err, false)
 	}) {
 		panic(nil) // raised again: see guard
@@ -239,7 +241,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (tx driver.Tx
 		if c.beginner != nil {
 			tx, err = c.beginner.BeginTx(ctx, opts)
 		} else {
-			tx, err = c.ci.Begin() //nolint:staticcheck // SA1019: the legacy method, as database/sql calls it
+			tx, err = c.ci.Begin()
 			if err == nil && ctx.Err() != nil { // as database/sql does
 				_ = tx.Rollback()
 				tx, err = nil, ctx.Err()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/srebreaker/srebreaker"
@@ -343,13 +342,3 @@ type recPromise struct{ b *recBreaker }
 func (p recPromise) Accept()              { p.b.note("accept") }
 func (p recPromise) Reject(reason string) { p.b.note("reject: " + reason) }
 func (p recPromise) Ignore()              { p.b.note("ignore") }
-
-// hasPrefix reports whether s starts with any of prefixes.
-func hasPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the wrapper calls drivers' legacy methods, and passes ColumnConverter on, where database/sql would
+
 package sqlbreaker
 
 import (
@@ -23,7 +25,7 @@ func newStmt(si driver.Stmt, c *conn) driver.Stmt {
 	s.execer, _ = si.(driver.StmtExecContext)
 	s.queryer, _ = si.(driver.StmtQueryContext)
 	s.checker, _ = si.(driver.NamedValueChecker)
-	if cc, ok := si.(driver.ColumnConverter); ok { //nolint:staticcheck // SA1019: database/sql still reads it
+	if cc, ok := si.(driver.ColumnConverter); ok {
 		return stmtConverter{s, cc}
 	}
 	return s
@@ -32,10 +34,12 @@ func newStmt(si driver.Stmt, c *conn) driver.Stmt {
 // stmtConverter is a stmt whose statement has a ColumnConverter.
 type stmtConverter struct {
 	*stmt
-	cc driver.ColumnConverter //nolint:staticcheck // SA1019: database/sql still reads it
+	cc driver.ColumnConverter
 }
 
-func (s stmtConverter) ColumnConverter(idx int) driver.ValueConverter { return s.cc.ColumnConverter(idx) }
+func (s stmtConverter) ColumnConverter(idx int) driver.ValueConverter {
+	return s.cc.ColumnConverter(idx)
+}
 
 // Close closes the statement; it is not guarded.
 func (s *stmt) Close() error { return s.si.Close() }
@@ -86,7 +90,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res d
 		if s.execer != nil {
 			res, err = s.execer.ExecContext(ctx, args)
 		} else {
-			res, err = s.si.Exec(dargs) //nolint:staticcheck // SA1019: the legacy method, as database/sql calls it
+			res, err = s.si.Exec(dargs)
 		}
 		s.c.o.record(ctx, p, "exec", err, false)
 	}) {
@@ -110,7 +114,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows
 		if s.queryer != nil {
 			rows, err = s.queryer.QueryContext(ctx, args)
 		} else {
-			rows, err = s.si.Query(dargs) //nolint:staticcheck // SA1019: the legacy method, as database/sql calls it
+			rows, err = s.si.Query(dargs)
 		}
 		s.c.o.record(ctx, p, "query", err, false)
 	}) {
