@@ -8,13 +8,13 @@ MIN_GO              := go1.22.12
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
 # (docs/releasing.md).
-PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
 # requires the published ones). leakcheck comes last: it fails while the core
 # leaves goroutines running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker \
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
                        examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
@@ -26,7 +26,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
+.PHONY: help redis postgres chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -40,6 +40,16 @@ redis: ## install redis-server (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server; }
 
+# sqlbreaker's tests initialize and start a real PostgreSQL server on a
+# loopback port (as the user postgres when run as root): Debian's package,
+# installed here when missing in the same way. Its server programs live in
+# /usr/lib/postgresql/<version>/bin, off the PATH.
+postgres: ## install PostgreSQL (Debian's package) if it is missing
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "PostgreSQL is missing: apt-get install postgresql"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
 # statuspage/browsertest's tests drive a headless Chromium (Debian's
 # package) at the status page served on loopback; installed here when
 # missing, as redis-server is.
@@ -49,7 +59,7 @@ chromium: ## install chromium (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium; }
 
-test: redis chromium ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
+test: redis postgres chromium ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
 	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
@@ -114,7 +124,7 @@ bump: ## point the nested modules and go.work at the core's next version: make b
 		go.work $(addsuffix /go.mod,$(NESTED_MODULES))
 	perl -pi -e 's#^(VERSION +:= ).*#$${1}$(VERSION)#' Makefile
 
-release-check: redis ## go get the published modules at VERSION from a local proxy of this tree, as a user would
+release-check: redis postgres ## go get the published modules at VERSION from a local proxy of this tree, as a user would
 	$(RELEASE_ENV) tools/release/release-check.sh
 
 # The linker accepts the runtime symbols that widely used modules reach for

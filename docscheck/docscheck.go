@@ -31,6 +31,8 @@ var Imports = map[string]string{
 	"io":      "io",
 	"log":     "log",
 	"slog":    "log/slog",
+	"sql":     "database/sql",
+	"driver":  "database/sql/driver",
 	"os":      "os",
 	"strings": "strings",
 	"time":    "time",
@@ -48,6 +50,7 @@ var Imports = map[string]string{
 	"redisbreaker":   "github.com/srebreaker/srebreaker/redisbreaker",
 	"goredisbreaker": "github.com/srebreaker/srebreaker/goredisbreaker",
 	"statuspage":     "github.com/srebreaker/srebreaker/statuspage",
+	"sqlbreaker":     "github.com/srebreaker/srebreaker/sqlbreaker",
 
 	// Their dependencies.
 	"grpc":       "google.golang.org/grpc",
@@ -60,6 +63,8 @@ var Imports = map[string]string{
 	"sdkmetric":  "go.opentelemetry.io/otel/sdk/metric",
 	"otel":       "go.opentelemetry.io/otel",
 	"redis":      "github.com/redis/go-redis/v9",
+	"pgx":        "github.com/jackc/pgx/v5",
+	"stdlib":     "github.com/jackc/pgx/v5/stdlib",
 }
 
 // A Block is a fenced code block of a Markdown file.

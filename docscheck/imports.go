@@ -5,6 +5,8 @@ package docscheck
 // the same).
 import (
 	_ "context"
+	_ "database/sql"
+	_ "database/sql/driver"
 	_ "errors"
 	_ "expvar"
 	_ "fmt"
@@ -16,6 +18,8 @@ import (
 	_ "strings"
 	_ "time"
 
+	_ "github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/prometheus/client_golang/prometheus"
 	_ "github.com/prometheus/client_golang/prometheus/promhttp"
 	_ "github.com/redis/go-redis/v9"
@@ -38,5 +42,6 @@ import (
 	_ "github.com/srebreaker/srebreaker/proba"
 	_ "github.com/srebreaker/srebreaker/prombreaker"
 	_ "github.com/srebreaker/srebreaker/redisbreaker"
+	_ "github.com/srebreaker/srebreaker/sqlbreaker"
 	_ "github.com/srebreaker/srebreaker/statuspage"
 )

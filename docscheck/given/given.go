@@ -10,8 +10,11 @@ package given
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"net/http"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
@@ -57,6 +60,15 @@ var (
 var (
 	target string
 	creds  grpc.DialOption
+)
+
+// A database: its connection string, a driver's connector, a connection of
+// a *sql.DB's pool, and rows to copy into it.
+var (
+	dsn       string
+	connector driver.Connector
+	conn      *sql.Conn
+	rows      pgx.CopyFromSource
 )
 
 // rdb is a go-redis client: a single node, Sentinel or Cluster.

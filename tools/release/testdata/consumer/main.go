@@ -8,6 +8,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -31,6 +33,7 @@ import (
 	"github.com/srebreaker/srebreaker/otelbreaker"
 	"github.com/srebreaker/srebreaker/prombreaker"
 	"github.com/srebreaker/srebreaker/redisbreaker"
+	"github.com/srebreaker/srebreaker/sqlbreaker"
 )
 
 func main() {
@@ -48,6 +51,7 @@ func main() {
 		{"github.com/srebreaker/srebreaker/otelbreaker", checkOTel},
 		{"github.com/srebreaker/srebreaker/redisbreaker", checkRedis},
 		{"github.com/srebreaker/srebreaker/goredisbreaker", checkGoRedis},
+		{"github.com/srebreaker/srebreaker/sqlbreaker", checkSQL},
 	} {
 		if err := check.run(ctx, registry); err != nil {
 			fmt.Printf("FAIL %s: %v\n", check.module, err)
@@ -244,3 +248,29 @@ func startRedis(ctx context.Context) (addr string, stop func(), err error) {
 	}()
 	return addr, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
 }
+// checkSQL opens a database/sql database on a connector whose server is
+// down, guarded by a breaker of the registry: the breaker sheds.
+func checkSQL(ctx context.Context, registry *breaker.Registry) error {
+	db := sql.OpenDB(sqlbreaker.Wrap(downConnector{}, sqlbreaker.WithBreaker(registry.Get("database"))))
+	defer db.Close()
+	for range 1000 {
+		if err := db.PingContext(ctx); errors.Is(err, breaker.ErrServiceUnavailable) {
+			return nil
+		}
+	}
+	return errors.New("1000 failed connections in a row, and none was shed")
+}
+
+// downConnector is the driver.Connector of a server that refuses
+// connections.
+type downConnector struct{}
+
+func (downConnector) Connect(context.Context) (driver.Conn, error) {
+	return nil, errors.New("connection refused")
+}
+
+func (c downConnector) Driver() driver.Driver { return downDriver{c} }
+
+type downDriver struct{ c downConnector }
+
+func (d downDriver) Open(string) (driver.Conn, error) { return d.c.Connect(context.Background()) }

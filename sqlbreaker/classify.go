@@ -1,0 +1,138 @@
+package sqlbreaker
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+
+	"github.com/srebreaker/srebreaker"
+)
+
+// DefaultAcceptable is the [WithAcceptable] used unless one is given: an
+// error counts as a success when it is nil, sql.ErrNoRows, or an error of
+// SQLSTATE class 23, integrity constraint violation (unique, foreign key,
+// not null, check, exclusion): the server enforced a constraint the
+// application asked for. Every other error counts as a failure, among them
+// connection errors, timeouts (context.DeadlineExceeded, SQLSTATE 57014),
+// too many connections (53300) and the rest of class 53, and the server
+// shutting down (class 57).
+//
+// The SQLSTATE is read from an error in the chain with a method
+// SQLState() string (see [SQLState]), as pgx's *pgconn.PgError has. A
+// driver whose errors carry the code otherwise, such as MySQL's error
+// numbers, needs a [WithAcceptable] of its own.
+//
+// sql.ErrNoRows comes from database/sql's Row.Scan, never from a driver:
+// the query behind it returned no rows, which the wrapper records as the
+// success it is. It is accepted here for callers that use this function
+// around database/sql calls, with [breaker.Breaker.DoWithAcceptable].
+func DefaultAcceptable(err error) bool {
+	return err == nil || errors.Is(err, sql.ErrNoRows) || SQLStateClass(err) == "23"
+}
+
+// sqlStater is implemented by drivers' server errors that carry a
+// SQLSTATE, such as pgx's *pgconn.PgError.
+type sqlStater interface {
+	SQLState() string
+}
+
+// SQLState returns the five-character SQLSTATE of the first error in err's
+// chain with a method SQLState() string, such as pgx's *pgconn.PgError, or
+// "" if there is none. It does not import any driver.
+func SQLState(err error) string {
+	var s sqlStater
+	if err == nil || !errors.As(err, &s) {
+		return ""
+	}
+	return s.SQLState()
+}
+
+// SQLStateClass returns the class of err's SQLSTATE, its first two
+// characters ("23" for integrity constraint violations, "08" for
+// connection exceptions, "53" for insufficient resources), or "" if err
+// carries none (see [SQLState]).
+func SQLStateClass(err error) string {
+	s := SQLState(err)
+	if len(s) < 2 {
+		return ""
+	}
+	return s[:2]
+}
+
+// outcome is how a finished call is recorded.
+type outcome uint8
+
+const (
+	success outcome = iota
+	failure
+	neither
+)
+
+// classify decides how a call that returned err is recorded. ctx is the
+// call's context. dialed says the call made a connection (Connect), where
+// driver.ErrBadConn is a failure to connect like any other; on a
+// connection, it says the connection was broken before the call sent
+// anything, and database/sql retries the call on another.
+func (o *options) classify(ctx context.Context, err error, dialed bool) outcome {
+	switch {
+	case err == nil:
+		return success
+	case errors.Is(err, driver.ErrSkip):
+		return neither // database/sql falls back to another method, recorded in turn
+	case !dialed && errors.Is(err, driver.ErrBadConn):
+		return neither // database/sql retries on another connection, recorded in turn
+	case ctx != nil && errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled):
+		return neither // the caller gave up: the server is not to blame
+	case o.acceptable(err):
+		return success
+	default:
+		return failure
+	}
+}
+
+// record reports on p how a call of the operation op ended. It runs user
+// code (the acceptable function, err.Error) that may panic.
+func (o *options) record(ctx context.Context, p srebreaker.Promise, op string, err error, dialed bool) {
+	switch o.classify(ctx, err, dialed) {
+	case success:
+		p.Accept()
+	case failure:
+		p.Reject(op + ": " + err.Error())
+	default:
+		srebreaker.Ignore(p)
+	}
+}
+
+// exitedReason is the failure recorded for a call that neither returned
+// nor panicked with a value.
+const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
+
+// guard runs call, which makes an admitted call and records its outcome on
+// p, and records a call that neither returns nor is recorded as a failure:
+// a panic is recorded and goes on from here, with the caller's frames on
+// the stack. recover returns nil for runtime.Goexit, which goes on, and for
+// panic(nil) under GODEBUG panicnil=1, which it stops: guard then returns
+// true, and only then, for its caller to raise panic(nil) again.
+//
+// call does not escape, so a closure passed to guard stays on the stack.
+func guard(p srebreaker.Promise, call func()) (nilPanic bool) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		if v == nil {
+			p.Reject(exitedReason)
+			nilPanic = true
+			return
+		}
+		p.Reject(fmt.Sprint("panic: ", v))
+		panic(v)
+	}()
+	call()
+	returned = true
+	return false
+}
