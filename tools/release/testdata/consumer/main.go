@@ -248,6 +248,7 @@ func startRedis(ctx context.Context) (addr string, stop func(), err error) {
 	}()
 	return addr, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
 }
+
 // checkSQL opens a database/sql database on a connector whose server is
 // down, guarded by a breaker of the registry: the breaker sheds.
 func checkSQL(ctx context.Context, registry *breaker.Registry) error {
