@@ -45,7 +45,7 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 		if err != nil {
 			return clientShed(err)
 		}
-		ctx = withOutgoingCriticality(ctx)
+		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
 			panic(nil) // raised again: see guard
 		}
@@ -78,7 +78,7 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		if err != nil {
 			return nil, clientShed(err)
 		}
-		ctx = withOutgoingCriticality(ctx)
+		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		var cs grpc.ClientStream
 		if guard(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
 			panic(nil) // raised again: see guard

@@ -87,6 +87,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c := criticality.From(ctx); c != criticality.Default {
 		req = withCriticality(req, c)
 	}
+	req = withAttempt(req)
 	nilPanic, resp, err := t.send(p, req)
 	if nilPanic {
 		panic(nil) // raised again: see send
