@@ -5,8 +5,6 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/metadata"
-
-	"github.com/srebreaker/srebreaker/retry"
 )
 
 // PreviousAttemptsKey is the metadata key that carries how many attempts
@@ -62,10 +60,11 @@ func isDigits(v string) bool {
 	return true
 }
 
-// withOutgoingAttempt returns ctx with the attempt number it carries in the
-// outgoing metadata, as previous attempts, when that number is above 1.
+// withOutgoingAttempt returns ctx with the attempt number of the call (see
+// outgoingAttempt) in the outgoing metadata, as previous attempts, when
+// that number is above 1.
 func withOutgoingAttempt(ctx context.Context) context.Context {
-	if n := retry.Attempt(ctx); n > 1 {
+	if n, _ := outgoingAttempt(ctx); n > 1 {
 		return metadata.AppendToOutgoingContext(ctx, PreviousAttemptsKey, strconv.Itoa(n-1))
 	}
 	return ctx

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
@@ -41,16 +42,22 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
+		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		if err := takeRetry(ctx, b); err != nil {
+			return err
+		}
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			return clientShed(err)
 		}
 		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
+		var trailer metadata.MD
+		callOpts = trailerOption(callOpts, &trailer)
 		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
 			panic(nil) // raised again: see guard
 		}
 		o.record(p, ctx, err)
-		return err
+		return withPushback(err, trailer)
 	}
 }
 
@@ -74,7 +81,11 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
+		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		if err := takeRetry(ctx, b); err != nil {
+			return nil, err
+		}
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			return nil, clientShed(err)
 		}

@@ -76,7 +76,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	p, err := t.breakerFor(req).AllowCtx(ctx)
+	b := t.breakerFor(req)
+	if err := takeRetry(req, b); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	p, err := b.AllowCtx(ctx)
 	if err != nil {
 		closeBody(req)
 		if t.fallback != nil && errors.Is(err, breaker.ErrServiceUnavailable) {
