@@ -45,13 +45,15 @@ func PushbackOf(err error) (d time.Duration, retry, ok bool) {
 // Retryable reports whether [Policy.Do] may retry a call that failed with
 // err, whatever its options say: false for nil, for a drop of the
 // breaker's (an error matching [breaker.ErrServiceUnavailable]), for
-// [ErrBudgetSpent], for a context error (context.Canceled,
-// context.DeadlineExceeded) and for an error whose [Pushback] says "don't
-// retry"; true otherwise. The predicates of httpbreaker and grpcbreaker for
+// [ErrBudgetSpent], for context.Canceled (the caller gave up) and for an
+// error whose [Pushback] says "don't retry"; true otherwise.
+// context.DeadlineExceeded is retryable: an attempt's own timeout says the
+// dependency was slow, and [Call] stops anyway once the caller's context
+// is done. The predicates of httpbreaker and grpcbreaker for
 // other retry libraries build on it.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, breaker.ErrServiceUnavailable) || errors.Is(err, ErrBudgetSpent) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		errors.Is(err, context.Canceled) {
 		return false
 	}
 	_, retry, _ := PushbackOf(err)

@@ -78,8 +78,8 @@ func WithBudget(u Budget) Option { return func(o *options) { o.budget = &u } }
 func WithoutBudget() Option { return func(o *options) { o.budget = nil } }
 
 // WithRetryable sets which errors are worth a retry, among those that
-// [Retryable] allows (never a drop, a spent budget, a context's error or
-// a "don't retry"): say, only transient ones. Default: every one of them.
+// [Retryable] allows (never a drop, a spent budget, a cancellation or a
+// "don't retry"): say, only transient ones. Default: every one of them.
 // f must not be nil; it may be called from many goroutines at once.
 func WithRetryable(f func(err error) bool) Option { return func(o *options) { o.retryable = f } }
 
@@ -174,8 +174,9 @@ func (p *Policy) Do(ctx context.Context, b breaker.Breaker, req func(ctx context
 //
 // A call is retried only when all of these hold:
 //   - the error is [Retryable] (not a drop of the breaker's, not a spent
-//     budget, not a context error, not a server's "don't retry") and the
+//     budget, not a cancellation, not a server's "don't retry") and the
 //     [WithRetryable] function says it is worth it;
+//   - ctx is not done;
 //   - an attempt is left ([WithAttempts]);
 //   - the context's deadline, if any, leaves time for the backoff and for
 //     an attempt as long as the last one: no attempt is started that could
@@ -204,7 +205,7 @@ func Call[T any](ctx context.Context, p *Policy, b breaker.Breaker, req func(ctx
 		} else {
 			v, err = req(actx)
 		}
-		if err == nil || !Retryable(err) || !o.retryable(err) || n >= o.attempts {
+		if err == nil || !Retryable(err) || !o.retryable(err) || n >= o.attempts || ctx.Err() != nil {
 			return v, err
 		}
 		wait := p.backoff(n)
