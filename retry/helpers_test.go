@@ -57,5 +57,5 @@ type pushback struct {
 	retry bool
 }
 
-func (p pushback) Error() string                         { return "pushed back" }
+func (p pushback) Error() string                        { return "pushed back" }
 func (p pushback) RetryPushback() (time.Duration, bool) { return p.d, p.retry }
