@@ -24,8 +24,8 @@ func newVirtualClock() *virtualClock {
 	return c
 }
 
-func (c *virtualClock) set(t time.Time)  { c.ns.Store(t.UnixNano()) }
-func (c *virtualClock) Now() time.Time   { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *virtualClock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
+func (c *virtualClock) Now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
 func (c *virtualClock) After(time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	ch <- c.Now()
