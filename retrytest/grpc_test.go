@@ -110,9 +110,20 @@ const nativeRetryConfig = `{"methodConfig": [{"name": [{"service": "test.Dep"}],
 	"maxAttempts": 4, "initialBackoff": "0.000001s", "maxBackoff": "0.000001s", "backoffMultiplier": 1,
 	"retryableStatusCodes": ["UNAVAILABLE"]}}]}`
 
-func nativeGRPC(bi grpc.UnaryClientInterceptor, _ *virtualClock) ([]grpc.DialOption, func(*grpc.ClientConn) error) {
-	return []grpc.DialOption{grpc.WithUnaryInterceptor(bi), grpc.WithDefaultServiceConfig(nativeRetryConfig)},
-		func(cc *grpc.ClientConn) error { return invoke(context.Background(), cc) }
+// nativeThrottledConfig is nativeRetryConfig with gRPC's retryThrottling:
+// a token bucket of 10, retries stop while it holds 5 or fewer, each
+// success gives back 0.1 token and each failure takes 1.
+const nativeThrottledConfig = `{"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1},
+	"methodConfig": [{"name": [{"service": "test.Dep"}], "retryPolicy": {
+	"maxAttempts": 4, "initialBackoff": "0.000001s", "maxBackoff": "0.000001s", "backoffMultiplier": 1,
+	"retryableStatusCodes": ["UNAVAILABLE"]}}]}`
+
+// nativeGRPC retries with gRPC's own retry policy, config.
+func nativeGRPC(config string) grpcCaller {
+	return func(bi grpc.UnaryClientInterceptor, _ *virtualClock) ([]grpc.DialOption, func(*grpc.ClientConn) error) {
+		return []grpc.DialOption{grpc.WithUnaryInterceptor(bi), grpc.WithDefaultServiceConfig(config)},
+			func(cc *grpc.ClientConn) error { return invoke(context.Background(), cc) }
+	}
 }
 
 // grpcScenario runs caller against a dependency that is down (or fails
@@ -173,8 +184,9 @@ func TestGRPC_outage_retriesDoNotFeedIt(t *testing.T) {
 		{"retry.Policy (3 attempts)", policyGRPC, "", 1.1},
 		{"go-grpc-middleware, WithMax(3), grpcbreaker.Retriable", middlewareGRPC(true), "", 1.1},
 		{"go-grpc-middleware, WithMax(3), its default codes", middlewareGRPC(false), "", 0},
-		{"gRPC retryPolicy (maxAttempts 4), server answers grpc-retry-pushback-ms -1", nativeGRPC, "-1", 1.1},
-		{"gRPC retryPolicy (maxAttempts 4), server without pushback", nativeGRPC, "", 0},
+		{"gRPC retryPolicy (maxAttempts 4), server answers grpc-retry-pushback-ms -1", nativeGRPC(nativeRetryConfig), "-1", 1.1},
+		{"gRPC retryPolicy (maxAttempts 4), server without pushback", nativeGRPC(nativeRetryConfig), "", 0},
+		{"gRPC retryPolicy (maxAttempts 4) and retryThrottling, server without pushback", nativeGRPC(nativeThrottledConfig), "", 1.1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := grpcScenario(t, tc.caller, 0, outage, tc.pushback)
