@@ -2,6 +2,8 @@ package retry_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +147,34 @@ func BenchmarkBudget_AllowAccept(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestBudget_Take_concurrent(t *testing.T) {
+	b, m := newBreaker(t)
+	succeed(t, b, 1000)
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if retry.DefaultBudget().Take(b) == nil {
+					granted.Add(1)
+				}
+				if p, err := b.Allow(); err == nil {
+					p.Accept()
+				}
+			}
+		}()
+	}
+	for range 5 {
+		m.Add(10 * time.Millisecond) // within the window's first bucket: nothing leaves it
+	}
+	wg.Wait()
+	retries, calls, ok := retry.Usage(b)
+	require.True(t, ok)
+	assert.Equal(t, granted.Load(), retries, "every retry granted is counted once")
+	assert.LessOrEqual(t, float64(retries), 0.1*float64(calls), "never more than the ratio allows")
+	assert.GreaterOrEqual(t, retries, int64(100), "10% of the 1,000 calls before them, at least")
 }
