@@ -135,13 +135,22 @@ func grpcScenario(t *testing.T, caller grpcCaller, failShare float64, measured t
 	addr := serveGRPC(t, d)
 	c := newVirtualClock()
 	reg := breaker.NewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
-	opts, call := caller(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg)), c)
+	w := &dropWatch{}
+	bi := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))
+	watched := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := bi(ctx, method, req, reply, cc, invoker, opts...)
+		w.saw(err)
+		return err
+	}
+	opts, call := caller(watched, c)
 	cc, err := grpc.NewClient("passthrough:///"+addr,
 		append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cc.Close() })
 	var o outcome
 	run(c, warmUp, measured, func(measuring bool) {
+		w.newCall(measuring)
 		if measuring && !d.measuring.Load() {
 			d.measuring.Store(true)
 			d.failShare = failShare
@@ -160,7 +169,7 @@ func grpcScenario(t *testing.T, caller grpcCaller, failShare float64, measured t
 			}
 		}
 	})
-	o.reached, o.firstFailures = d.reached.Load(), d.firstFailures.Load()
+	o.reached, o.firstFailures, o.dropsRetried = d.reached.Load(), d.firstFailures.Load(), w.afterDrop
 	return o
 }
 
@@ -191,9 +200,11 @@ func TestGRPC_outage_retriesDoNotFeedIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := grpcScenario(t, tc.caller, 0, outage, tc.pushback)
 			ratio := float64(o.reached) / float64(base.reached)
-			t.Logf("gRPC, %s: %d calls reached the dependency, %.2f× no retries", tc.name, o.reached, ratio)
+			t.Logf("gRPC, %s: %d calls reached the dependency, %.2f× no retries; %d drops retried",
+				tc.name, o.reached, ratio, o.dropsRetried)
 			if tc.bound > 0 {
 				assert.LessOrEqual(t, ratio, tc.bound)
+				assert.Zero(t, o.dropsRetried, "a drop of the breaker is never retried")
 			}
 		})
 	}

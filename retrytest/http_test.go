@@ -80,14 +80,40 @@ func serveHTTP(t *testing.T, h http.Handler) string {
 }
 
 // httpCaller makes one call to url, with its retries, through tr.
-type httpCaller func(t *testing.T, url string, tr *httpbreaker.Transport, c *virtualClock) func() error
+type httpCaller func(t *testing.T, url string, tr http.RoundTripper, c *virtualClock) func() error
 
-func plainHTTP(_ *testing.T, url string, tr *httpbreaker.Transport, _ *virtualClock) func() error {
+// dropWatch counts the attempts that follow a drop of the breaker within
+// one call: retries of a drop. Calls are made one at a time; newCall marks
+// where one begins.
+type dropWatch struct {
+	dropped      bool // the call's last attempt was a drop
+	afterDrop    int64
+	measuring    bool
+	roundTripper http.RoundTripper
+}
+
+func (w *dropWatch) newCall(measuring bool) { w.dropped, w.measuring = false, measuring }
+
+// saw notes an attempt that ended with err.
+func (w *dropWatch) saw(err error) {
+	if w.dropped && w.measuring {
+		w.afterDrop++
+	}
+	w.dropped = errors.Is(err, breaker.ErrServiceUnavailable)
+}
+
+func (w *dropWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.roundTripper.RoundTrip(req)
+	w.saw(err)
+	return resp, err
+}
+
+func plainHTTP(_ *testing.T, url string, tr http.RoundTripper, _ *virtualClock) func() error {
 	client := &http.Client{Transport: tr}
 	return func() error { return getOnce(client, context.Background(), url) }
 }
 
-func policyHTTP(_ *testing.T, url string, tr *httpbreaker.Transport, c *virtualClock) func() error {
+func policyHTTP(_ *testing.T, url string, tr http.RoundTripper, c *virtualClock) func() error {
 	client := &http.Client{Transport: tr}
 	p := retry.MustNew(retry.WithClock(c), retry.WithRand(rand.NewPCG(5, 6)))
 	return func() error {
@@ -115,7 +141,7 @@ func getOnce(client *http.Client, ctx context.Context, url string) error {
 // CheckRetry and PrepareRetry when ours is set; retryablehttp's defaults
 // otherwise.
 func retryableHTTP(retryMax int, ours bool) httpCaller {
-	return func(_ *testing.T, url string, tr *httpbreaker.Transport, _ *virtualClock) func() error {
+	return func(_ *testing.T, url string, tr http.RoundTripper, _ *virtualClock) func() error {
 		rc := retryablehttp.NewClient()
 		rc.HTTPClient = &http.Client{Transport: tr}
 		rc.Logger = nil
@@ -144,6 +170,7 @@ type outcome struct {
 	failed        int64 // calls that ended in an error while measuring
 	dropped       int64 // of them, drops of the client's breaker
 	firstFailures int64 // first attempts the dependency failed
+	dropsRetried  int64 // attempts made after a drop of the breaker, in the same call
 }
 
 // httpScenario runs caller against a dependency that is down (or fails
@@ -155,10 +182,11 @@ func httpScenario(t *testing.T, caller httpCaller, failShare float64, measured t
 	url := serveHTTP(t, d)
 	c := newVirtualClock()
 	reg := breaker.NewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
-	tr := httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(reg))
-	call := caller(t, url, tr, c)
+	w := &dropWatch{roundTripper: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(reg))}
+	call := caller(t, url, w, c)
 	var o outcome
 	run(c, warmUp, measured, func(measuring bool) {
+		w.newCall(measuring)
 		if measuring && !d.measuring.Load() {
 			d.measuring.Store(true)
 			d.failShare = failShare
@@ -177,7 +205,7 @@ func httpScenario(t *testing.T, caller httpCaller, failShare float64, measured t
 			}
 		}
 	})
-	o.reached, o.firstFailures = d.reached.Load(), d.firstFailures.Load()
+	o.reached, o.firstFailures, o.dropsRetried = d.reached.Load(), d.firstFailures.Load(), w.afterDrop
 	return o
 }
 
@@ -204,9 +232,11 @@ func TestHTTP_outage_retriesDoNotFeedIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := httpScenario(t, tc.caller, 0, outage)
 			ratio := float64(o.reached) / float64(base.reached)
-			t.Logf("HTTP, %s: %d calls reached the dependency, %.2f× no retries", tc.name, o.reached, ratio)
+			t.Logf("HTTP, %s: %d calls reached the dependency, %.2f× no retries; %d drops retried",
+				tc.name, o.reached, ratio, o.dropsRetried)
 			if tc.bound > 0 {
 				assert.LessOrEqual(t, ratio, tc.bound)
+				assert.Zero(t, o.dropsRetried, "a drop of the breaker is never retried")
 			}
 		})
 	}
