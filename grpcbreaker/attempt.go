@@ -15,14 +15,6 @@ import (
 // attempt); servers read it with [AttemptOf].
 const PreviousAttemptsKey = "grpc-previous-rpc-attempts"
 
-// PushbackKey is the trailer key by which a server tells the client how
-// long to wait before a retry, in milliseconds (gRFC A6): a negative value,
-// or one that is not an integer, says "don't retry". The client
-// interceptors turn an error with such a trailer into one that
-// [retry.Policy.Do] honours (see [retry.Pushback]); gRPC's own retries read
-// it too.
-const PushbackKey = "grpc-retry-pushback-ms"
-
 // MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
 // claims more is read as MaxAttempt. An attempt number is a client's claim
 // about itself; the cap keeps what a server does with it bounded.

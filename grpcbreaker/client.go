@@ -34,7 +34,7 @@ import (
 // [retry.Budget]); when the budget is spent it fails with status code
 // Unavailable and an error matching [retry.ErrBudgetSpent], without being
 // sent. A retry carries its number in the [PreviousAttemptsKey] metadata.
-// A call that fails with a [PushbackKey] trailer returns an error, of the
+// A call that fails with a [PushbackTrailer] trailer returns an error, of the
 // same status, that package retry reads the server's pushback from.
 //
 // A dropped call fails with status code Unavailable and a message that

@@ -33,7 +33,7 @@
 // the [PreviousAttemptsKey] metadata, as gRPC's own retries do
 // ([AttemptOf] reads it on the server), take each retry from the breaker's
 // retry budget (package [github.com/srebreaker/srebreaker/retry]), and
-// carry a server's [PushbackKey] trailer to package retry; [Retriable]
+// carry a server's [PushbackTrailer] trailer to package retry; [Retriable]
 // gives go-grpc-middleware's retry interceptor the same rules
 // (docs/retries.md).
 //

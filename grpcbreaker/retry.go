@@ -14,7 +14,7 @@ import (
 	"github.com/srebreaker/srebreaker/retry"
 )
 
-// MaxPushback is the longest wait a [PushbackKey] trailer is read as: a
+// MaxPushback is the longest wait a [PushbackTrailer] trailer is read as: a
 // server's answer is bounded like any other input from outside.
 const MaxPushback = 5 * time.Minute
 
@@ -22,7 +22,7 @@ const MaxPushback = 5 * time.Minute
 // interceptor (v2) numbers its retries with: "1" on the first retry.
 const middlewareAttemptKey = "x-retry-attempt"
 
-// pushbackError is the error of a call whose server sent a PushbackKey
+// pushbackError is the error of a call whose server sent a PushbackTrailer
 // trailer: the call's error, with what the server said about retrying.
 type pushbackError struct {
 	err   error
@@ -46,7 +46,7 @@ func withPushback(err error, trailer metadata.MD) error {
 	if err == nil {
 		return nil
 	}
-	vs := trailer.Get(PushbackKey)
+	vs := trailer.Get(PushbackTrailer)
 	if len(vs) == 0 {
 		return err
 	}
@@ -67,7 +67,7 @@ func withPushback(err error, trailer metadata.MD) error {
 // retries the codes that interceptor retries by default, Unavailable and
 // ResourceExhausted, but never a call the breaker dropped, one whose
 // retry budget was spent, one the server answered "overloaded; don't
-// retry" (a negative [PushbackKey] trailer), nor a context's error. The
+// retry" (a negative [PushbackTrailer] trailer), nor a context's error. The
 // retry interceptor must come first in the chain, so that each attempt
 // goes through the breaker:
 //

@@ -25,7 +25,7 @@ func pushbackServer(t *testing.T, code codes.Code, pushback string) string {
 	_, addr := startServer(t, grpc.UnaryInterceptor(func(ctx context.Context, _ any, _ *grpc.UnaryServerInfo,
 		_ grpc.UnaryHandler) (any, error) {
 		if pushback != "" {
-			_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcbreaker.PushbackKey, pushback))
+			_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcbreaker.PushbackTrailer, pushback))
 		}
 		return nil, status.Error(code, "failed")
 	}))

@@ -15,14 +15,6 @@ import (
 // with [AttemptOf].
 const AttemptHeader = "Srebreaker-Attempt"
 
-// RetryHeader is the response header by which a server says whether the
-// client may retry. A 503 Service Unavailable (or 429 Too Many Requests)
-// whose RetryHeader is "no" ([RetryNo]) says "overloaded; don't retry": a
-// [Transport] then returns an error that [retry.Policy.Do] and [CheckRetry]
-// never retry, whatever Retry-After says. Without it, a Retry-After header
-// on a 429 or 503 says how long to wait before the next attempt.
-const RetryHeader = "Srebreaker-Retry"
-
 // RetryNo is the value of [RetryHeader] that says "don't retry".
 const RetryNo = "no"
 

@@ -25,8 +25,8 @@ type StatusError struct {
 	// number of seconds or an HTTP date), on a 429 or a 503; 0 without
 	// one. At most MaxRetryAfter.
 	RetryAfter time.Duration
-	// NoRetry says the server answered "overloaded; don't retry": a 429 or
-	// 503 whose [RetryHeader] is [RetryNo].
+	// NoRetry says the server answered "overloaded; don't retry": its
+	// [RetryHeader] is [RetryNo].
 	NoRetry bool
 }
 
@@ -71,9 +71,8 @@ func ResponseError(resp *http.Response) error {
 	if c != http.StatusTooManyRequests && (c < 500 || c == http.StatusNotImplemented) {
 		return nil
 	}
-	e := &StatusError{StatusCode: c}
+	e := &StatusError{StatusCode: c, NoRetry: resp.Header.Get(RetryHeader) == RetryNo}
 	if c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable {
-		e.NoRetry = resp.Header.Get(RetryHeader) == RetryNo
 		e.RetryAfter = retryAfter(resp)
 	}
 	return e

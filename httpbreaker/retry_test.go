@@ -57,6 +57,10 @@ func TestResponseError(t *testing.T) {
 			want: &httpbreaker.StatusError{StatusCode: 503, RetryAfter: httpbreaker.MaxRetryAfter}},
 		{name: "retry after, not understood", h: answerWith(503, "Retry-After", "soon"),
 			want: &httpbreaker.StatusError{StatusCode: 503}},
+		{name: "don't retry, on a 500", h: answerWith(500, httpbreaker.RetryHeader, httpbreaker.RetryNo),
+			want: &httpbreaker.StatusError{StatusCode: 500, NoRetry: true}, noRetry: true},
+		{name: "later", h: answerWith(503, httpbreaker.RetryHeader, "later", "Retry-After", "1"),
+			want: &httpbreaker.StatusError{StatusCode: 503, RetryAfter: time.Second}},
 		{name: "don't retry", h: answerWith(503, httpbreaker.RetryHeader, httpbreaker.RetryNo, "Retry-After", "1"),
 			want: &httpbreaker.StatusError{StatusCode: 503, RetryAfter: time.Second, NoRetry: true}, noRetry: true},
 	} {

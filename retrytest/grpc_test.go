@@ -47,7 +47,7 @@ var depDesc = grpc.ServiceDesc{
 		d := srv.(*grpcDependency)
 		if d.fails(grpcbreaker.AttemptOf(ctx)) {
 			if d.pushback != "" {
-				_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcbreaker.PushbackKey, d.pushback))
+				_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcbreaker.PushbackTrailer, d.pushback))
 			}
 			return nil, status.Error(codes.Unavailable, "dependency failed")
 		}
