@@ -12,9 +12,11 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
-# requires the published ones). leakcheck comes last: it fails while the core
-# leaves goroutines running.
+# requires the published ones). retrytest measures retries through the
+# peers' retry libraries (go-retryablehttp, go-grpc-middleware), unpublished.
+# leakcheck comes last: it fails while the core leaves goroutines running.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
+                       retrytest \
                        examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work

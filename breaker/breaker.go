@@ -139,6 +139,7 @@ type googleBreaker struct {
 	reasons reasonLog
 	events  *events // nil without listeners
 	fleet   fleetLink
+	retries retryTally // the retry budget's count (budget.go)
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.

@@ -51,6 +51,7 @@ var Imports = map[string]string{
 	"goredisbreaker": "github.com/srebreaker/srebreaker/goredisbreaker",
 	"statuspage":     "github.com/srebreaker/srebreaker/statuspage",
 	"sqlbreaker":     "github.com/srebreaker/srebreaker/sqlbreaker",
+	"retry":          "github.com/srebreaker/srebreaker/retry",
 
 	// Their dependencies.
 	"grpc":       "google.golang.org/grpc",
@@ -65,6 +66,10 @@ var Imports = map[string]string{
 	"redis":      "github.com/redis/go-redis/v9",
 	"pgx":        "github.com/jackc/pgx/v5",
 	"stdlib":     "github.com/jackc/pgx/v5/stdlib",
+
+	// The retry libraries docs/retries.md configures.
+	"retryablehttp": "github.com/hashicorp/go-retryablehttp",
+	"grpcretry":     "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry",
 }
 
 // A Block is a fenced code block of a Markdown file.

@@ -18,6 +18,8 @@ import (
 	_ "strings"
 	_ "time"
 
+	_ "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
+	_ "github.com/hashicorp/go-retryablehttp"
 	_ "github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/prometheus/client_golang/prometheus"
@@ -42,6 +44,7 @@ import (
 	_ "github.com/srebreaker/srebreaker/proba"
 	_ "github.com/srebreaker/srebreaker/prombreaker"
 	_ "github.com/srebreaker/srebreaker/redisbreaker"
+	_ "github.com/srebreaker/srebreaker/retry"
 	_ "github.com/srebreaker/srebreaker/sqlbreaker"
 	_ "github.com/srebreaker/srebreaker/statuspage"
 )

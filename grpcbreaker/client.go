@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
@@ -27,6 +28,15 @@ import (
 // first, and the interceptor sends the level in the [CriticalityKey]
 // metadata, unless it is the default.
 //
+// A call that is a retry, by the attempt number its context carries (see
+// [retry.WithAttempt], set by [retry.Policy.Do]) or by go-grpc-middleware's
+// retry metadata, takes the retry from its breaker's budget first (see
+// [retry.Budget]); when the budget is spent it fails with status code
+// Unavailable and an error matching [retry.ErrBudgetSpent], without being
+// sent. A retry carries its number in the [PreviousAttemptsKey] metadata.
+// A call that fails with a [PushbackTrailer] trailer returns an error, of the
+// same status, that package retry reads the server's pushback from.
+//
 // A dropped call fails with status code Unavailable and a message that
 // names the breaker and its last failure reasons; its error matches
 // [breaker.ErrServiceUnavailable]. When the call's context is already done,
@@ -41,16 +51,22 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
+		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		if err := takeRetry(ctx, b); err != nil {
+			return err
+		}
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			return clientShed(err)
 		}
-		ctx = withOutgoingCriticality(ctx)
+		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
+		var trailer metadata.MD
+		callOpts = trailerOption(callOpts, &trailer)
 		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
 			panic(nil) // raised again: see guard
 		}
 		o.record(p, ctx, err)
-		return err
+		return withPushback(err, trailer)
 	}
 }
 
@@ -63,8 +79,9 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 // its deadline: DeadlineExceeded). Set it inline with
 // grpc.WithStreamInterceptor or grpc.WithChainStreamInterceptor.
 //
-// Breakers, keys, drops, a context already done, panics and invalid options
-// are handled as by [UnaryClientInterceptor]; a unary and a stream
+// Breakers, keys, retries and their budget, drops, a context already done,
+// panics and invalid options are handled as by [UnaryClientInterceptor]
+// (a stream's pushback trailer is not read); a unary and a stream
 // interceptor with the same options share the breaker of a target and
 // method.
 func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
@@ -74,11 +91,15 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		p, err := o.get(o.key(ctx, endpoint(cc.Target()), method)).AllowCtx(ctx)
+		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		if err := takeRetry(ctx, b); err != nil {
+			return nil, err
+		}
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			return nil, clientShed(err)
 		}
-		ctx = withOutgoingCriticality(ctx)
+		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		var cs grpc.ClientStream
 		if guard(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
 			panic(nil) // raised again: see guard

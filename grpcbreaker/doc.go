@@ -29,6 +29,14 @@
 // level, whatever the client claims, and [LevelFunc] lets the server
 // decide at the edge.
 //
+// Retries: the client interceptors send the attempt number of a retry in
+// the [PreviousAttemptsKey] metadata, as gRPC's own retries do
+// ([AttemptOf] reads it on the server), take each retry from the breaker's
+// retry budget (package [github.com/srebreaker/srebreaker/retry]), and
+// carry a server's [PushbackTrailer] trailer to package retry; [Retriable]
+// gives go-grpc-middleware's retry interceptor the same rules
+// (docs/retries.md).
+//
 // The constructors return the interceptor itself, to be written inline in
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
 // Every interceptor takes its breakers from [breaker.DefaultRegistry]

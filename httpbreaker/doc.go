@@ -40,6 +40,14 @@
 // by default it serves every request at the default level, whatever the
 // client claims, and [LevelFunc] lets the server decide at the edge.
 //
+// Retries: a Transport sends the attempt number of a retry in the
+// [AttemptHeader] ([AttemptOf] reads it on the server) and takes each retry
+// from the breaker's retry budget (package
+// [github.com/srebreaker/srebreaker/retry]); [ResponseError] carries a
+// server's Retry-After and "don't retry" ([RetryHeader]) to package retry,
+// and [CheckRetry] and [PrepareRetry] give go-retryablehttp the same rules
+// (docs/retries.md).
+//
 // Neither reads nor closes a response body to classify it.
 //
 // Transports and Handlers are safe for concurrent use by multiple

@@ -28,7 +28,17 @@ import (
 // panic in the key function closes the request body and goes on.
 //
 // Responses pass through untouched: the Transport neither reads nor closes
-// their bodies, which stay the caller's to close.
+// their bodies, which stay the caller's to close. [ResponseError] turns a
+// failed one into an error that package retry honours.
+//
+// A request that is a retry, by the attempt number its context carries
+// (see [retry.WithAttempt], set by [retry.Policy.Do]) or by its
+// [AttemptHeader] ([PrepareRetry]), takes the retry from its breaker's
+// budget first (see [retry.Budget]): when the budget is spent, RoundTrip
+// closes the request body and returns an error matching
+// [retry.ErrBudgetSpent], without sending the request or asking the
+// breaker. A retry goes out with its attempt number in the AttemptHeader,
+// on a copy of the request.
 //
 // The request's context may carry a [criticality.Level] (see
 // [criticality.With]): the breaker then drops the lowest levels
@@ -76,7 +86,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	p, err := t.breakerFor(req).AllowCtx(ctx)
+	b := t.breakerFor(req)
+	if err := takeRetry(req, b); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	p, err := b.AllowCtx(ctx)
 	if err != nil {
 		closeBody(req)
 		if t.fallback != nil && errors.Is(err, breaker.ErrServiceUnavailable) {
@@ -87,6 +102,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c := criticality.From(ctx); c != criticality.Default {
 		req = withCriticality(req, c)
 	}
+	req = withAttempt(req)
 	nilPanic, resp, err := t.send(p, req)
 	if nilPanic {
 		panic(nil) // raised again: see send

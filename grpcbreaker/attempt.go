@@ -1,0 +1,63 @@
+package grpcbreaker
+
+import (
+	"context"
+	"strconv"
+
+	"google.golang.org/grpc/metadata"
+)
+
+// PreviousAttemptsKey is the metadata key that carries how many attempts
+// of a call came before this one, as gRPC's own retries send it (gRFC A6):
+// absent or "0" on a first attempt, "1" on the first retry. The client
+// interceptors add it when the call's context carries an attempt number
+// above 1 (see [retry.WithAttempt], which [retry.Policy.Do] sets for each
+// attempt); servers read it with [AttemptOf].
+const PreviousAttemptsKey = "grpc-previous-rpc-attempts"
+
+// MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
+// claims more is read as MaxAttempt. An attempt number is a client's claim
+// about itself; the cap keeps what a server does with it bounded.
+const MaxAttempt = 100
+
+// AttemptOf returns the attempt number of the incoming call ctx belongs
+// to, 1-based: one more than its [PreviousAttemptsKey] metadata (the
+// highest, if it carries several), 1 when it has none or no value is a
+// non-negative integer, at most [MaxAttempt].
+func AttemptOf(ctx context.Context) int {
+	n := 1
+	for _, v := range metadata.ValueFromIncomingContext(ctx, PreviousAttemptsKey) {
+		if !isDigits(v) {
+			continue
+		}
+		p, err := strconv.Atoi(v)
+		if err != nil || p >= MaxAttempt { // err: too large for an int
+			return MaxAttempt
+		}
+		n = max(n, p+1)
+	}
+	return n
+}
+
+// isDigits reports whether v is a non-empty run of ASCII digits.
+func isDigits(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// withOutgoingAttempt returns ctx with the attempt number of the call (see
+// outgoingAttempt) in the outgoing metadata, as previous attempts, when
+// that number is above 1.
+func withOutgoingAttempt(ctx context.Context) context.Context {
+	if n, _ := outgoingAttempt(ctx); n > 1 {
+		return metadata.AppendToOutgoingContext(ctx, PreviousAttemptsKey, strconv.Itoa(n-1))
+	}
+	return ctx
+}

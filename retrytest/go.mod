@@ -1,0 +1,23 @@
+module github.com/srebreaker/srebreaker/retrytest
+
+go 1.24.0
+
+require (
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
+	github.com/stretchr/testify v1.12.1
+	google.golang.org/grpc v1.80.0
+	google.golang.org/protobuf v1.36.11
+)
+
+require (
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
+	golang.org/x/net v0.49.0 // indirect
+	golang.org/x/sys v0.40.0 // indirect
+	golang.org/x/text v0.33.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260120221211-b8f7ae30c516 // indirect
+)
