@@ -54,6 +54,7 @@ type Handler struct {
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
+	overload   overload
 }
 
 // NewHandler returns a Handler that wraps next. It returns an error
@@ -100,13 +101,21 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	attempt := attemptOf(r)
 	r, p, err := admit(h.breakers(h.key(r)), r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
+		if h.overload.probe() {
+			if h.serve(probe{}, w, r, h.overload.advice()) {
+				panic(nil) // raised again: see serve
+			}
+			return
+		}
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)
+		hdr.Set(RetryHeader, h.overload.shedding(attempt))
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -114,18 +123,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if h.serve(p, w, r) {
+	if h.serve(p, w, r, h.overload.served(attempt)) {
 		panic(nil) // raised again: see serve
 	}
 }
 
 // serve runs the wrapped handler for an admitted request and records the
-// outcome on p. A panic is recorded and goes on. recover returns nil for
+// outcome on p. advice, when not empty, is set as the RetryHeader of a 5xx
+// answer. A panic is recorded and goes on. recover returns nil for
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: serve then returns true, and only then, for
 // ServeHTTP to raise it again.
-func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Request) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w}
+func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
+	rw := &responseWriter{ResponseWriter: w, advice: advice}
 	returned := false
 	defer func() {
 		if returned {
@@ -165,4 +175,6 @@ func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWrit
 	o := h.classifier(r, resp, err)
 	recorded = true
 	record(p, o, resp, err)
+	_, isProbe := p.(probe)
+	h.overload.outcome(o, isProbe)
 }
