@@ -2,8 +2,11 @@ package grpcbreaker
 
 import (
 	"context"
+	"errors"
 
 	"google.golang.org/grpc"
+
+	"github.com/srebreaker/srebreaker"
 )
 
 // UnaryServerInterceptor returns an interceptor that sheds load: it runs a
@@ -37,16 +40,22 @@ import (
 // when an option is invalid.
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 	o := mustOptions(serverSide, opts)
+	ov := new(overload)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
+		attempt := attemptOf(ctx)
+		ctx, p, advice, err := ov.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
+			setTrailer(ctx, pushback(advice, true))
 			return nil, err
 		}
 		var resp any
 		if guard(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see guard
 		}
-		o.record(p, ctx, err)
+		if ov.finish(o, p, ctx, err) && advice != "" {
+			err = failureAnswer(err, advice)
+			setTrailer(ctx, pushback(advice, false))
+		}
 		return resp, err
 	}
 }
@@ -61,10 +70,15 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(serverSide, opts)
+	ov := new(overload)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
-		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
+		attempt := attemptOf(ctx)
+		ctx, p, advice, err := ov.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
+			if md := pushback(advice, true); md != nil {
+				ss.SetTrailer(md)
+			}
 			return err
 		}
 		if ctx != ss.Context() {
@@ -73,7 +87,45 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if guard(p, func() { err = handler(srv, ss) }) {
 			panic(nil) // raised again: see guard
 		}
-		o.record(p, ctx, err)
+		if ov.finish(o, p, ctx, err) && advice != "" {
+			err = failureAnswer(err, advice)
+			if md := pushback(advice, false); md != nil {
+				ss.SetTrailer(md)
+			}
+		}
 		return err
 	}
+}
+
+// admit asks the breaker for the call's key about an incoming call, as
+// serverAdmit does. A call the breaker drops is served all the same when
+// it is a probe (see overload.probe), with the promise probe{}; otherwise
+// its error carries the interceptor's advice, which admit returns too, for
+// the trailer. For a call served, advice is what its failure is to carry,
+// or "" when the breaker is not shedding.
+func (ov *overload) admit(o *options, ctx context.Context, fullMethod string,
+	attempt int) (_ context.Context, _ srebreaker.Promise, advice string, _ error) {
+	ctx, p, err := serverAdmit(o.get(o.key(ctx, "", fullMethod)), ctx, o.criticality, fullMethod)
+	if err == nil {
+		return ctx, p, ov.served(attempt), nil
+	}
+	var shed *shedError
+	if !errors.As(err, &shed) {
+		return ctx, nil, "", err // the client has gone
+	}
+	if ov.probe() {
+		return ctx, probe{}, ov.advice(), nil
+	}
+	advice = ov.shedding(attempt)
+	shed.advise(advice)
+	return ctx, nil, advice, shed
+}
+
+// finish records how a served call ended on p and in ov, and reports
+// whether it failed.
+func (ov *overload) finish(o *options, p srebreaker.Promise, ctx context.Context, err error) bool {
+	x := o.record(p, ctx, err)
+	_, isProbe := p.(probe)
+	ov.outcome(x, isProbe)
+	return x == failed
 }
