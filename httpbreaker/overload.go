@@ -55,10 +55,11 @@ func attemptOf(r *http.Request) int {
 type overload struct {
 	seen, shed [2]atomic.Int64 // [0] first attempts, [1] retries
 	halving    atomic.Bool
-	sinceShed  atomic.Int64 // requests served since the last shed one
+	sinceShed  atomic.Int64 // 0 while not shedding; else 1 + the requests served since the last shed one
 	shedRun    atomic.Int64 // requests the breaker dropped since it last admitted one
 	downRun    atomic.Int64 // requests served that failed in a row, the newest last
 	healed     atomic.Bool  // a probe succeeded after downFailures, and nothing failed since
+	refusing   atomic.Bool  // the advice is "no" until the breaker stops shedding
 }
 
 const (
@@ -136,10 +137,17 @@ func (o *overload) served(attempt int) string {
 	if o.shedRun.Load() != 0 {
 		o.shedRun.Store(0)
 	}
-	if o.sinceShed.Add(1) > sheddingSpan {
-		return ""
+	if o.sinceShed.Load() == 0 {
+		return "" // not shedding
 	}
-	return o.advice()
+	if o.sinceShed.Add(1) <= sheddingSpan+1 {
+		return o.advice()
+	}
+	o.sinceShed.Store(0) // sheddingSpan served in a row: the breaker has stopped shedding
+	if o.refusing.Load() {
+		o.refusing.Store(false)
+	}
+	return ""
 }
 
 // shedding notes a request the breaker shed and returns the advice the
@@ -148,17 +156,24 @@ func (o *overload) shedding(attempt int) string {
 	k := kind(attempt)
 	o.shed[k].Add(1)
 	o.note(k)
-	if o.sinceShed.Load() != 0 {
-		o.sinceShed.Store(0)
+	if o.sinceShed.Load() != 1 {
+		o.sinceShed.Store(1)
 	}
 	return o.advice()
 }
 
-// advice is "no" when most of the sheds the histogram holds, and at least
-// overloadMinSheds of them, were retries; "later" otherwise.
+// advice is "no" once most of the sheds the histogram holds, and at least
+// overloadMinSheds of them, were retries, and then until the breaker stops
+// shedding (sheddingSpan admitted in a row): callers that heed it stop
+// retrying, so that the histogram soon holds first attempts only, while
+// the overload that made them retry goes on. "later" otherwise.
 func (o *overload) advice() string {
+	if o.refusing.Load() {
+		return retryNo
+	}
 	first, retries := o.shed[0].Load(), o.shed[1].Load()
 	if first+retries >= overloadMinSheds && retries > first {
+		o.refusing.Store(true)
 		return retryNo
 	}
 	return retryLater
