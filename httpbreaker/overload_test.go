@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -142,4 +143,40 @@ func TestTransport_serverShedIsNeither(t *testing.T) {
 	assert.Equal(t, int64(50)-shed, accepts, "the requests served (404) are successes")
 	assert.Equal(t, accepts, total, "no failure")
 	assert.Equal(t, shed, ignored(reg, key), "the sheds are neither")
+}
+
+func TestHandler_ServeHTTP_retryKeepsItsLevel(t *testing.T) {
+	// As TestHandler_shedsTheLowestLevelsFirst, every request a retry: the
+	// breaker has seen 60 % of 400 calls fail and drops 155/401 of them,
+	// which SHEDDABLE, the lowest level, takes whole.
+	m := clock.NewMock()
+	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
+	b := reg.Get(httpbreaker.DefaultHandlerKey)
+	for i := 0; i < 400; {
+		if p, err := b.Allow(); err == nil {
+			if i%5 < 2 {
+				p.Accept()
+			} else {
+				p.Reject("overloaded")
+			}
+			i++
+		}
+	}
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		httpbreaker.WithRegistry(reg), trusted)
+	shed := func(c criticality.Level) (n int) {
+		for range 40 {
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Header.Set(httpbreaker.CriticalityHeader, c.String())
+			req.Header.Set("Srebreaker-Attempt", "3")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code == http.StatusServiceUnavailable {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 40, shed(criticality.Sheddable), "a SHEDDABLE retry is shed")
+	assert.Equal(t, 0, shed(criticality.CriticalPlus), "a CRITICAL_PLUS retry is served")
 }
