@@ -34,7 +34,17 @@ import (
 //
 // A shed call fails with status code Unavailable and a message that says
 // the server's breaker shed it; the breaker's failure reasons are not sent
-// to the client. A call whose client canceled it counts as neither. A panic
+// to the client. Its status carries a google.rpc.ErrorInfo detail of
+// [ErrorDomain] and its trailer a [PushbackTrailer] with the interceptor's
+// advice on retrying: -1, don't retry, once most of what it sheds is
+// already a retry (as the grpc-previous-rpc-attempts metadata numbers
+// them), 1000 ms otherwise. A failure of a call served while the breaker
+// sheds carries the detail too, so that a client interceptor leaves it out
+// of its own breaker's counts (see [ShedByServer]). While the calls it
+// served have failed, several in a row with no success since, the
+// interceptor serves the 32nd call in a row its breaker drops all the
+// same, as a probe whose outcome the breaker does not see; once a probe
+// succeeds, it serves the calls the breaker drops until one fails. A call whose client canceled it counts as neither. A panic
 // in the handler is recorded as a failure and raised again. The constructor
 // panics, with an error wrapping [ErrInvalidOption] that names the option,
 // when an option is invalid.

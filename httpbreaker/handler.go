@@ -29,9 +29,22 @@ import (
 // with a level whose client has already gone when it is asked about gets
 // no answer and records nothing.
 //
-// A shed request gets 503 Service Unavailable with a Retry-After header and
-// a short plain-text body; the wrapped handler never sees it, and nothing
-// about the breaker's failure reasons is sent to the client. A panic in the
+// A shed request gets 503 Service Unavailable with a Retry-After header,
+// a [RetryHeader] with the Handler's advice on retrying ("no" once most of
+// what it sheds is already a retry, as the Srebreaker-Attempt request
+// header numbers them; "later" otherwise), and a short plain-text body; the
+// wrapped handler never sees it, and nothing about the breaker's failure
+// reasons is sent to the client. A 5xx answer of a request served while
+// the breaker sheds carries the RetryHeader too, so that a client's
+// [Transport] leaves it out of its own breaker's counts.
+//
+// While the requests it served have failed, several in a row with no
+// success since (a dependency that looks down), the Handler serves the
+// 32nd request in a row that its breaker drops all the same, as a probe,
+// whose outcome the breaker does not see (it counted a drop); once a probe
+// succeeds, it serves the requests the breaker drops until one fails,
+// while the breaker, which admits some of them, sees the dependency heal.
+// A dependency that serves some requests is left to the breaker alone. A panic in the
 // wrapped handler is recorded (a failure by default) and raised again with
 // the same value, so that net/http's handling of it, and of
 // [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
