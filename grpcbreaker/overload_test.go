@@ -92,7 +92,7 @@ func TestUnaryServerInterceptor_dontRetryStopsNativeRetries(t *testing.T) {
 
 // shedOnce makes one call to a server that sheds it and returns its error
 // and trailer.
-func shedOnce(t *testing.T, cc *grpc.ClientConn, previous int) (error, metadata.MD) {
+func shedOnce(t *testing.T, cc *grpc.ClientConn, previous int) (metadata.MD, error) {
 	t.Helper()
 	var tr metadata.MD
 	ctx := context.Background()
@@ -102,7 +102,7 @@ func shedOnce(t *testing.T, cc *grpc.ClientConn, previous int) (error, metadata.
 	for {
 		err := cc.Invoke(ctx, callMethod, wrapperspb.String("v"), new(wrapperspb.StringValue), grpc.Trailer(&tr))
 		if status.Code(err) == codes.Unavailable {
-			return err, tr
+			return tr, err
 		}
 	}
 }
@@ -113,7 +113,7 @@ func TestUnaryServerInterceptor_advice(t *testing.T) {
 
 	// First attempts: retry later, after 1 s.
 	for range 10 {
-		err, tr := shedOnce(t, cc, 0)
+		tr, err := shedOnce(t, cc, 0)
 		require.True(t, grpcbreaker.ShedByServer(err), "a server's shed: %v", err)
 		assert.False(t, grpcbreaker.RetryRefused(err))
 		assert.Equal(t, []string{"1000"}, tr.Get(grpcbreaker.PushbackTrailer))
@@ -122,12 +122,12 @@ func TestUnaryServerInterceptor_advice(t *testing.T) {
 	var err error
 	var tr metadata.MD
 	for range 12 {
-		err, tr = shedOnce(t, cc, 2)
+		tr, err = shedOnce(t, cc, 2)
 	}
 	assert.True(t, grpcbreaker.RetryRefused(err))
 	assert.Equal(t, []string{"-1"}, tr.Get(grpcbreaker.PushbackTrailer))
 	// And so on while the server sheds, first attempts too.
-	err, tr = shedOnce(t, cc, 0)
+	tr, err = shedOnce(t, cc, 0)
 	assert.True(t, grpcbreaker.RetryRefused(err))
 	assert.Equal(t, []string{"-1"}, tr.Get(grpcbreaker.PushbackTrailer))
 	assert.Equal(t, codes.Unavailable, status.Code(err))
