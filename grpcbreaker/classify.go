@@ -143,5 +143,5 @@ func serverShed(err error) error { return &shedError{msg: serverShedMsg, err: er
 // advise gives e's status the ErrorInfo detail of a call the server's
 // breaker shed, with advice (see ErrorDomain).
 func (e *shedError) advise(advice string) {
-	e.st = status.Convert(marked(status.New(codes.Unavailable, e.msg), reasonShed, advice))
+	e.st = shedStatus(advice)
 }

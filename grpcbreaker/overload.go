@@ -3,6 +3,7 @@ package grpcbreaker
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -86,12 +87,27 @@ func serverAdvice(err error) (advice string, ok bool) {
 const errorInfoURL = "type.googleapis.com/google.rpc.ErrorInfo"
 
 // marked returns st with the ErrorInfo detail of reason and advice.
-func marked(st *status.Status, reason, advice string) error {
+func marked(st *status.Status, reason, advice string) *status.Status {
 	if m, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain,
 		Metadata: map[string]string{"retry": advice}}); err == nil {
 		st = m
 	}
-	return st.Err()
+	return st
+}
+
+// The statuses of a shed call, made once: a status is not changed once
+// made, and gRPC copies what it sends.
+var (
+	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryLater)
+	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryNo)
+)
+
+// shedStatus returns the status of a shed call with advice.
+func shedStatus(advice string) *status.Status {
+	if advice == retryNo {
+		return shedNo
+	}
+	return shedLater
 }
 
 // pushback returns the trailer that goes with advice: PushbackTrailer for
@@ -275,7 +291,7 @@ func (o *overload) note(k int) {
 // failureAnswer is err, the failure of a call served while the breaker
 // sheds, with the advice in an ErrorInfo detail.
 func failureAnswer(err error, advice string) error {
-	return marked(status.Convert(err), reasonShedding, advice)
+	return marked(status.Convert(err), reasonShedding, advice).Err()
 }
 
 // setTrailer sets md, if any, as a trailer of the unary call of ctx.
@@ -283,4 +299,50 @@ func setTrailer(ctx context.Context, md metadata.MD) {
 	if md != nil {
 		_ = grpc.SetTrailer(ctx, md)
 	}
+}
+
+// memories holds an overload per breaker key, so that the keys of one
+// Handler or interceptor (routes, methods) are judged apart: the first
+// key's in a field of its own, the common case of one key; the others in a
+// map, up to maxMemories of them, past which keys share one memory, so
+// that keys clients choose cannot grow it without bound.
+type memories struct {
+	first  atomic.Pointer[keyed]
+	others sync.Map // key → *overload
+	n      atomic.Int64
+	shared overload
+}
+
+// keyed is the overload of one key.
+type keyed struct {
+	key string
+	o   overload
+}
+
+// maxMemories is how many keys get an overload of their own.
+const maxMemories = 1024
+
+// of returns the overload of key.
+func (ms *memories) of(key string) *overload {
+	f := ms.first.Load()
+	if f == nil {
+		if ms.first.CompareAndSwap(nil, &keyed{key: key}) {
+			return &ms.first.Load().o
+		}
+		f = ms.first.Load()
+	}
+	if f.key == key {
+		return &f.o
+	}
+	if v, ok := ms.others.Load(key); ok {
+		return v.(*overload)
+	}
+	if ms.n.Load() >= maxMemories {
+		return &ms.shared
+	}
+	v, loaded := ms.others.LoadOrStore(key, new(overload))
+	if !loaded {
+		ms.n.Add(1)
+	}
+	return v.(*overload)
 }

@@ -50,10 +50,10 @@ import (
 // when an option is invalid.
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 	o := mustOptions(serverSide, opts)
-	ov := new(overload)
+	ms := new(memories)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		attempt := attemptOf(ctx)
-		ctx, p, advice, err := ov.admit(o, ctx, info.FullMethod, attempt)
+		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			setTrailer(ctx, pushback(advice, true))
 			return nil, err
@@ -80,11 +80,11 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(serverSide, opts)
-	ov := new(overload)
+	ms := new(memories)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
 		attempt := attemptOf(ctx)
-		ctx, p, advice, err := ov.admit(o, ctx, info.FullMethod, attempt)
+		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			if md := pushback(advice, true); md != nil {
 				ss.SetTrailer(md)
@@ -108,27 +108,29 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 }
 
 // admit asks the breaker for the call's key about an incoming call, as
-// serverAdmit does. A call the breaker drops is served all the same when
+// serverAdmit does, and returns the memory of that key too. A call the breaker drops is served all the same when
 // it is a probe (see overload.probe), with the promise probe{}; otherwise
 // its error carries the interceptor's advice, which admit returns too, for
 // the trailer. For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding.
-func (ov *overload) admit(o *options, ctx context.Context, fullMethod string,
-	attempt int) (_ context.Context, _ srebreaker.Promise, advice string, _ error) {
-	ctx, p, err := serverAdmit(o.get(o.key(ctx, "", fullMethod)), ctx, o.criticality, fullMethod)
+func (ms *memories) admit(o *options, ctx context.Context, fullMethod string,
+	attempt int) (_ context.Context, ov *overload, _ srebreaker.Promise, advice string, _ error) {
+	key := o.key(ctx, "", fullMethod)
+	ov = ms.of(key)
+	ctx, p, err := serverAdmit(o.get(key), ctx, o.criticality, fullMethod)
 	if err == nil {
-		return ctx, p, ov.served(attempt), nil
+		return ctx, ov, p, ov.served(attempt), nil
 	}
 	var shed *shedError
 	if !errors.As(err, &shed) {
-		return ctx, nil, "", err // the client has gone
+		return ctx, ov, nil, "", err // the client has gone
 	}
 	if ov.probe() {
-		return ctx, probe{}, ov.advice(), nil
+		return ctx, ov, probe{}, ov.advice(), nil
 	}
 	advice = ov.shedding(attempt)
 	shed.advise(advice)
-	return ctx, nil, advice, shed
+	return ctx, ov, nil, advice, shed
 }
 
 // finish records how a served call ended on p and in ov, and reports

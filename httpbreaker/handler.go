@@ -67,7 +67,7 @@ type Handler struct {
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
-	overload   overload
+	memories   memories // per key
 }
 
 // NewHandler returns a Handler that wraps next. It returns an error
@@ -115,20 +115,22 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	attempt := attemptOf(r)
-	r, p, err := admit(h.breakers(h.key(r)), r, h.policy)
+	key := h.key(r)
+	ov := h.memories.of(key)
+	r, p, err := admit(h.breakers(key), r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
-		if h.overload.probe() {
-			if h.serve(probe{}, w, r, h.overload.advice()) {
+		if ov.probe() {
+			if h.serve(ov, probe{}, w, r, ov.advice()) {
 				panic(nil) // raised again: see serve
 			}
 			return
 		}
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)
-		hdr.Set(RetryHeader, h.overload.shedding(attempt))
+		hdr.Set(RetryHeader, ov.shedding(attempt))
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -136,18 +138,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if h.serve(p, w, r, h.overload.served(attempt)) {
+	if h.serve(ov, p, w, r, ov.served(attempt)) {
 		panic(nil) // raised again: see serve
 	}
 }
 
 // serve runs the wrapped handler for an admitted request and records the
-// outcome on p. advice, when not empty, is set as the RetryHeader of a 5xx
+// outcome on p, and in ov, the memory of its key. advice, when not empty, is set as the RetryHeader of a 5xx
 // answer. A panic is recorded and goes on. recover returns nil for
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: serve then returns true, and only then, for
 // ServeHTTP to raise it again.
-func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
+func (h *Handler) serve(ov *overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
+	advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: advice}
 	returned := false
 	defer func() {
@@ -164,20 +167,20 @@ func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Req
 			nilPanic = true
 			return
 		}
-		h.finish(p, r, rw, &PanicError{Value: v})
+		h.finish(ov, p, r, rw, &PanicError{Value: v})
 		// Raised again from this deferred call, so that the stack net/http
 		// logs still holds the handler's frames.
 		panic(v)
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
-	h.finish(p, r, rw, nil)
+	h.finish(ov, p, r, rw, nil)
 	return false
 }
 
 // finish classifies the call and records it on p. A panic in the classifier
 // is recorded as a failure and goes on up.
-func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
+func (h *Handler) finish(ov *overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
 	resp := rw.response(r)
 	recorded := false
 	defer func() {
@@ -189,5 +192,5 @@ func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWrit
 	recorded = true
 	record(p, o, resp, err)
 	_, isProbe := p.(probe)
-	h.overload.outcome(o, isProbe)
+	ov.outcome(o, isProbe)
 }

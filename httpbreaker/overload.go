@@ -3,6 +3,7 @@ package httpbreaker
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -190,4 +191,50 @@ func (o *overload) note(k int) {
 		o.shed[i].Add(-o.shed[i].Load() / 2)
 	}
 	o.halving.Store(false)
+}
+
+// memories holds an overload per breaker key, so that the keys of one
+// Handler or interceptor (routes, methods) are judged apart: the first
+// key's in a field of its own, the common case of one key; the others in a
+// map, up to maxMemories of them, past which keys share one memory, so
+// that keys clients choose cannot grow it without bound.
+type memories struct {
+	first  atomic.Pointer[keyed]
+	others sync.Map // key → *overload
+	n      atomic.Int64
+	shared overload
+}
+
+// keyed is the overload of one key.
+type keyed struct {
+	key string
+	o   overload
+}
+
+// maxMemories is how many keys get an overload of their own.
+const maxMemories = 1024
+
+// of returns the overload of key.
+func (ms *memories) of(key string) *overload {
+	f := ms.first.Load()
+	if f == nil {
+		if ms.first.CompareAndSwap(nil, &keyed{key: key}) {
+			return &ms.first.Load().o
+		}
+		f = ms.first.Load()
+	}
+	if f.key == key {
+		return &f.o
+	}
+	if v, ok := ms.others.Load(key); ok {
+		return v.(*overload)
+	}
+	if ms.n.Load() >= maxMemories {
+		return &ms.shared
+	}
+	v, loaded := ms.others.LoadOrStore(key, new(overload))
+	if !loaded {
+		ms.n.Add(1)
+	}
+	return v.(*overload)
 }

@@ -180,3 +180,28 @@ func TestHandler_ServeHTTP_retryKeepsItsLevel(t *testing.T) {
 	assert.Equal(t, 40, shed(criticality.Sheddable), "a SHEDDABLE retry is shed")
 	assert.Equal(t, 0, shed(criticality.CriticalPlus), "a CRITICAL_PLUS retry is served")
 }
+
+func TestHandler_ServeHTTP_keysAreJudgedApart(t *testing.T) {
+	// Route /a's breaker sheds; route /b's fails without shedding: its
+	// failures carry no advice, whatever /a does.
+	reg := sheddingRegistry(t)
+	byPath := httpbreaker.WithKey(func(r *http.Request) string {
+		if r.URL.Path == "/a" {
+			return httpbreaker.DefaultHandlerKey // the shedding breaker
+		}
+		return "server:" + r.URL.Path
+	})
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	}), httpbreaker.WithRegistry(reg), byPath)
+	for range 20 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/a", nil))
+		require.NotEmpty(t, rec.Header().Get(httpbreaker.RetryHeader), "/a: a shed, or a failure while shedding")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/b", nil))
+	require.Equal(t, http.StatusInternalServerError, rec.Code)
+	_, ok := rec.Header()[httpbreaker.RetryHeader]
+	assert.False(t, ok, "/b's failure carries no advice")
+}
