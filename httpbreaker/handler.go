@@ -44,10 +44,11 @@ import (
 // whose outcome the breaker does not see (it counted a drop); once a probe
 // succeeds, it serves the requests the breaker drops until one fails,
 // while the breaker, which admits some of them, sees the dependency heal.
-// A dependency that serves some requests is left to the breaker alone. A panic in the
-// wrapped handler is recorded (a failure by default) and raised again with
-// the same value, so that net/http's handling of it, and of
-// [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
+// A dependency that serves some requests is left to the breaker alone.
+//
+// A panic in the wrapped handler is recorded (a failure by default) and
+// raised again with the same value, so that net/http's handling of it, and
+// of [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
 // GODEBUG panicnil=1 too). A request whose client went away before the
 // handler finished (its context canceled) counts as neither a success nor
 // a failure with the default [ServerClassifier], whatever was answered.
@@ -143,9 +144,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serve runs the wrapped handler for an admitted request and records the
-// outcome on p, and in ov, the memory of its key. advice, when not empty, is set as the RetryHeader of a 5xx
-// answer. A panic is recorded and goes on. recover returns nil for
+// serve runs the wrapped handler for an admitted request (or a probe) and
+// records the outcome on p, and in ov, the memory of its key. advice, when
+// not empty, is set as the RetryHeader of a 5xx answer. A panic is
+// recorded and goes on. recover returns nil for
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: serve then returns true, and only then, for
 // ServeHTTP to raise it again.
@@ -178,7 +180,7 @@ func (h *Handler) serve(ov *overload, p srebreaker.Promise, w http.ResponseWrite
 	return false
 }
 
-// finish classifies the call and records it on p. A panic in the classifier
+// finish classifies the call and records it on p and in ov. A panic in the classifier
 // is recorded as a failure and goes on up.
 func (h *Handler) finish(ov *overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
 	resp := rw.response(r)
