@@ -84,7 +84,10 @@ func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome
 // it as a failure would throttle the same dependency a second time, and the
 // two breakers would keep each other from seeing it heal.
 // [ClientClassifier] records it as neither a success nor a failure; a
-// Classifier of your own can call ShedByServer to do the same.
+// Classifier of your own for a Transport can call ShedByServer to do the
+// same. It is for the answers a client gets: a Handler's [Classifier]
+// sees the header on the Handler's own failures while its breaker sheds,
+// which [ServerClassifier] counts as failures all the same.
 func ShedByServer(resp *http.Response) bool {
 	if resp == nil || resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
 		return false
