@@ -111,9 +111,12 @@ func shedStatus(advice string) *status.Status {
 }
 
 // pushback returns the trailer that goes with advice: PushbackTrailer for
-// a call the breaker shed, and for a failure only when the advice is "no".
+// a call the breaker shed, and for a failure only when the advice is "no";
+// nil for no advice.
 func pushback(advice string, shed bool) metadata.MD {
 	switch {
+	case advice == "":
+		return nil
 	case advice == retryNo:
 		return metadata.Pairs(PushbackTrailer, pushbackNo)
 	case shed:

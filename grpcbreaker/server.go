@@ -44,8 +44,10 @@ import (
 // served have failed, several in a row with no success since, the
 // interceptor serves the 32nd call in a row its breaker drops all the
 // same, as a probe whose outcome the breaker does not see; once a probe
-// succeeds, it serves the calls the breaker drops until one fails. A call whose client canceled it counts as neither. A panic
-// in the handler is recorded as a failure and raised again. The constructor
+// succeeds, it serves the calls the breaker drops until one fails.
+//
+// A call whose client canceled it counts as neither. A panic in the
+// handler is recorded as a failure and raised again. The constructor
 // panics, with an error wrapping [ErrInvalidOption] that names the option,
 // when an option is invalid.
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
@@ -108,10 +110,11 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 }
 
 // admit asks the breaker for the call's key about an incoming call, as
-// serverAdmit does, and returns the memory of that key too. A call the breaker drops is served all the same when
-// it is a probe (see overload.probe), with the promise probe{}; otherwise
-// its error carries the interceptor's advice, which admit returns too, for
-// the trailer. For a call served, advice is what its failure is to carry,
+// serverAdmit does, and returns the memory of that key too. A call the
+// breaker drops is served all the same when it is a probe (see
+// overload.probe), with the promise probe{}; otherwise its error carries
+// the interceptor's advice, which admit returns too, for the trailer (""
+// for a call whose client has gone). For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding.
 func (ms *memories) admit(o *options, ctx context.Context, fullMethod string,
 	attempt int) (_ context.Context, ov *overload, _ srebreaker.Promise, advice string, _ error) {
