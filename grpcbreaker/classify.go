@@ -24,22 +24,50 @@ func code(err error) codes.Code {
 	return status.FromContextError(err).Code()
 }
 
-// record reports how a call that ended with err went. ctx is the call's
-// context: Canceled after it was canceled means the caller gave up.
-func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) {
+// outcome is how a finished call is recorded.
+type outcome int
+
+const (
+	succeeded outcome = iota
+	failed
+	ignored
+)
+
+// classify tells how a call that ended with err went. ctx is the call's
+// context: Canceled after it was canceled means the caller gave up. A
+// failure that a shedding server interceptor answered (see
+// [ShedByServer]) is ignored: that server's breaker throttles what failed.
+func (o *options) classify(ctx context.Context, err error) outcome {
 	c := code(err)
 	switch {
 	case c == codes.OK:
-		p.Accept()
+		return succeeded
 	case c == codes.Canceled && errors.Is(ctx.Err(), context.Canceled):
-		srebreaker.Ignore(p) // the caller gave up: the dependency is not to blame
+		return ignored // the caller gave up: the dependency is not to blame
 	case o.failures&(1<<c) != 0:
-		p.Reject(err.Error())
+		if ShedByServer(err) {
+			return ignored
+		}
+		return failed
 	case c == codes.Canceled:
-		srebreaker.Ignore(p)
-	default:
-		p.Accept()
+		return ignored
 	}
+	return succeeded
+}
+
+// record reports on p how a call that ended with err went (see classify),
+// and returns it.
+func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) outcome {
+	x := o.classify(ctx, err)
+	switch x {
+	case succeeded:
+		p.Accept()
+	case failed:
+		p.Reject(err.Error())
+	default:
+		srebreaker.Ignore(p)
+	}
+	return x
 }
 
 // recordPanic records a call whose code panicked, or called runtime.Goexit
@@ -82,6 +110,7 @@ func guard(p srebreaker.Promise, call func()) (nilPanic bool) {
 type shedError struct {
 	msg string
 	err error
+	st  *status.Status // the status sent, with its details; nil for Unavailable and msg
 }
 
 func (e *shedError) Error() string { return e.msg }
@@ -89,7 +118,12 @@ func (e *shedError) Unwrap() error { return e.err }
 
 // GRPCStatus makes status.FromError and status.Code read the error as
 // Unavailable.
-func (e *shedError) GRPCStatus() *status.Status { return status.New(codes.Unavailable, e.msg) }
+func (e *shedError) GRPCStatus() *status.Status {
+	if e.st != nil {
+		return e.st
+	}
+	return status.New(codes.Unavailable, e.msg)
+}
 
 // clientShed is the error of a call the client's breaker dropped; its
 // message carries the breaker's name and last failure reasons.
@@ -105,3 +139,9 @@ func clientShed(err error) error {
 const serverShedMsg = "grpcbreaker: call shed by the server's breaker: the server is overloaded, retry later"
 
 func serverShed(err error) error { return &shedError{msg: serverShedMsg, err: err} }
+
+// advise gives e's status the ErrorInfo detail of a call the server's
+// breaker shed, with advice (see ErrorDomain).
+func (e *shedError) advise(advice string) {
+	e.st = shedStatus(advice)
+}

@@ -8,7 +8,9 @@
 // a [breaker.Registry] and start a call only if that breaker admits it. A call that
 // ends with one of the failure codes (by default [DefaultFailureCodes]:
 // Unavailable, DeadlineExceeded, ResourceExhausted, Internal, DataLoss and
-// Unknown) counts as a failure; a call the caller canceled counts as
+// Unknown) counts as a failure, unless a server interceptor whose breaker
+// sheds answered it ([ShedByServer]: that breaker, nearer to the
+// dependency, throttles it alone); a call the caller canceled counts as
 // neither; every other ending is a success. A dropped call never leaves
 // the process: it fails with status code Unavailable and a message that
 // says the breaker shed it, and its error also matches
@@ -17,7 +19,9 @@
 // The server interceptors ([UnaryServerInterceptor],
 // [StreamServerInterceptor]) do the same on the server, per full method:
 // they shed calls with Unavailable when the handlers' own failures say the
-// server is overloaded.
+// server is overloaded, with advice on retrying in the
+// grpc-retry-pushback-ms trailer that grpc-go's retries heed ([PushbackTrailer]:
+// -1, don't retry, when most of what they shed is already a retry).
 //
 // Calls carry their criticality (see [criticality.Level]) from the
 // client interceptors to the server interceptors in the [CriticalityKey]

@@ -2,8 +2,11 @@ package grpcbreaker
 
 import (
 	"context"
+	"errors"
 
 	"google.golang.org/grpc"
+
+	"github.com/srebreaker/srebreaker"
 )
 
 // UnaryServerInterceptor returns an interceptor that sheds load: it runs a
@@ -31,22 +34,40 @@ import (
 //
 // A shed call fails with status code Unavailable and a message that says
 // the server's breaker shed it; the breaker's failure reasons are not sent
-// to the client. A call whose client canceled it counts as neither. A panic
-// in the handler is recorded as a failure and raised again. The constructor
+// to the client. Its status carries a google.rpc.ErrorInfo detail of
+// [ErrorDomain] and its trailer a [PushbackTrailer] with the interceptor's
+// advice on retrying: -1, don't retry, once most of what it sheds is
+// already a retry (as the grpc-previous-rpc-attempts metadata numbers
+// them), 1000 ms otherwise. A failure of a call served while the breaker
+// sheds carries the detail too, so that a client interceptor leaves it out
+// of its own breaker's counts (see [ShedByServer]). While the calls it
+// served have failed, several in a row with no success since, the
+// interceptor serves the 32nd call in a row its breaker drops all the
+// same, as a probe whose outcome the breaker does not see; once a probe
+// succeeds, it serves the calls the breaker drops until one fails.
+//
+// A call whose client canceled it counts as neither. A panic in the
+// handler is recorded as a failure and raised again. The constructor
 // panics, with an error wrapping [ErrInvalidOption] that names the option,
 // when an option is invalid.
 func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 	o := mustOptions(serverSide, opts)
+	ms := new(memories)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
+		attempt := AttemptOf(ctx)
+		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
+			setTrailer(ctx, pushback(advice, true))
 			return nil, err
 		}
 		var resp any
 		if guard(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see guard
 		}
-		o.record(p, ctx, err)
+		if ov.finish(o, p, ctx, err) && advice != "" {
+			err = failureAnswer(err, advice)
+			setTrailer(ctx, pushback(advice, false))
+		}
 		return resp, err
 	}
 }
@@ -61,10 +82,15 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 // bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(serverSide, opts)
+	ms := new(memories)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
-		ctx, p, err := serverAdmit(o.get(o.key(ctx, "", info.FullMethod)), ctx, o.criticality, info.FullMethod)
+		attempt := AttemptOf(ctx)
+		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
+			if md := pushback(advice, true); md != nil {
+				ss.SetTrailer(md)
+			}
 			return err
 		}
 		if ctx != ss.Context() {
@@ -73,7 +99,48 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if guard(p, func() { err = handler(srv, ss) }) {
 			panic(nil) // raised again: see guard
 		}
-		o.record(p, ctx, err)
+		if ov.finish(o, p, ctx, err) && advice != "" {
+			err = failureAnswer(err, advice)
+			if md := pushback(advice, false); md != nil {
+				ss.SetTrailer(md)
+			}
+		}
 		return err
 	}
+}
+
+// admit asks the breaker for the call's key about an incoming call, as
+// serverAdmit does, and returns the memory of that key too. A call the
+// breaker drops is served all the same when it is a probe (see
+// overload.probe), with the promise probe{}; otherwise its error carries
+// the interceptor's advice, which admit returns too, for the trailer (""
+// for a call whose client has gone). For a call served, advice is what its failure is to carry,
+// or "" when the breaker is not shedding.
+func (ms *memories) admit(o *options, ctx context.Context, fullMethod string,
+	attempt int) (_ context.Context, ov *overload, _ srebreaker.Promise, advice string, _ error) {
+	key := o.key(ctx, "", fullMethod)
+	ov = ms.of(key)
+	ctx, p, err := serverAdmit(o.get(key), ctx, o.criticality, fullMethod)
+	if err == nil {
+		return ctx, ov, p, ov.served(attempt), nil
+	}
+	var shed *shedError
+	if !errors.As(err, &shed) {
+		return ctx, ov, nil, "", err // the client has gone
+	}
+	if ov.probe() {
+		return ctx, ov, probe{}, ov.advice(), nil
+	}
+	advice = ov.shedding(attempt)
+	shed.advise(advice)
+	return ctx, ov, nil, advice, shed
+}
+
+// finish records how a served call ended on p and in ov, and reports
+// whether it failed.
+func (ov *overload) finish(o *options, p srebreaker.Promise, ctx context.Context, err error) bool {
+	x := o.record(p, ctx, err)
+	_, isProbe := p.(probe)
+	ov.outcome(x, isProbe)
+	return x == failed
 }

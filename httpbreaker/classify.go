@@ -52,7 +52,10 @@ type Classifier func(req *http.Request, resp *http.Response, err error) Outcome
 // ClientClassifier is a [Transport]'s default [Classifier]. An error whose
 // request context the caller canceled is [Ignore]; any other error (a
 // connection refused, a reset, a deadline) is a [Failure], and so are 5xx
-// and 429 Too Many Requests; every other status is a [Success].
+// and 429 Too Many Requests, except an answer that carries [RetryHeader]:
+// a server whose breaker is shedding sent it, so that its breaker, nearer
+// to the dependency, throttles it alone, and that answer is [Ignore]
+// (see [ShedByServer]). Every other status is a [Success].
 func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome {
 	if err != nil {
 		if errors.Is(req.Context().Err(), context.Canceled) {
@@ -60,10 +63,37 @@ func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome
 		}
 		return Failure
 	}
-	if resp == nil || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+	if resp == nil {
+		return Failure
+	}
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		if ShedByServer(resp) {
+			return Ignore
+		}
 		return Failure
 	}
 	return Success
+}
+
+// ShedByServer reports whether resp is the answer of a server whose
+// breaker is shedding, a [Handler]'s: a 5xx or 429 status with
+// [RetryHeader]. It is either a request the server's breaker shed (503
+// Service Unavailable with Retry-After) or a failure of a request it
+// served while it shed others. Such an answer says that the server's
+// breaker is already throttling what failed: a client breaker that counted
+// it as a failure would throttle the same dependency a second time, and the
+// two breakers would keep each other from seeing it heal.
+// [ClientClassifier] records it as neither a success nor a failure; a
+// Classifier of your own for a Transport can call ShedByServer to do the
+// same. It is for the answers a client gets: a Handler's [Classifier]
+// sees the header on the Handler's own failures while its breaker sheds,
+// which [ServerClassifier] counts as failures all the same.
+func ShedByServer(resp *http.Response) bool {
+	if resp == nil || resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+		return false
+	}
+	_, ok := resp.Header[RetryHeader]
+	return ok
 }
 
 // ServerClassifier is a [Handler]'s default [Classifier]. A call whose

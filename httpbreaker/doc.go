@@ -7,8 +7,10 @@
 // a breaker per host (or per the key a [WithKey] function gives) from a
 // [breaker.Registry], and sends a request only if that breaker admits it.
 // Transport errors, 5xx and 429 responses count as failures, a request
-// whose context the caller canceled counts as neither, and everything else
-// as a success ([ClientClassifier]). A dropped request never leaves the
+// whose context the caller canceled counts as neither, and so does an
+// answer of a Handler whose breaker sheds ([ShedByServer]: its breaker,
+// nearer to the dependency, throttles it alone); everything else counts as
+// a success ([ClientClassifier]). A dropped request never leaves the
 // process: the caller gets an error matching [breaker.ErrServiceUnavailable]
 // (through errors.Is, also inside the *url.Error of an [http.Client]), or
 // what the [WithFallback] function returns.
@@ -17,7 +19,8 @@
 // with 503 Service Unavailable and a Retry-After header when the handler's
 // own failures, 5xx responses and panics ([ServerClassifier]), say that it
 // is overloaded. Its one breaker is named [DefaultHandlerKey] unless
-// WithKey says otherwise.
+// WithKey says otherwise. Its sheds carry advice on retrying in the
+// [RetryHeader]: "no" when most of what it sheds is already a retry.
 //
 // On both sides, a call whose caller gave up (the client canceled the
 // request, or hung up before the handler finished) counts as neither a

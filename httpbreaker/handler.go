@@ -29,12 +29,26 @@ import (
 // with a level whose client has already gone when it is asked about gets
 // no answer and records nothing.
 //
-// A shed request gets 503 Service Unavailable with a Retry-After header and
-// a short plain-text body; the wrapped handler never sees it, and nothing
-// about the breaker's failure reasons is sent to the client. A panic in the
-// wrapped handler is recorded (a failure by default) and raised again with
-// the same value, so that net/http's handling of it, and of
-// [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
+// A shed request gets 503 Service Unavailable with a Retry-After header,
+// a [RetryHeader] with the Handler's advice on retrying ("no" once most of
+// what it sheds is already a retry, as the Srebreaker-Attempt request
+// header numbers them; "later" otherwise), and a short plain-text body; the
+// wrapped handler never sees it, and nothing about the breaker's failure
+// reasons is sent to the client. A 5xx answer of a request served while
+// the breaker sheds carries the RetryHeader too, so that a client's
+// [Transport] leaves it out of its own breaker's counts.
+//
+// While the requests it served have failed, several in a row with no
+// success since (a dependency that looks down), the Handler serves the
+// 32nd request in a row that its breaker drops all the same, as a probe,
+// whose outcome the breaker does not see (it counted a drop); once a probe
+// succeeds, it serves the requests the breaker drops until one fails,
+// while the breaker, which admits some of them, sees the dependency heal.
+// A dependency that serves some requests is left to the breaker alone.
+//
+// A panic in the wrapped handler is recorded (a failure by default) and
+// raised again with the same value, so that net/http's handling of it, and
+// of [http.ErrAbortHandler] in particular, is unchanged (panic(nil) under
 // GODEBUG panicnil=1 too). A request whose client went away before the
 // handler finished (its context canceled) counts as neither a success nor
 // a failure with the default [ServerClassifier], whatever was answered.
@@ -54,6 +68,7 @@ type Handler struct {
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
+	memories   memories // per key
 }
 
 // NewHandler returns a Handler that wraps next. It returns an error
@@ -100,13 +115,23 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r, p, err := admit(h.breakers(h.key(r)), r, h.policy)
+	attempt := AttemptOf(r)
+	key := h.key(r)
+	ov := h.memories.of(key)
+	r, p, err := admit(h.breakers(key), r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
+		if ov.probe() {
+			if h.serve(ov, probe{}, w, r, ov.advice()) {
+				panic(nil) // raised again: see serve
+			}
+			return
+		}
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)
+		hdr.Set(RetryHeader, ov.shedding(attempt))
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -114,18 +139,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if h.serve(p, w, r) {
+	if h.serve(ov, p, w, r, ov.served(attempt)) {
 		panic(nil) // raised again: see serve
 	}
 }
 
-// serve runs the wrapped handler for an admitted request and records the
-// outcome on p. A panic is recorded and goes on. recover returns nil for
+// serve runs the wrapped handler for an admitted request (or a probe) and
+// records the outcome on p, and in ov, the memory of its key. advice, when
+// not empty, is set as the RetryHeader of a 5xx answer. A panic is
+// recorded and goes on. recover returns nil for
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: serve then returns true, and only then, for
 // ServeHTTP to raise it again.
-func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Request) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w}
+func (h *Handler) serve(ov *overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
+	advice string) (nilPanic bool) {
+	rw := &responseWriter{ResponseWriter: w, advice: advice}
 	returned := false
 	defer func() {
 		if returned {
@@ -141,20 +169,20 @@ func (h *Handler) serve(p srebreaker.Promise, w http.ResponseWriter, r *http.Req
 			nilPanic = true
 			return
 		}
-		h.finish(p, r, rw, &PanicError{Value: v})
+		h.finish(ov, p, r, rw, &PanicError{Value: v})
 		// Raised again from this deferred call, so that the stack net/http
 		// logs still holds the handler's frames.
 		panic(v)
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
-	h.finish(p, r, rw, nil)
+	h.finish(ov, p, r, rw, nil)
 	return false
 }
 
-// finish classifies the call and records it on p. A panic in the classifier
+// finish classifies the call and records it on p and in ov. A panic in the classifier
 // is recorded as a failure and goes on up.
-func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
+func (h *Handler) finish(ov *overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
 	resp := rw.response(r)
 	recorded := false
 	defer func() {
@@ -165,4 +193,6 @@ func (h *Handler) finish(p srebreaker.Promise, r *http.Request, rw *responseWrit
 	o := h.classifier(r, resp, err)
 	recorded = true
 	record(p, o, resp, err)
+	_, isProbe := p.(probe)
+	ov.outcome(o, isProbe)
 }

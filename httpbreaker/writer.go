@@ -13,7 +13,8 @@ import (
 // as it does any ResponseWriter.
 type responseWriter struct {
 	http.ResponseWriter
-	status int // the final status written; 0 until one is
+	status int    // the final status written; 0 until one is
+	advice string // RetryHeader's value for a 5xx status, or ""
 }
 
 // note records that the response started with status code, unless it
@@ -26,6 +27,9 @@ func (w *responseWriter) note(code int) {
 }
 
 func (w *responseWriter) WriteHeader(code int) {
+	if code >= 500 && w.advice != "" && w.status == 0 {
+		w.Header().Set(RetryHeader, w.advice) // the server's breaker is shedding: see RetryHeader
+	}
 	w.note(code)
 	w.ResponseWriter.WriteHeader(code)
 }
