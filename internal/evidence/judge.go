@@ -76,6 +76,17 @@ const shiftSigmas = 3
 //   - after such a run, the first bucket of only successes, with the live one, is
 //     enough to readmit: nothing is dropped.
 //
+// With Evidence, whatever the traffic, after such a run the recovery (the
+// buckets from the first that held successes and that the formula, over
+// its own calls, sheds nothing, until a bucket holds failures alone, for
+// less than a window) is judged on its own calls and the live bucket's:
+// the formula over them, the newest buckets compared with them rather
+// than with the window. A healed dependency that still fails a few of its
+// calls, as it did before the outage, is readmitted on what it does now,
+// not held back by the outage's failures still in the window; one that
+// fails again is judged on those same calls, and shed at once by the down
+// run when its buckets hold failures alone.
+//
 // The cap on counted drops keeps the numerator at or below
 // K·failures − protection, so drops alone never keep a dependency shed once
 // its failures have left the window: without failures in the window the
@@ -102,6 +113,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	successes, admitted := float64(counts.Successes), float64(counts.Admitted())
 	protection := s.Protection
 	mixed := false // the newest buckets agree on neither outcome
+	base := window // what the newest buckets are compared with
 	if s.TrustRecent {
 		switch {
 		case recentSuccesses == 0 && float64(recentFailures) > s.Protection: // down
@@ -109,7 +121,14 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 			if s.Evidence > 0 && sum.run.downBuckets >= int64(s.Buckets) {
 				protection = 0
 			}
-		case recentSuccesses > 0 && (float64(recentSuccesses) > s.Protection || s.Evidence > 0 && sum.run.recovering): // up
+		case recentSuccesses > 0 && float64(recentSuccesses) > s.Protection: // up
+			return 0, 1
+		case s.Evidence > 0 && sum.run.recBuckets > 0: // recovering: judged on its own calls
+			base = sum.run.rec.Plus(live)
+			counts = base
+			successes, admitted = float64(base.Successes), float64(base.Admitted())
+			mixed = true
+		case recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
 			return 0, 1
 		default:
 			mixed = true
@@ -117,7 +136,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	}
 	num, den = s.formula(successes, admitted, float64(counts.Drops), protection)
 	if mixed {
-		if newest := sum.Newest.Plus(live); s.shifted(window, newest) {
+		if newest := sum.Newest.Plus(live); s.shifted(base, newest) {
 			nnum, nden := s.formula(float64(newest.Successes), float64(newest.Admitted()), float64(newest.Drops), s.Protection)
 			if !(num > 0) || nnum*den > num*nden {
 				num, den = nnum, nden

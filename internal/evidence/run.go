@@ -25,10 +25,14 @@ type run struct {
 	// quiet is how many of the newest buckets, in a row, held no outcome,
 	// and idle how many held neither an outcome nor a drop.
 	quiet, idle int64
+
+	rec        Bucket
+	recBuckets int64
 }
 
-// finish takes in one finished bucket, of a window of size buckets.
-func (r *run) finish(b Bucket, size int64) {
+// finish takes in one finished bucket, of a window of size buckets; calm
+// reports whether the formula, over b's calls alone, sheds nothing.
+func (r *run) finish(b Bucket, size int64, calm bool) {
 	if b.Admitted() == 0 {
 		if b.Drops == 0 {
 			r.pass(1, size)
@@ -36,8 +40,10 @@ func (r *run) finish(b Bucket, size int64) {
 		}
 		r.quiet++
 		r.idle = 0
+		r.follow(b, size)
 		return
 	}
+	begins := b.Successes > 0 && calm && r.downBuckets >= size // a recovery
 	quiet := r.quiet
 	r.quiet, r.idle = 0, 0
 	switch {
@@ -58,8 +64,38 @@ func (r *run) finish(b Bucket, size int64) {
 		r.down += b.Failures
 		r.up = 0
 		r.recovering = false
+		r.rec, r.recBuckets = Bucket{}, 0 // failures alone end a recovery
+		return
 	default:
-		*r = run{}
+		*r = run{rec: r.rec, recBuckets: r.recBuckets}
+	}
+	if begins {
+		r.start(b, size)
+		return
+	}
+	r.follow(b, size)
+}
+
+// start begins a recovery with bucket b.
+func (r *run) start(b Bucket, size int64) {
+	r.rec, r.recBuckets = Bucket{}, 0
+	r.extend(b, size)
+}
+
+// follow takes bucket b into the recovery, if there is one.
+func (r *run) follow(b Bucket, size int64) {
+	if r.recBuckets > 0 {
+		r.extend(b, size)
+	}
+}
+
+// extend adds b to the recovery, which ends once it spans the window's
+// finished buckets.
+func (r *run) extend(b Bucket, size int64) {
+	r.rec = r.rec.Plus(b)
+	r.recBuckets++
+	if r.recBuckets >= size-1 {
+		r.rec, r.recBuckets = Bucket{}, 0
 	}
 }
 
@@ -69,6 +105,13 @@ func (r *run) pass(n, size int64) {
 	r.idle += n
 	if n > 0 && r.idle >= size-1 { // the window's finished buckets are all idle
 		*r = run{quiet: r.quiet, idle: r.idle}
+		return
+	}
+	if r.recBuckets > 0 {
+		r.recBuckets += n
+		if r.recBuckets >= size-1 {
+			r.rec, r.recBuckets = Bucket{}, 0
+		}
 	}
 }
 
