@@ -140,7 +140,7 @@ func TestJudge_recovery(t *testing.T) {
 			live: evidence.Bucket{Successes: 99, Failures: 1}, want: 0},
 		{name: "after less than a window down, the window",
 			finished: then(outage()[1:], one(evidence.Bucket{Successes: 200, Failures: 3})),
-			live: evidence.Bucket{Successes: 2, Failures: 1},
+			live:     evidence.Bucket{Successes: 2, Failures: 1},
 			// Not a recovery: the down run spans 19 buckets, less than a
 			// window; the window holds 18 of them.
 			want: formula(202, 18*4+4, 18*196, 5)},
