@@ -1,5 +1,7 @@
 package evidence
 
+import "math"
+
 // Summary is the judgement of a history's finished buckets, made once when
 // a bucket finishes ([History.Summarize]); [Settings.Ratio] combines it with
 // the live bucket on each call.
@@ -56,7 +58,11 @@ const shiftSigmas = 3
 //
 // With TrustRecent, when the newest run of buckets and the live one hold
 // only failures, more than protection of them, older successes are set
-// aside (accepts is 0, total the failures); when they hold only successes,
+// aside (accepts is 0, total the failures), provided, with Evidence, that
+// such a run is unlikely from a dependency failing as often as the other
+// calls judged did (see unlikely), or spans a window: a dependency that
+// fails a fifth of its calls gives 6 failures in a row now and then, and
+// is judged on its window then, not shed as down; when they hold only successes,
 // more than protection of them, nothing is dropped. When they agree on
 // neither, and the newest finished bucket and the live one hold Evidence
 // calls or more and fail clearly more often than the window (see shifted),
@@ -116,7 +122,8 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	base := window // what the newest buckets are compared with
 	if s.TrustRecent {
 		switch {
-		case recentSuccesses == 0 && float64(recentFailures) > s.Protection: // down
+		case recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
+			(sum.run.downBuckets >= int64(s.Buckets) || s.unlikely(recentFailures, counts)): // down
 			successes, admitted = 0, float64(max(window.Failures, min(counts.Failures, s.Evidence/2)))
 			if s.Evidence > 0 && sum.run.downBuckets >= int64(s.Buckets) {
 				protection = 0
@@ -147,6 +154,26 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		return 0, 1
 	}
 	return num, den
+}
+
+// downChance is how unlikely a run of failures must be, from a dependency
+// failing as often as the calls read besides it did, for down.
+const downChance = 1e-6
+
+// unlikely reports whether a run of n failures, the newest of counts, would
+// come by chance less often than downChance from a dependency that failed
+// as often as the other calls of counts: q^n < downChance, q their share
+// of failures. It holds without Evidence, and when counts hold no success
+// to set aside or no failure besides the run's.
+func (s *Settings) unlikely(n int64, counts Bucket) bool {
+	if s.Evidence == 0 || counts.Successes == 0 {
+		return true
+	}
+	failures, admitted := counts.Failures-n, counts.Admitted()-n
+	if failures <= 0 || admitted <= 0 {
+		return true
+	}
+	return math.Pow(float64(failures)/float64(admitted), float64(n)) < downChance
 }
 
 // formula is the card's numerator and denominator, drops counted when the

@@ -192,3 +192,28 @@ func TestJudge_outageOnsetAfterHealthIsNotMasked(t *testing.T) {
 		"the newest buckets judged alone")
 	assert.Greater(t, evidence.Judge(defaults, then(healthy, one(bad(200))), bad(10)), 0.8, "down")
 }
+
+func TestJudge_downNeedsAnUnlikelyRun(t *testing.T) {
+	pow := func(r float64) float64 { return math.Pow(r, 1/1.5) }
+	oneIn4 := repeat(evidence.Bucket{Successes: 3, Failures: 1}, 16)
+	for _, tc := range []struct {
+		name     string
+		finished []evidence.Bucket
+		want     float64
+	}{
+		// 0.25⁶ is 2.4·10⁻⁴: a dependency failing a quarter of its calls
+		// gives 6 failures in a row once in a few thousand calls.
+		{name: "6 failures in a row from a dependency failing 1 call in 4: the window",
+			finished: then(oneIn4, repeat(bad(2), 3)), want: 0},
+		{name: "10 in a row: down", finished: then(oneIn4, one(bad(4)), repeat(bad(3), 2)),
+			want: pow((26 - 5) / 27.0)},
+		{name: "6 in a row from a dependency failing 1 call in 64: down",
+			finished: then(repeat(ok(4), 15), one(evidence.Bucket{Successes: 3, Failures: 1}), repeat(bad(2), 3)),
+			want: pow((7 - 5) / 8.0)},
+		{name: "6 in a row and nothing else read: down", finished: repeat(bad(2), 3), want: pow(1.0 / 7)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, evidence.Judge(defaults, tc.finished, evidence.Bucket{}), 1e-9)
+		})
+	}
+}
