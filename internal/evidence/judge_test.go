@@ -209,7 +209,7 @@ func TestJudge_downNeedsAnUnlikelyRun(t *testing.T) {
 			want: pow((26 - 5) / 27.0)},
 		{name: "6 in a row from a dependency failing 1 call in 64: down",
 			finished: then(repeat(ok(4), 15), one(evidence.Bucket{Successes: 3, Failures: 1}), repeat(bad(2), 3)),
-			want: pow((7 - 5) / 8.0)},
+			want:     pow((7 - 5) / 8.0)},
 		{name: "6 in a row and nothing else read: down", finished: repeat(bad(2), 3), want: pow(1.0 / 7)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
