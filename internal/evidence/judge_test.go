@@ -144,6 +144,12 @@ func TestJudge_recovery(t *testing.T) {
 			// Not a recovery: the down run spans 19 buckets, less than a
 			// window; the window holds 18 of them.
 			want: formula(202, 18*4+4, 18*196, 5)},
+		{name: "the drops of a recovery's first bucket were the outage's",
+			// 20,000 requests/s: counted, the first bucket's 1,960 drops
+			// would shed 20 failures among 2,000 calls.
+			finished: then(repeat(evidence.Bucket{Failures: 40, Drops: 1960}, 20),
+				one(evidence.Bucket{Successes: 40, Drops: 1960}), one(evidence.Bucket{Successes: 1980, Failures: 20})),
+			want: 0},
 		{name: "a recovery failing again is judged on its own calls",
 			finished: then(outage(), one(evidence.Bucket{Successes: 4, Drops: 196}),
 				one(evidence.Bucket{Successes: 10, Failures: 30, Drops: 160})),

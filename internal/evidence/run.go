@@ -76,9 +76,12 @@ func (r *run) finish(b Bucket, size int64, calm bool) {
 	r.follow(b, size)
 }
 
-// start begins a recovery with bucket b.
+// start begins a recovery with bucket b. Its drops are left out: they
+// were decided on the down run, before the dependency was seen to heal,
+// and counted they would shed a healed dependency's few failures.
 func (r *run) start(b Bucket, size int64) {
 	r.rec, r.recBuckets = Bucket{}, 0
+	b.Drops = 0
 	r.extend(b, size)
 }
 
