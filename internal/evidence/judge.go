@@ -62,8 +62,8 @@ const shiftSigmas = 3
 // such a run is unlikely from a dependency failing as often as the other
 // calls judged did (see unlikely), or spans a window: a dependency that
 // fails a fifth of its calls gives 6 failures in a row now and then, and
-// is judged on its window then, not shed as down; when they hold only successes,
-// more than protection of them, nothing is dropped. When they agree on
+// is judged on its window then, not shed as down. When they hold only
+// successes, more than protection of them, nothing is dropped. When they agree on
 // neither, and the newest finished bucket and the live one hold Evidence
 // calls or more and fail clearly more often than the window (see shifted),
 // the formula over those two buckets alone, drops counted alike, is taken
@@ -87,7 +87,8 @@ const shiftSigmas = 3
 // its own calls, sheds nothing, until a bucket holds failures alone, for
 // less than a window) is judged on its own calls and the live bucket's:
 // the formula over them, the newest buckets compared with them rather
-// than with the window. A healed dependency that still fails a few of its
+// than with the window, the drops of its first bucket left out (they were
+// decided on the down run). A healed dependency that still fails a few of its
 // calls, as it did before the outage, is readmitted on what it does now,
 // not held back by the outage's failures still in the window; one that
 // fails again is judged on those same calls, and shed at once by the down
