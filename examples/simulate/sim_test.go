@@ -75,6 +75,28 @@ func TestSimulate_standardScenarioWithoutErrorsAfterTheOutage(t *testing.T) {
 	assert.InDelta(t, 1.29, f.attemptsPerSuccess, 0.005)
 }
 
+// An outage that comes back while the recovery from the one before is
+// judged on its own calls (testdata/relapse.json) is shed as fast as the
+// first: a bucket of failures alone ends the recovery. Seeds 1–5: 90 % shed
+// 0.2 s after the relapse began, 2.8–3.0 % of it reaching the dependency
+// (2.5–2.8 % before the recovery was judged on its own calls, when the
+// healed dependency was still partly shed as it relapsed), and 95 %
+// admitted 0.2–0.3 s after the second healing (not within its 0.5 s
+// before).
+func TestSimulate_relapseIsShedAsFastAsTheOutage(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := defaultConfig()
+		cfg.scenarioFile, cfg.seed = "testdata/relapse.json", seed
+		res, err := simulate(cfg)
+		require.NoError(t, err)
+		f := res.figures()
+		assert.LessOrEqual(t, f.shedAfter, 0.2, "seed %d: seconds until 90 %% of the relapse was shed", seed)
+		assert.Less(t, f.outageReached, 3.5, "seed %d: %% of the relapse that reached the dependency", seed)
+		assert.LessOrEqual(t, f.admittedAfter, 0.5, "seed %d: seconds until 95 %% was admitted after healing again", seed)
+		assert.Equal(t, 0.0, f.falseDrops, "seed %d", seed)
+	}
+}
+
 // TestSimulate_standardScenarioPlainFormula pins the plain formula, with the
 // window go-zero uses (10 s, 40 buckets), on the standard scenario: the
 // figures docs/behaviour.md compares the defaults with.
