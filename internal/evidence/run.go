@@ -12,6 +12,17 @@ package evidence
 // shed, has been down all along). recovering is set while the up run
 // follows a down run that spanned a window.
 //
+// The recovery is the buckets since such a down run gave way: from the
+// first bucket that held successes and that the formula, over that
+// bucket's calls alone, sheds nothing (calm), to the newest, whatever they
+// held but failures alone, while they span fewer buckets than the window
+// has finished ones. rec holds their calls, but for the first bucket's
+// drops, which were decided on the down run; recBuckets is how many
+// buckets they span, 0 when there is no recovery. [Settings.Ratio] judges
+// a recovery on its own calls: the down run's failures, still in the
+// window, say nothing of the dependency since. Once it spans the window's
+// finished buckets it is the window, and ends.
+//
 // A bucket is idle when it held no outcome and no drop: nobody called.
 // Once a window's finished buckets are all idle (size−1 in a row), the
 // window says nothing about the dependency any more, and every run ends. A
