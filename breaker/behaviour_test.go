@@ -174,6 +174,91 @@ func TestWithTrustRecent_steadyFailuresKeepTheWindow(t *testing.T) {
 	assert.Equal(t, 0.0, dropShare(b, 2000))
 }
 
+// offer asks n times in one bucket; of the calls admitted, every 100th
+// fails, as a dependency failing 1 % of its calls. It returns how many were
+// dropped.
+func offer(t *testing.T, b breaker.Breaker, n int, admitted *int) (dropped int) {
+	t.Helper()
+	for range n {
+		p, err := b.Allow()
+		if err != nil {
+			dropped++
+			continue
+		}
+		if *admitted++; *admitted%100 == 0 {
+			p.Reject("unlucky")
+		} else {
+			p.Accept()
+		}
+	}
+	return dropped
+}
+
+// Regression test for issue 20: a healed dependency that fails 1 % of its
+// calls, as it did before its outage, mixes a failure into nearly every
+// bucket of 200 calls. Its recovery is judged on its own calls, not on the
+// outage's failures still in the window: it is let back in within a few
+// buckets. Without reading back (the -evidence 0 configuration, the
+// rule's switch) it waits for the outage to leave the window.
+func TestWithTrustRecent_recoveryJudgedOnItsOwnCalls(t *testing.T) {
+	for _, evidence := range []int{breaker.DefaultEvidence, 0} {
+		b, m := newBreaker(t, breaker.WithEvidence(evidence, 0))
+		for range 30 { // 3 s down, 2,000 calls a second
+			fail(t, b, 200, "down")
+			m.Add(100 * time.Millisecond)
+		}
+		require.Greater(t, dropShare(b, 1000), 0.9)
+		admitted, dropped := 0, 0
+		for i := range 10 { // healed for 1 s, failing 1 %
+			d := offer(t, b, 200, &admitted)
+			if i >= 2 { // the first two buckets are decided on the outage
+				dropped += d
+			}
+			m.Add(100 * time.Millisecond)
+		}
+		if evidence > 0 {
+			assert.Zero(t, dropped, "from the third bucket on, nothing dropped")
+		} else {
+			assert.Greater(t, dropped, 100, "the outage's failures still weigh")
+		}
+	}
+}
+
+// An outage that begins during a recovery is shed as any other: a bucket
+// of failures alone ends the recovery.
+func TestWithTrustRecent_outageDuringARecoverySheds(t *testing.T) {
+	b, m := newBreaker(t)
+	for range 30 {
+		fail(t, b, 200, "down")
+		m.Add(100 * time.Millisecond)
+	}
+	admitted := 0
+	for range 3 {
+		offer(t, b, 200, &admitted)
+		m.Add(100 * time.Millisecond)
+	}
+	require.Zero(t, dropShare(b, 100), "readmitted")
+	fail(t, b, 200, "down again")
+	m.Add(100 * time.Millisecond)
+	fail(t, b, 10, "down again")
+	assert.Greater(t, dropShare(b, 2000), 0.9)
+}
+
+// A dependency failing a fifth of its calls gives 6 failures in a row now
+// and then: not unlikely enough to set its older successes aside.
+func TestWithTrustRecent_aLikelyRunOfFailuresIsNotDown(t *testing.T) {
+	b, m := newBreaker(t)
+	for range 19 { // 2 calls a bucket, 20 requests/s, one in five failing
+		record(t, b, 3, 1)
+		m.Add(200 * time.Millisecond)
+	}
+	for range 3 {
+		fail(t, b, 2, "unlucky")
+		m.Add(100 * time.Millisecond)
+	}
+	assert.Equal(t, 0.0, dropShare(b, 1000))
+}
+
 func TestWithPlainFormula_undoesTheOthers(t *testing.T) {
 	plain, _ := newBreaker(t, breaker.WithPlainFormula())
 	undone, _ := newBreaker(t, breaker.WithAggression(3), breaker.WithDropsCounted(true), breaker.WithTrustRecent(true),

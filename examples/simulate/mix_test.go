@@ -47,8 +47,13 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		assert.InDelta(t, 75.0, lf.succeeded[1], 1, "seed %d: CRITICAL succeeded: 600 of its 800 calls/s fit", seed)
 		assert.GreaterOrEqual(t, lf.dropShare[2]+lf.dropShare[3], 99.0, "seed %d: drops on the sheddable levels", seed)
 		c := res.phases[p]
-		// A few CRITICAL calls, in the overload's first tenths of a
-		// second, while the newest buckets' drops are counted up.
+		// 28–38 CRITICAL calls of 24,000 critical ones, in the overload's
+		// second and third tenths of a second, while the newest buckets'
+		// drops are counted up and the dependency, its room spent on the
+		// first tenth, fails a quarter of CRITICAL's calls too. 0.15 %
+		// (36) before the bucket history's rebuild, whose draws fall in
+		// another order: seed 4 drops 38 since, though over seeds 1–30 the
+		// rebuilt core drops fewer (894 against 931; docs/behaviour.md).
 		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.16,
 			"seed %d: critical calls dropped, %%", seed)
 	}

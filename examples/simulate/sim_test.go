@@ -23,11 +23,10 @@ import (
 // no false drops, under 10 % of the outage reaching the dependency, 90 %
 // shed within 1.5 s, at least 99 % of what the dependency could serve
 // without error served under overload (it fails 1 % of what it serves),
-// with at most K attempts per success. 95 % is admitted, sustained, 1.7 s
-// after healing: issue 20's goal is 0.5 s, which the breaker misses while
-// the healed dependency fails 1 % of its calls; the bound holds today's
-// figure until it does. The exact figures are pinned too, so that a change
-// to the algorithm shows.
+// with at most K attempts per success, and 95 % admitted, sustained, within
+// 0.5 s of healing (issue 20's goal) although the healed dependency fails
+// 1 % of its calls, as before the outage. The exact figures are pinned too,
+// so that a change to the algorithm shows.
 func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	cfg := defaultConfig()
 	res, err := simulate(cfg)
@@ -36,18 +35,21 @@ func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	assert.Equal(t, 0.0, f.falseDrops, "false drops while healthy")
 	assert.Less(t, f.outageReached, 10.0, "%% of the outage that reached the dependency")
 	assert.LessOrEqual(t, f.shedAfter, 1.5, "seconds until 90 %% was shed, sustained")
-	assert.LessOrEqual(t, f.admittedAfter, 1.7, "seconds after healing until 95 %% was admitted, sustained")
+	assert.LessOrEqual(t, f.admittedAfter, 0.5, "seconds after healing until 95 %% was admitted, sustained")
 	assert.GreaterOrEqual(t, f.goodput, 99*(1-cfg.errorRate), "%% of capacity served while overloaded")
 	assert.LessOrEqual(t, f.attemptsPerSuccess, breaker.DefaultK, "attempts per success while overloaded")
 
-	// 1.94 % of the outage and 1.29 attempts per success: the first
+	// 1.94 % of the outage and 1.30 attempts per success: the first
 	// buckets of the outage and of the overload are judged on their own
-	// calls (2.045 % and 1.38 before). Readmission waits for buckets
-	// without a failure, which 1 % errors at 200 calls a bucket seldom
-	// give: 0.3 s when the healed dependency never fails (below).
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.94, shedAfter: 0.2, admittedAfter: 1.7, goodput: 98.97,
+	// calls (2.045 % and 1.38 before). The recovery is judged on its own
+	// calls too, not on the outage's failures still in the window: 0.3 s
+	// (1.7 s before; 0.3 s when the healed dependency never fails, below).
+	// Attempts per success moved from 1.29 to 1.30 with that rule, which
+	// changes no decision under overload but the random draws' order:
+	// over seeds 1–30 both give 1.29 or 1.30.
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.94, shedAfter: 0.2, admittedAfter: 0.3, goodput: 99.01,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
-	assert.InDelta(t, 1.29, f.attemptsPerSuccess, 0.005)
+	assert.InDelta(t, 1.296, f.attemptsPerSuccess, 0.0005)
 
 	cfg.scenarioFile = "testdata/standard.json"
 	fromFile, err := simulate(cfg)
@@ -71,6 +73,28 @@ func TestSimulate_standardScenarioWithoutErrorsAfterTheOutage(t *testing.T) {
 	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.94, shedAfter: 0.2, admittedAfter: 0.3, goodput: 100,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
 	assert.InDelta(t, 1.29, f.attemptsPerSuccess, 0.005)
+}
+
+// An outage that comes back while the recovery from the one before is
+// judged on its own calls (testdata/relapse.json) is shed as fast as the
+// first: a bucket of failures alone ends the recovery. Seeds 1–5: 90 % shed
+// 0.2 s after the relapse began, 2.8–3.0 % of it reaching the dependency
+// (2.5–2.8 % before the recovery was judged on its own calls, when the
+// healed dependency was still partly shed as it relapsed), and 95 %
+// admitted 0.2–0.3 s after the second healing (not within its 0.5 s
+// before).
+func TestSimulate_relapseIsShedAsFastAsTheOutage(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := defaultConfig()
+		cfg.scenarioFile, cfg.seed = "testdata/relapse.json", seed
+		res, err := simulate(cfg)
+		require.NoError(t, err)
+		f := res.figures()
+		assert.LessOrEqual(t, f.shedAfter, 0.2, "seed %d: seconds until 90 %% of the relapse was shed", seed)
+		assert.Less(t, f.outageReached, 3.5, "seed %d: %% of the relapse that reached the dependency", seed)
+		assert.LessOrEqual(t, f.admittedAfter, 0.5, "seed %d: seconds until 95 %% was admitted after healing again", seed)
+		assert.Equal(t, 0.0, f.falseDrops, "seed %d", seed)
+	}
 }
 
 // TestSimulate_standardScenarioPlainFormula pins the plain formula, with the

@@ -15,6 +15,8 @@ type History struct {
 	size     int64 // buckets in the window, the live one included
 	horizon  int64 // buckets back from the live one that reading back may reach
 	evidence int64 // admitted calls reading back wants; 0 for none
+	// k and protection are the formula's, for the runs' calm buckets.
+	k, protection float64
 
 	// ring holds the newest size−1 finished buckets: bucket n at
 	// n mod (size−1). Nil until a bucket held a call.
@@ -61,7 +63,7 @@ func (h *History) Reset(s Settings) {
 		horizon = max(int64(s.Horizon), 1) * size
 	}
 	ring, blocks := h.ring, h.blocks
-	*h = History{size: size, horizon: horizon, evidence: s.Evidence}
+	*h = History{size: size, horizon: horizon, evidence: s.Evidence, k: s.K, protection: s.Protection}
 	if int64(len(ring)) == size-1 { // keep the memory, emptied
 		clear(ring)
 		h.ring = ring
@@ -108,7 +110,8 @@ func (h *History) Finish(b Bucket, passed int64) {
 
 // push takes in one finished bucket.
 func (h *History) push(b Bucket) {
-	h.run.finish(b, h.size)
+	calm := float64(b.Admitted())-h.protection-h.k*float64(b.Successes) <= 0
+	h.run.finish(b, h.size, calm)
 	h.newest = b
 	n := h.next
 	h.next++

@@ -1,5 +1,7 @@
 package evidence
 
+import "math"
+
 // Summary is the judgement of a history's finished buckets, made once when
 // a bucket finishes ([History.Summarize]); [Settings.Ratio] combines it with
 // the live bucket on each call.
@@ -56,8 +58,12 @@ const shiftSigmas = 3
 //
 // With TrustRecent, when the newest run of buckets and the live one hold
 // only failures, more than protection of them, older successes are set
-// aside (accepts is 0, total the failures); when they hold only successes,
-// more than protection of them, nothing is dropped. When they agree on
+// aside (accepts is 0, total the failures), provided, with Evidence, that
+// such a run is unlikely from a dependency failing as often as the other
+// calls judged did (see unlikely), or spans a window: a dependency that
+// fails a fifth of its calls gives 6 failures in a row now and then, and
+// is judged on its window then, not shed as down. When they hold only
+// successes, more than protection of them, nothing is dropped. When they agree on
 // neither, and the newest finished bucket and the live one hold Evidence
 // calls or more and fail clearly more often than the window (see shifted),
 // the formula over those two buckets alone, drops counted alike, is taken
@@ -75,6 +81,18 @@ const shiftSigmas = 3
 //     are not a few;
 //   - after such a run, the first bucket of only successes, with the live one, is
 //     enough to readmit: nothing is dropped.
+//
+// With Evidence, whatever the traffic, after such a run the recovery (the
+// buckets from the first that held successes and that the formula, over
+// its own calls, sheds nothing, until a bucket holds failures alone, for
+// less than a window) is judged on its own calls and the live bucket's:
+// the formula over them, the newest buckets compared with them rather
+// than with the window, the drops of its first bucket left out (they were
+// decided on the down run). A healed dependency that still fails a few of its
+// calls, as it did before the outage, is readmitted on what it does now,
+// not held back by the outage's failures still in the window; one that
+// fails again is judged on those same calls, and shed at once by the down
+// run when its buckets hold failures alone.
 //
 // The cap on counted drops keeps the numerator at or below
 // K·failures − protection, so drops alone never keep a dependency shed once
@@ -102,14 +120,23 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	successes, admitted := float64(counts.Successes), float64(counts.Admitted())
 	protection := s.Protection
 	mixed := false // the newest buckets agree on neither outcome
+	base := window // what the newest buckets are compared with
 	if s.TrustRecent {
 		switch {
-		case recentSuccesses == 0 && float64(recentFailures) > s.Protection: // down
+		case recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
+			(sum.run.downBuckets >= int64(s.Buckets) || s.unlikely(recentFailures, counts)): // down
 			successes, admitted = 0, float64(max(window.Failures, min(counts.Failures, s.Evidence/2)))
 			if s.Evidence > 0 && sum.run.downBuckets >= int64(s.Buckets) {
 				protection = 0
 			}
-		case recentSuccesses > 0 && (float64(recentSuccesses) > s.Protection || s.Evidence > 0 && sum.run.recovering): // up
+		case recentSuccesses > 0 && float64(recentSuccesses) > s.Protection: // up
+			return 0, 1
+		case s.Evidence > 0 && sum.run.recBuckets > 0: // recovering: judged on its own calls
+			base = sum.run.rec.Plus(live)
+			counts = base
+			successes, admitted = float64(base.Successes), float64(base.Admitted())
+			mixed = true
+		case recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
 			return 0, 1
 		default:
 			mixed = true
@@ -117,7 +144,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	}
 	num, den = s.formula(successes, admitted, float64(counts.Drops), protection)
 	if mixed {
-		if newest := sum.Newest.Plus(live); s.shifted(window, newest) {
+		if newest := sum.Newest.Plus(live); s.shifted(base, newest) {
 			nnum, nden := s.formula(float64(newest.Successes), float64(newest.Admitted()), float64(newest.Drops), s.Protection)
 			if !(num > 0) || nnum*den > num*nden {
 				num, den = nnum, nden
@@ -128,6 +155,26 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		return 0, 1
 	}
 	return num, den
+}
+
+// downChance is how unlikely a run of failures must be, from a dependency
+// failing as often as the calls read besides it did, for down.
+const downChance = 1e-6
+
+// unlikely reports whether a run of n failures, the newest of counts, would
+// come by chance less often than downChance from a dependency that failed
+// as often as the other calls of counts: q^n < downChance, q their share
+// of failures. It holds without Evidence, and when counts hold no success
+// to set aside or no failure besides the run's.
+func (s *Settings) unlikely(n int64, counts Bucket) bool {
+	if s.Evidence == 0 || counts.Successes == 0 {
+		return true
+	}
+	failures, admitted := counts.Failures-n, counts.Admitted()-n
+	if failures <= 0 || admitted <= 0 {
+		return true
+	}
+	return math.Pow(float64(failures)/float64(admitted), float64(n)) < downChance
 }
 
 // formula is the card's numerator and denominator, drops counted when the

@@ -12,6 +12,17 @@ package evidence
 // shed, has been down all along). recovering is set while the up run
 // follows a down run that spanned a window.
 //
+// The recovery is the buckets since such a down run gave way: from the
+// first bucket that held successes and that the formula, over that
+// bucket's calls alone, sheds nothing (calm), to the newest, whatever they
+// held but failures alone, while they span fewer buckets than the window
+// has finished ones. rec holds their calls, but for the first bucket's
+// drops, which were decided on the down run; recBuckets is how many
+// buckets they span, 0 when there is no recovery. [Settings.Ratio] judges
+// a recovery on its own calls: the down run's failures, still in the
+// window, say nothing of the dependency since. Once it spans the window's
+// finished buckets it is the window, and ends.
+//
 // A bucket is idle when it held no outcome and no drop: nobody called.
 // Once a window's finished buckets are all idle (size−1 in a row), the
 // window says nothing about the dependency any more, and every run ends. A
@@ -25,10 +36,14 @@ type run struct {
 	// quiet is how many of the newest buckets, in a row, held no outcome,
 	// and idle how many held neither an outcome nor a drop.
 	quiet, idle int64
+
+	rec        Bucket
+	recBuckets int64
 }
 
-// finish takes in one finished bucket, of a window of size buckets.
-func (r *run) finish(b Bucket, size int64) {
+// finish takes in one finished bucket, of a window of size buckets; calm
+// reports whether the formula, over b's calls alone, sheds nothing.
+func (r *run) finish(b Bucket, size int64, calm bool) {
 	if b.Admitted() == 0 {
 		if b.Drops == 0 {
 			r.pass(1, size)
@@ -36,8 +51,10 @@ func (r *run) finish(b Bucket, size int64) {
 		}
 		r.quiet++
 		r.idle = 0
+		r.follow(b, size)
 		return
 	}
+	begins := b.Successes > 0 && calm && r.downBuckets >= size // a recovery
 	quiet := r.quiet
 	r.quiet, r.idle = 0, 0
 	switch {
@@ -58,8 +75,41 @@ func (r *run) finish(b Bucket, size int64) {
 		r.down += b.Failures
 		r.up = 0
 		r.recovering = false
+		r.rec, r.recBuckets = Bucket{}, 0 // failures alone end a recovery
+		return
 	default:
-		*r = run{}
+		*r = run{rec: r.rec, recBuckets: r.recBuckets}
+	}
+	if begins {
+		r.start(b, size)
+		return
+	}
+	r.follow(b, size)
+}
+
+// start begins a recovery with bucket b. Its drops are left out: they
+// were decided on the down run, before the dependency was seen to heal,
+// and counted they would shed a healed dependency's few failures.
+func (r *run) start(b Bucket, size int64) {
+	r.rec, r.recBuckets = Bucket{}, 0
+	b.Drops = 0
+	r.extend(b, size)
+}
+
+// follow takes bucket b into the recovery, if there is one.
+func (r *run) follow(b Bucket, size int64) {
+	if r.recBuckets > 0 {
+		r.extend(b, size)
+	}
+}
+
+// extend adds b to the recovery, which ends once it spans the window's
+// finished buckets.
+func (r *run) extend(b Bucket, size int64) {
+	r.rec = r.rec.Plus(b)
+	r.recBuckets++
+	if r.recBuckets >= size-1 {
+		r.rec, r.recBuckets = Bucket{}, 0
 	}
 }
 
@@ -69,6 +119,13 @@ func (r *run) pass(n, size int64) {
 	r.idle += n
 	if n > 0 && r.idle >= size-1 { // the window's finished buckets are all idle
 		*r = run{quiet: r.quiet, idle: r.idle}
+		return
+	}
+	if r.recBuckets > 0 {
+		r.recBuckets += n
+		if r.recBuckets >= size-1 {
+			r.rec, r.recBuckets = Bucket{}, 0
+		}
 	}
 }
 
