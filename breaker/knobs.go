@@ -69,6 +69,9 @@ func withDropsCounted(counted bool) Option {
 // dependency that fails part of the time) leave the formula as it is,
 // unless they hold withEvidence's calls and fail clearly more often than
 // the window: see there.
+// With withEvidence on, a run of failures must also be unlikely from the
+// failure rate of the other calls judged (below one in a million), span a
+// window, or have no success beside it to set aside.
 // Buckets without outcomes neither extend nor break a run; a window in
 // which no call was admitted or dropped ends it. The runs do not depend on
 // how often the breaker is read ([StatsOf], [Fleet.Counts]). Default true.
@@ -99,7 +102,12 @@ func withTrustRecent(trust bool) Option {
 // the first bucket of only successes readmits the dependency. A window
 // without failures still drops nothing, whatever the older calls held: a
 // dependency shed on older evidence gets a call through once a window has
-// passed without an admitted failure.
+// passed without an admitted failure. After a down run that spanned a
+// window, the recovery is judged on its own calls, from its first bucket
+// with successes that the formula would not shed over that bucket alone,
+// until a bucket of failures alone ends it or it spans the window: a
+// healed dependency that still fails 1 % of its calls is readmitted within
+// a few buckets (docs/algorithm.md).
 //
 // Default [defaultEvidence] (40) within [defaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls
