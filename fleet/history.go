@@ -62,6 +62,9 @@ const (
 	// holds, and far enough below the largest int64 that sums of many
 	// processes' counts cannot overflow.
 	maxCount = 1 << 50
+	// maxNumber bounds the numbers of buckets and blocks, so that no
+	// arithmetic on them overflows.
+	maxNumber = 1 << 62
 )
 
 // IsZero reports whether h is the zero History.
@@ -90,6 +93,10 @@ func (h History) check() error {
 			maxBuckets(h.Size), h.Size)
 	case len(h.Blocks) > maxBlocks:
 		return fmt.Errorf("%w: %d blocks: at most %d", ErrInvalidHistory, len(h.Blocks), maxBlocks)
+	case h.Newest < -maxNumber || h.Newest > maxNumber:
+		return fmt.Errorf("%w: newest bucket %d: must be between -2^62 and 2^62", ErrInvalidHistory, h.Newest)
+	case h.NewestBlock < -maxNumber || h.NewestBlock > maxNumber:
+		return fmt.Errorf("%w: newest block %d: must be between -2^62 and 2^62", ErrInvalidHistory, h.NewestBlock)
 	}
 	for _, part := range []struct {
 		name    string
