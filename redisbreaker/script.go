@@ -4,103 +4,121 @@ import "github.com/redis/go-redis/v9"
 
 // exchangeSource is the script of a round, run once per breaker, on the
 // breaker's key alone (so it runs on any node of a cluster). The key is a
-// hash: one field per process, its ID, holding its counts as encode writes
-// them; "=sum", the ten counts of those fields added up; "=swept", when
-// (Unix ms) stale fields were last deleted.
+// hash; its fields:
+//
+//	"=3 <id>"  a process's history, layout v3: when it was published, in
+//	           Unix ms, in decimal, a space, then the history in the binary
+//	           form of package fleet (fleet.History.MarshalBinary)
+//	"<id>"     a process's counts, layout v2, as redisbreaker before v3
+//	           publishes them (see encodeV2); a v3 process writes it too
+//	           while WithV2 is on, for v2 readers
+//	"=sum"     the v2 counts added up, for v2 readers ("=swept": when)
+//
+// v2 readers (redisbreaker before histories) skip every field that starts
+// with "=": they never see a v3 field, and read the v2 ones as before.
 //
 //	KEYS[1]  the breaker's hash
-//	ARGV[1]  this process's ID        ARGV[2]  its counts (see encode)
-//	ARGV[3]  now, Unix ms             ARGV[4]  the breaker's window, ms
-//	ARGV[5]  the key's TTL, ms
+//	ARGV[1]  this process's ID         ARGV[2]  its v3 value
+//	ARGV[3]  its v2 value, or ""       ARGV[4]  now, Unix ms
+//	ARGV[5]  the breaker's window, ms  ARGV[6]  the key's TTL, ms
 //
-// It replaces this process's counts, keeping the sum up to date, so that a
-// round costs Redis the same whatever the number of processes. Once a
-// quarter of a window at most (or when the sum is missing or off), it
-// sweeps instead: it deletes the fields published more than a window ago
-// (or further ahead, for clocks apart), whose processes stopped or lost
-// Redis, and adds up the rest afresh. Values it cannot parse are left
-// alone, out of the sum, and counted. It renews the key's TTL and returns
-// the sum less this process's counts, then 1 if it swept (0 if not), and
-// how many values the sweep could not parse. Each count is capped at 2^50; Lua
-// numbers are doubles, exact for integers up to 2^53.
+// It writes this process's fields, then reads the whole hash: it deletes
+// the fields published more than a window ago (or further ahead, for
+// clocks apart), whose processes stopped or lost Redis, and returns the
+// other processes' fresh fields, as triples: the layout ("3" or "2"), the
+// process's ID and its value, v2 values only of processes without a v3
+// one (a v3 process publishing both is read once). Last comes how many
+// values it could not parse, which it leaves alone. It rewrites "=sum" and
+// "=swept" from the fresh v2 fields, so that v2 readers keep an exact sum
+// (or deletes them once there are none), and renews the key's TTL.
+//
+// Reading the whole hash costs Redis N fields per round for N processes;
+// v2 read it once a quarter window, and kept a running sum in between,
+// which a history cannot be without parsing its binary form in Lua.
 const exchangeSource = `
-local key, id, value = KEYS[1], ARGV[1], ARGV[2]
-local now, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local key, id, v3, v2 = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local now, window = tonumber(ARGV[4]), tonumber(ARGV[5])
 local cap = 1125899906842624
-local counts = 10 -- per process: see encode
+local counts = 10 -- per v2 process: see encodeV2
 
--- parse returns the time and the counts of a process's value ("2 <ms>"
--- and the counts), or, with sum true, 0 and the counts of the sum (the
--- counts alone); nil if v is not that.
-local function parse(v, sum)
-  if not v then return nil end
-  local want = counts + 2
-  if sum then want = counts end
+-- parse2 returns the time and the counts of a v2 value ("2 <ms>" and the
+-- counts); nil if v is not that.
+local function parse2(v)
   local n = {}
   for token in string.gmatch(v, '%S+') do
-    if #n == want then return nil end
+    if #n == counts + 2 then return nil end
     local x = tonumber(token)
     if x == nil or x ~= x or x ~= math.floor(x) then return nil end
     n[#n + 1] = x
   end
-  if #n ~= want then return nil end
-  local t, first = 0, 1
-  if not sum then
-    if n[1] ~= 2 then return nil end
-    t, first = n[2], 3
-  end
+  if #n ~= counts + 2 or n[1] ~= 2 then return nil end
   local c = {}
-  for j = first, want do
+  for j = 3, counts + 2 do
     if n[j] < 0 or n[j] > cap * 4 then return nil end
     c[#c + 1] = n[j]
   end
-  return t, c
+  return n[2], c
 end
 
-local function format(c)
-  local out = {}
-  for j = 1, counts do out[j] = string.format('%.0f', c[j]) end
-  return table.concat(out, ' ')
+local function stale(t)
+  return now - t > window or t - now > window
 end
 
-local _, own = parse(value, false)
-if not own then return redis.error_reply('redisbreaker: bad counts from this process') end
-local got = redis.call('HMGET', key, id, '=sum', '=swept')
-local _, sum = parse(got[2], true)
-local swept = tonumber(got[3])
-local bad, sweep = 0, 0
-redis.call('HSET', key, id, value)
-if sum == nil or swept == nil or now - swept >= window / 4 or now < swept then
-  sum, sweep = {}, 1
-  for j = 1, counts do sum[j] = 0 end
-  local all = redis.call('HGETALL', key)
-  for i = 1, #all, 2 do
-    local field = all[i]
-    if string.sub(field, 1, 1) ~= '=' then
-      local t, c = parse(all[i + 1], false)
-      if not t then
-        bad = bad + 1
-      elseif now - t > window or t - now > window then
-        redis.call('HDEL', key, field)
-      else
-        for j = 1, counts do sum[j] = math.min(sum[j] + c[j], cap * 4) end
+redis.call('HSET', key, '=3 ' .. id, string.format('%.0f', now) .. ' ' .. v3)
+if v2 ~= '' then redis.call('HSET', key, id, v2) end
+
+local out, v2s, has3 = {}, {}, {}
+local sum, any2, bad = {}, false, 0
+for j = 1, counts do sum[j] = 0 end
+local all = redis.call('HGETALL', key)
+for i = 1, #all, 2 do
+  local field, value = all[i], all[i + 1]
+  if string.sub(field, 1, 3) == '=3 ' then
+    local space = string.find(value, ' ', 1, true)
+    local t = space and tonumber(string.sub(value, 1, space - 1))
+    if not t then
+      bad = bad + 1
+    elseif stale(t) then
+      redis.call('HDEL', key, field)
+    else
+      local pid = string.sub(field, 4)
+      has3[pid] = true
+      if pid ~= id then
+        out[#out + 1] = '3'
+        out[#out + 1] = pid
+        out[#out + 1] = string.sub(value, space + 1)
       end
     end
-  end
-  redis.call('HSET', key, '=swept', string.format('%.0f', now))
-else
-  local _, old = parse(got[1], false)
-  for j = 1, counts do
-    sum[j] = sum[j] + own[j]
-    if old then sum[j] = sum[j] - old[j] end
-    sum[j] = math.min(math.max(sum[j], 0), cap * 4)
+  elseif string.sub(field, 1, 1) ~= '=' then
+    local t, c = parse2(value)
+    if not t then
+      bad = bad + 1
+    elseif stale(t) then
+      redis.call('HDEL', key, field)
+    else
+      any2 = true
+      for j = 1, counts do sum[j] = math.min(sum[j] + c[j], cap * 4) end
+      v2s[#v2s + 1] = field
+      v2s[#v2s + 1] = value
+    end
   end
 end
-redis.call('HSET', key, '=sum', format(sum))
-redis.call('PEXPIRE', key, ARGV[5])
-local out = {}
-for j = 1, counts do out[j] = math.min(math.max(sum[j] - own[j], 0), cap) end
-out[counts + 1], out[counts + 2] = sweep, bad
+for i = 1, #v2s, 2 do
+  if not has3[v2s[i]] and v2s[i] ~= id then
+    out[#out + 1] = '2'
+    out[#out + 1] = v2s[i]
+    out[#out + 1] = v2s[i + 1]
+  end
+end
+if any2 then
+  local s = {}
+  for j = 1, counts do s[j] = string.format('%.0f', sum[j]) end
+  redis.call('HSET', key, '=sum', table.concat(s, ' '), '=swept', string.format('%.0f', now))
+else
+  redis.call('HDEL', key, '=sum', '=swept')
+end
+redis.call('PEXPIRE', key, ARGV[6])
+out[#out + 1] = bad
 return out
 `
 
