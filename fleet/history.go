@@ -381,7 +381,9 @@ func (r *reader) buckets(name string, limit int) []Bucket {
 	for i := range out {
 		for j, v := range []*int64{&out[i].Successes, &out[i].Failures, &out[i].Drops} {
 			x, k := binary.Uvarint(r.data[r.pos:])
-			field := func() string { return fmt.Sprintf("%s %d %s", name, i, [...]string{"successes", "failures", "drops"}[j]) }
+			field := func() string {
+				return fmt.Sprintf("%s %d %s", name, i, [...]string{"successes", "failures", "drops"}[j])
+			}
 			switch {
 			case k == 0:
 				r.fail(field(), "truncated")

@@ -105,8 +105,8 @@ func floorDivide(a, n int64) int64 {
 //
 // others must have h's span and size; the caller checks.
 func (h *History) Merged(others *Shared, offset int64) Summary {
-	if h.ring == nil && len(others.Buckets) == 0 && len(others.Blocks) == 0 {
-		return h.Summarize()
+	if len(others.Buckets) == 0 && len(others.Blocks) == 0 {
+		return h.Summarize() // exactly h's, runs and all
 	}
 	m := History{size: h.size, horizon: h.horizon, evidence: h.evidence, next: h.next}
 	m.ring = make([]cell, h.size-1)
