@@ -313,11 +313,11 @@ func anyNoScript(results []*redis.Cmd) bool {
 	return false
 }
 
-// take feeds m the others' histories the script returned, merged.
+// take feeds m the others' history the script returned.
 func (s *Sharer) take(m *member, result *redis.Cmd) error {
-	others, err := s.parseResult(m, result)
+	others, swept, err := parseResult(m, result)
 	if err == nil || errors.Is(err, errUnparsed) {
-		if serr := m.fleet.SetOthers(others); serr != nil { // not for histories merged from valid ones
+		if serr := m.fleet.SetOthers(others); serr != nil {
 			err = serr
 		}
 	}
@@ -332,7 +332,7 @@ func (s *Sharer) take(m *member, result *redis.Cmd) error {
 				"key", m.key, "err", err)
 		}
 		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.key, err)
-	case m.bad:
+	case m.bad && swept: // only a sweep reads every process's history
 		m.bad = false
 		s.o.logger.Info("redisbreaker: histories in Redis usable again", "key", m.key)
 	}
@@ -343,66 +343,37 @@ func (s *Sharer) take(m *member, result *redis.Cmd) error {
 // values of some processes could not be used and were left out.
 var errUnparsed = errors.New("values of other processes could not be used")
 
-// parseResult reads the script's reply: triples of a layout ("3" or "2"),
-// a process's ID and its value, then how many values the script could not
-// parse. It merges the others' histories, v2 counts converted
-// (v2History), and leaves out those it cannot read or that are on
-// another grid than m's, naming the first.
-func (s *Sharer) parseResult(m *member, result *redis.Cmd) (fleet.History, error) {
+// parseResult reads the script's reply: the others' history, whether the
+// script swept the key, how many values it could not use then, and the
+// field of the first of them.
+func parseResult(m *member, result *redis.Cmd) (others fleet.History, swept bool, err error) {
 	v, err := result.Slice()
 	if err != nil {
-		return fleet.History{}, err
+		return fleet.History{}, false, err
 	}
-	if len(v)%3 != 1 {
-		return fleet.History{}, fmt.Errorf("the script returned %d values, not triples and a count", len(v))
+	if len(v) != 4 {
+		return fleet.History{}, false, fmt.Errorf("the script returned %d values, not 4", len(v))
 	}
-	unparsed, ok := v[len(v)-1].(int64)
-	if !ok || unparsed < 0 {
-		return fleet.History{}, fmt.Errorf("the script returned %v as its count, not a count", v[len(v)-1])
+	data, ok1 := v[0].(string)
+	sweep, ok2 := v[1].(int64)
+	bad, ok3 := v[2].(int64)
+	field, ok4 := v[3].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 || bad < 0 {
+		return fleet.History{}, false, fmt.Errorf("the script returned %T %T %T %T: not a history and counts", v[0], v[1], v[2], v[3])
 	}
-	var others fleet.History
-	var first error
-	for i := 0; i+2 < len(v); i += 3 {
-		layout, _ := v[i].(string)
-		id, _ := v[i+1].(string)
-		value, _ := v[i+2].(string)
-		var h fleet.History
-		switch layout {
-		case "3":
-			err = h.UnmarshalBinary([]byte(value))
-		case "2":
-			var t time.Time
-			var c countsV2
-			if t, c, err = parseV2(value); err == nil {
-				h = v2History(t, c, m.own)
-			}
-		default:
-			err = fmt.Errorf("layout %q", layout)
-		}
-		if err == nil && !h.IsZero() && (h.Span != m.own.Span || h.Size != m.own.Size) {
-			err = fmt.Errorf("buckets of %v, %d to a window; the breaker's are of %v, %d to a window",
-				h.Span, h.Size, m.own.Span, m.own.Size)
-		}
-		if err == nil {
-			var merged fleet.History
-			if merged, err = others.Merge(h); err == nil {
-				others = merged
-			}
-		}
-		if err != nil {
-			unparsed++
-			if first == nil {
-				first = fmt.Errorf("process %.130q: %w", id, err)
-			}
-		}
+	if err := others.UnmarshalBinary([]byte(data)); err != nil {
+		return fleet.History{}, false, err
 	}
-	switch {
-	case first != nil:
-		return others, fmt.Errorf("%w: %d of them; the first: %w", errUnparsed, unparsed, first)
-	case unparsed > 0:
-		return others, fmt.Errorf("%w: %d of them", errUnparsed, unparsed)
+	if !others.IsZero() && (others.Span != m.own.Span || others.Size != m.own.Size) {
+		return fleet.History{}, false, fmt.Errorf("the script returned buckets of %v, %d to a window; the breaker's are of %v, %d",
+			others.Span, others.Size, m.own.Span, m.own.Size)
 	}
-	return others, nil
+	swept = sweep == 1
+	if bad > 0 {
+		return others, swept, fmt.Errorf("%w: %d of them, the first in field %.130q (unreadable, or buckets of another window)",
+			errUnparsed, bad, field)
+	}
+	return others, swept, nil
 }
 
 // keyTTL is how long a breaker's key lives without a write: two windows

@@ -1,9 +1,7 @@
 package redisbreaker
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/srebreaker/srebreaker/fleet"
@@ -19,9 +17,22 @@ import (
 // successes, failures and drops, the newest run's successes and failures,
 // the successes, failures and drops read back for on light traffic, and 1
 // or 0 for a process down a window, or recovering). A v3 sharer reads
-// them, converted to histories (v2History), so that processes not yet
-// upgraded still count in the fleet, and publishes its own beside its
-// history while [WithV2] is on (countsV2), so that they still count it.
+// them, converted to histories by its script (see v2History), so that
+// processes not yet upgraded still count in the fleet, and publishes its
+// own beside its history while [WithV2] is on (countsV2Of), so that they
+// still count it.
+//
+// v2History: the script converts counts published at t to a history on
+// the grid of the process that sweeps, as best it can be: the window's
+// calls spread evenly over the window's finished buckets (the newest being
+// the last that finished at t), and the calls read back for beyond them
+// in the block before. The formula over the window, and reading back on
+// light traffic, then judge them as the v2 process did; the runs of
+// agreeing buckets are those of even buckets: a window of failures alone
+// is a run of failures, a mixed one no run (what a run of the v2 process
+// held beyond that is lost). Converted values join the sum when the
+// script sweeps, once a quarter window, and stay in it until the next
+// sweep.
 
 // countsV2 is a process's state in layout v2.
 type countsV2 [10]int64
@@ -41,63 +52,6 @@ func encodeV2(t time.Time, c countsV2) string {
 		b = strconv.AppendInt(b, v, 10)
 	}
 	return string(b)
-}
-
-// parseV2 reads a value in layout v2: when it was published, and its
-// counts.
-func parseV2(v string) (time.Time, countsV2, error) {
-	fields := strings.Fields(v)
-	if len(fields) != 12 || fields[0] != "2" {
-		return time.Time{}, countsV2{}, fmt.Errorf("v2 value %.60q: not 12 numbers starting with 2", v)
-	}
-	ms, err := strconv.ParseInt(fields[1], 10, 64)
-	if err != nil {
-		return time.Time{}, countsV2{}, fmt.Errorf("v2 value %.60q: time: %w", v, err)
-	}
-	var c countsV2
-	for i := range c {
-		n, err := strconv.ParseInt(fields[i+2], 10, 64)
-		if err != nil || n < 0 || n > maxCount {
-			return time.Time{}, countsV2{}, fmt.Errorf("v2 value %.60q: count %d: not between 0 and %d", v, i+1, int64(maxCount))
-		}
-		c[i] = n
-	}
-	return time.UnixMilli(ms), c, nil
-}
-
-// v2History converts counts published at t in layout v2 to a history on
-// the grid of own, as best it can be: the window's calls spread evenly
-// over the window's finished buckets (the newest being the last that
-// finished at t), and the calls read back for beyond them in the block
-// before. The formula over the window, and reading back on light traffic,
-// then judge them as the v2 process did; the runs of agreeing buckets are
-// those of even buckets: a window of failures alone is a run of failures,
-// a mixed one no run (what a run of the v2 process held beyond that is
-// lost).
-func v2History(t time.Time, c countsV2, own fleet.History) fleet.History {
-	h := fleet.History{Span: own.Span, Size: own.Size}
-	if own.Span <= 0 || own.Size < 1 {
-		return fleet.History{}
-	}
-	h.Newest = floorDiv(t.UnixNano(), int64(own.Span)) - 1
-	n := int64(own.Size - 1)
-	if n > 0 && c[0]+c[1]+c[2] > 0 {
-		h.Buckets = make([]fleet.Bucket, n)
-		for i := range h.Buckets {
-			// Bucket i gets its share, the newest ones the remainder.
-			share := func(total int64) int64 { return total*int64(i+1)/n - total*int64(i)/n }
-			h.Buckets[i] = fleet.Bucket{Successes: share(c[0]), Failures: share(c[1]), Drops: share(c[2])}
-		}
-	}
-	older := fleet.Bucket{Successes: max(c[5]-c[0], 0), Failures: max(c[6]-c[1], 0), Drops: max(c[7]-c[2], 0)}
-	if older != (fleet.Bucket{}) {
-		h.NewestBlock = floorDiv(h.Newest-n, int64(own.Size))
-		h.Blocks = []fleet.Bucket{older}
-	}
-	if len(h.Buckets) == 0 && len(h.Blocks) == 0 {
-		return fleet.History{}
-	}
-	return h
 }
 
 // countsV2Of returns what a v2 reader wants of own: the window's calls,
@@ -146,13 +100,4 @@ run:
 		c[8] = 1
 	}
 	return c
-}
-
-// floorDiv is a/n rounded down.
-func floorDiv(a, n int64) int64 {
-	q := a / n
-	if a%n != 0 && a < 0 {
-		q--
-	}
-	return q
 }
