@@ -31,14 +31,25 @@ func (f fleetHandle) Grid() (time.Duration, int64) {
 	return time.Duration(f.b.span), int64(f.b.settings.Buckets)
 }
 
-// History returns the breaker's finished buckets on the fleet's grid, up
-// to the bucket that finished last as of now.
+// History returns the breaker's buckets on the fleet's grid: the finished
+// ones, and the live one as it stands.
 func (f fleetHandle) History() evidence.Shared {
 	b := f.b
 	b.advanceIfDue()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.history.Share(b.span, b.gridOffsetLocked())
+	s := b.history.Share(b.span, b.gridOffsetLocked())
+	live := b.counts.sum()
+	if lv := b.levels.Load(); lv != nil {
+		live = live.Plus(lv.others())
+	}
+	// The live bucket goes last, as it stands: the others count what it
+	// holds now, and the whole of it once it is published again.
+	s.Newest++
+	if live != (evidence.Bucket{}) || len(s.Buckets) > 0 {
+		s.Buckets = append(s.Buckets, live)
+	}
+	return s
 }
 
 // gridOffsetLocked is what to add to the number of a bucket of b.history
@@ -90,10 +101,13 @@ type fleetOthers struct {
 }
 
 // fleetJudgement is the summary of the fleet's history, the breaker's
-// own finished buckets and others' added up: immutable once stored.
+// own finished buckets and others' added up, and the others' bucket of
+// the time of the breaker's live one (published while it was theirs):
+// immutable once stored.
 type fleetJudgement struct {
 	others *fleetOthers
 	sum    evidence.Summary
+	live   evidence.Bucket
 }
 
 // judgeFleetLocked judges the fleet's history afresh, from the breaker's
@@ -111,14 +125,18 @@ func (b *googleBreaker) judgeFleetLocked() {
 		b.clearMode(modeFleet)
 		return
 	}
-	j := &fleetJudgement{others: o, sum: b.history.Merged(&o.history, b.gridOffsetLocked())}
+	offset := b.gridOffsetLocked()
+	j := &fleetJudgement{others: o, sum: b.history.Merged(&o.history, offset)}
+	if n := b.history.Next() + offset; n <= o.history.Newest && n > o.history.Newest-int64(len(o.history.Buckets)) {
+		j.live = o.history.Buckets[len(o.history.Buckets)-1-int(o.history.Newest-n)]
+	}
 	b.fleet.judged.Store(j)
 	b.setMode(modeFleet)
 }
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
 // the breaker's own history, and the formula's over the fleet's history
-// with the breaker's live bucket. Stale buckets are ignored, and so are
+// with the fleet's live bucket, the breaker's and the others' of its time. Stale buckets are ignored, and so are
 // buckets set before the clock stepped back, as of the breaker's newest
 // reading of its clock.
 func (b *googleBreaker) withFleet(_ *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
@@ -133,7 +151,7 @@ func (b *googleBreaker) withFleet(_ *evidence.Summary, live evidence.Bucket, num
 	if j == nil || j.others != o {
 		return num, den // being judged: SetOthers judges again once it has
 	}
-	fnum, fden := b.settings.Ratio(&j.sum, live)
+	fnum, fden := b.settings.Ratio(&j.sum, live.Plus(j.live))
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

@@ -27,8 +27,8 @@ func Example() {
 	// A publisher loop sends member.History() to the store, and feeds the
 	// other processes' histories back, merged, once per bucket.
 	own := member.History()
-	fmt.Printf("own: %d bucket, %d failure\n", len(own.Buckets), own.Buckets[0].Failures)
-	other := fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest,
+	fmt.Printf("own: %d buckets, the live one last; %d failure\n", len(own.Buckets), own.Buckets[0].Failures)
+	other := fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest - 1,
 		Buckets: []fleet.Bucket{{Failures: 30}}}
 	others, err := fleet.History{}.Merge(other)
 	if err != nil {
@@ -40,7 +40,7 @@ func Example() {
 	s, _ := breaker.StatsOf(b)
 	fmt.Printf("drop probability: %.2f\n", s.DropProbability)
 	// Output:
-	// own: 1 bucket, 1 failure
+	// own: 2 buckets, the live one last; 1 failure
 	// drop probability: 0.87
 }
 

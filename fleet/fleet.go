@@ -17,9 +17,9 @@ import (
 //
 // While it holds the others' history, the breaker judges two histories
 // with the one judge, every refinement included: its own, and the
-// fleet's, its own buckets and the others' added up bucket by bucket,
-// each with the breaker's live bucket; a call is dropped with the higher
-// of the two probabilities. A process whose calls fail while the rest of
+// fleet's, its own buckets and the others' added up bucket by bucket
+// (the others' bucket of the time of the breaker's live one added to
+// it); a call is dropped with the higher of the two probabilities. A process whose calls fail while the rest of
 // the fleet's succeed still sheds on its own evidence; a process that
 // sees too few calls to shed on its own sheds on the fleet's. Without the
 // others' history (never set, cleared, or set more than a window ago) the
@@ -57,10 +57,11 @@ func (m *Member) Name() string { return m.l.Name() }
 // stale a publisher should let it get.
 func (m *Member) Window() time.Duration { return m.l.Window() }
 
-// History returns the breaker's finished buckets as of now, to publish to
-// the fleet: its window's buckets, and the older blocks it reads back
-// for on light traffic. The bucket being filled is left out: it is
-// published once it has finished. Each call allocates the history.
+// History returns the breaker's buckets as of now, to publish to the
+// fleet: its window's finished buckets and, newest, the bucket being
+// filled as it stands (the others count what it holds now, and all of it
+// once it is published again), and the older blocks it reads back for on
+// light traffic. Each call allocates the history.
 func (m *Member) History() History {
 	s := m.l.History()
 	h := History{Span: time.Duration(s.Span), Size: int(s.Size), Newest: s.Newest, NewestBlock: s.NewestBlock,

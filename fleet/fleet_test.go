@@ -65,10 +65,11 @@ func dropProbability(t *testing.T, b breaker.Breaker) float64 {
 }
 
 // othersAt returns a history on f's grid whose buckets, oldest first,
-// end with the breaker's newest finished bucket.
+// end with the breaker's newest finished bucket (the bucket before its
+// live one, the newest of its history).
 func othersAt(f *fleet.Member, buckets ...fleet.Bucket) fleet.History {
 	own := f.History()
-	return fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest, Buckets: buckets}
+	return fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest - 1, Buckets: buckets}
 }
 
 // failures returns n buckets of k failures each.
@@ -85,22 +86,24 @@ func TestMember_History_ownBuckets(t *testing.T) {
 	assert.Equal(t, "test", f.Name())
 	assert.Equal(t, breaker.DefaultWindow, f.Window())
 	first := start.UnixNano() / int64(span)
-	assert.Equal(t, fleet.History{Span: span, Size: 20, Newest: first - 1}, f.History(),
-		"no finished bucket yet: the live one is left out")
+	assert.Equal(t, fleet.History{Span: span, Size: 20, Newest: first}, f.History(),
+		"nothing yet: the live bucket, empty, is left out")
 
 	succeed(t, b, 3)
 	fail(t, b, 2)
 	mock.Add(span)
 	fail(t, b, 1)
 	mock.Add(2 * span)
-	assert.Equal(t, fleet.History{Span: span, Size: 20, Newest: first + 2,
-		Buckets: []fleet.Bucket{{Successes: 3, Failures: 2}, {Failures: 1}, {}}}, f.History())
+	fail(t, b, 1)
+	assert.Equal(t, fleet.History{Span: span, Size: 20, Newest: first + 3,
+		Buckets: []fleet.Bucket{{Successes: 3, Failures: 2}, {Failures: 1}, {}, {Failures: 1}}}, f.History(),
+		"the finished buckets, then the live one as it stands")
 
 	mock.Add(2 * breaker.DefaultWindow)
 	h := f.History()
-	assert.Equal(t, first+2+40, h.Newest)
+	assert.Equal(t, first+3+40, h.Newest)
 	assert.Empty(t, h.Buckets, "the window's buckets held nothing: left out")
-	assert.Equal(t, []fleet.Bucket{{Successes: 3, Failures: 3}}, h.Blocks,
+	assert.Equal(t, []fleet.Bucket{{Successes: 3, Failures: 4}}, h.Blocks,
 		"older buckets in blocks of a window, for reading back on light traffic; empty ones left out")
 	assert.Equal(t, first/20, h.NewestBlock)
 }
@@ -120,7 +123,7 @@ func TestMember_History_nearestBucketOfTheGrid(t *testing.T) {
 			f, _ := fleet.Of(b)
 			succeed(t, b, 1)
 			m.Add(span)
-			assert.Equal(t, start.UnixNano()/int64(span)+tc.shift, f.History().Newest)
+			assert.Equal(t, start.UnixNano()/int64(span)+1+tc.shift, f.History().Newest, "the live bucket")
 		})
 	}
 }
@@ -182,7 +185,7 @@ func TestMember_SetOthers_staleWhenNotRenewed(t *testing.T) {
 	// back for them.
 	own := f.History()
 	require.NoError(t, f.SetOthers(fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest,
-		NewestBlock: own.Newest / 20, Blocks: []fleet.Bucket{{Failures: 30}}}))
+		NewestBlock: own.Newest/20 - 1, Blocks: []fleet.Bucket{{Failures: 30}}}))
 	mock.Add(breaker.DefaultWindow)
 	fail(t, b, 1)
 	assert.Greater(t, dropProbability(t, b), 0.0, "a window after SetOthers: still used")
@@ -212,6 +215,21 @@ func TestMember_SetOthers_aFleetDownForAWindowLosesProtection(t *testing.T) {
 	require.NoError(t, f.SetOthers(othersAt(f, failures(29, 1)...)))
 	assert.Greater(t, dropProbability(t, b), withProtection,
 		"the fleet's failing buckets span more than a window: protection no longer applies")
+}
+
+// The others' bucket of the breaker's live one's time, published while
+// it was theirs, counts with the breaker's live bucket.
+func TestMember_SetOthers_theOthersLiveBucket(t *testing.T) {
+	b, f, mock := newBreaker(t, breaker.WithPlainFormula())
+	mock.Add(span)
+	fail(t, b, 1)
+	own := f.History()
+	require.NoError(t, f.SetOthers(fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest,
+		Buckets: []fleet.Bucket{{Failures: 40}}}))
+	// (41 − 5) / (41 + 1)
+	assert.InDelta(t, 36.0/42, dropProbability(t, b), 1e-12)
+	mock.Add(span)
+	assert.InDelta(t, 36.0/42, dropProbability(t, b), 1e-12, "finished: in the fleet's window")
 }
 
 // On light traffic the breaker reads back past the window, through the

@@ -51,7 +51,7 @@ type options struct {
 
 // WithPrefix sets the prefix of the keys the sharer reads and writes: one
 // hash per breaker name, at prefix + name. Processes that share a
-// dependency's counts use the same prefix; separate fleets (environments,
+// dependency's histories use the same prefix; separate fleets (environments,
 // applications) on one Redis use different ones. Default [DefaultPrefix];
 // at most 256 bytes.
 func WithPrefix(prefix string) Option {

@@ -67,7 +67,7 @@ type member struct {
 }
 
 // New returns a sharer that keeps its state in Redis through client: a
-// single node, Sentinel or Cluster client (each breaker's counts are one
+// single node, Sentinel or Cluster client (each breaker's histories are one
 // key). The caller keeps client, and closes it after [Sharer.Close]. New
 // returns an error wrapping [ErrInvalidOption], naming the option and its
 // value, when an option is invalid, and one when client is nil.
@@ -82,13 +82,13 @@ func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
 	return &Sharer{client: client, o: o, members: make(map[string]*member)}, nil
 }
 
-// ProcessID returns the name this process publishes its counts under; see
+// ProcessID returns the name this process publishes its histories under; see
 // [WithProcessID].
 func (s *Sharer) ProcessID() string { return s.o.id }
 
-// Share adds b to the breakers whose counts the sharer publishes under
+// Share adds b to the breakers whose histories the sharer publishes under
 // b.Name(), and to which it feeds the fleet's; a breaker shared before
-// under the same name is replaced, and decides on its own counts again.
+// under the same name is replaced, and decides on its own history again.
 // Sharing a breaker already shared does nothing, so a caller may share
 // each breaker of a [breaker.Registry] as it gets it; a breaker that
 // [breaker.Registry.Configure] replaces is to be shared again. It returns an error
@@ -119,7 +119,7 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 }
 
 // Unshare stops sharing the breaker shared under name, which decides on
-// its own counts again; its counts in Redis expire on their own. It does
+// its own history again; its fields in Redis expire on their own. It does
 // nothing for a name not shared.
 func (s *Sharer) Unshare(name string) {
 	s.mu.Lock()
@@ -167,7 +167,7 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 }
 
 // Close stops the loop, waits for it to return, and leaves every shared
-// breaker deciding on its own counts. It does not close the Redis client.
+// breaker deciding on its own history. It does not close the Redis client.
 // Later calls do nothing.
 func (s *Sharer) Close() error {
 	s.mu.Lock()
