@@ -381,8 +381,3 @@ func parseResult(m *member, result *redis.Cmd) (others fleet.History, swept bool
 func keyTTL(window, period time.Duration) time.Duration {
 	return 2*window + period
 }
-
-// maxCount caps each count read from Redis in layout v2, so that many
-// processes, or a hostile writer, cannot overflow a sum; it is what
-// fleet.History holds.
-const maxCount = 1 << 50
