@@ -19,7 +19,7 @@ type Bucket struct {
 }
 
 // History is what a process's breaker holds of one dependency, as a fleet
-// shares it: its finished buckets, each the successes, failures and drops
+// shares it: its buckets, each the successes, failures and drops
 // of one span of time, on a grid every process agrees on, so that
 // histories add up bucket by bucket ([History.Merge]). Bucket number g
 // spans [g·Span, (g+1)·Span) from the Unix epoch (1970-01-01 UTC).
@@ -36,11 +36,12 @@ type History struct {
 	// Span is a bucket's span: the breaker's window over its buckets.
 	Span time.Duration
 	// Size is how many buckets the breaker's window holds, the bucket
-	// being filled included: Buckets holds up to Size−1 of them.
+	// being filled included: a breaker publishes up to Size of them (its
+	// window's finished buckets, then the live one), a merge up to 2·Size.
 	Size int
 	// Newest is the number of the newest bucket of Buckets, the last one.
 	Newest int64
-	// Buckets holds finished buckets, oldest first, up to Newest.
+	// Buckets holds buckets, oldest first, up to Newest.
 	Buckets []Bucket
 	// NewestBlock is the number of the newest block of Blocks, the last
 	// one.
