@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +380,36 @@ func TestMember_twoProcesses(t *testing.T) {
 	assert.Greater(t, dropProbability(t, a), dropProbability(t, alone))
 	assert.Greater(t, dropProbability(t, a), 0.5)
 	assert.Greater(t, dropProbability(t, b), 0.5)
+}
+
+// Publishing, setting the others' history and calls, all at once: for
+// the race detector.
+func TestMember_concurrentUse(t *testing.T) {
+	b, f, mock := newBreaker(t)
+	mock.Add(span)
+	others := othersAt(f, failures(3, 4)...)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				switch g {
+				case 0:
+					_ = f.History()
+				case 1:
+					if i%2 == 0 {
+						assert.NoError(t, f.SetOthers(others))
+					} else {
+						f.ClearOthers()
+					}
+				default:
+					if p, err := b.Allow(); err == nil {
+						p.Reject("boom")
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
