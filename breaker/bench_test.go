@@ -190,37 +190,6 @@ func BenchmarkBreaker_DropParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkBreaker_AllowAcceptFleet is BenchmarkBreaker_AllowAccept on a
-// breaker that holds a fleet's counts (breaker.Fleet.SetOthers), without
-// failures or with 1 % of them, renewed every 65,536 calls, before they go
-// stale after a window.
-func BenchmarkBreaker_AllowAcceptFleet(b *testing.B) {
-	for _, tc := range []struct {
-		name   string
-		others breaker.Counts
-	}{
-		{"failures=0", breaker.Counts{Successes: 1000}},
-		{"failures=1%", breaker.Counts{Successes: 990, Failures: 10}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			br := breaker.MustNew()
-			fleet, _ := breaker.FleetOf(br)
-			b.ReportAllocs()
-			for i := range b.N {
-				if i&0xffff == 0 {
-					if err := fleet.SetOthers(tc.others); err != nil {
-						b.Fatal(err)
-					}
-				}
-				p, err := br.Allow()
-				if err == nil {
-					p.Accept()
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkBreaker_AllowCtxCriticality is Allow + Accept for a call whose
 // context carries a criticality other than the default.
 func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {

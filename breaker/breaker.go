@@ -152,7 +152,7 @@ type googleBreaker struct {
 const (
 	// modeFailing: the window holds a failure, so a call may be dropped.
 	modeFailing uint32 = 1 << iota
-	// modeFleet: the breaker holds its fleet's counts, which may drop a
+	// modeFleet: the breaker holds its fleet's history, which may drop a
 	// call whatever its own window holds.
 	modeFleet
 	// modeShedding: the newest judgement drops calls: each success is
@@ -318,10 +318,7 @@ func (b *googleBreaker) judgeFinishedLocked() {
 		}
 	}
 	b.judged.Store(j)
-	if o := b.fleet.others.Load(); o != nil && b.fleet.now.Load() > o.until {
-		b.fleet.others.CompareAndSwap(o, nil) // stale: the breaker decides alone
-		b.clearMode(modeFleet)
-	}
+	b.judgeFleetLocked() // fleet.go
 	if j.sum.Window.Failures > 0 {
 		b.setMode(modeFailing)
 	} else {

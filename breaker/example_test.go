@@ -249,28 +249,3 @@ func ExampleRegistry_SetLimit() {
 	fmt.Println(n <= 100)
 	// Output: true
 }
-
-// A breaker linked to its fleet: the other processes' counts, as a store
-// such as Redis would return them, make it shed although its own window
-// holds too few failures to.
-func ExampleFleet() {
-	b := breaker.MustNew(breaker.WithName("payments"),
-		breaker.WithClock(exampleClock()), breaker.WithProba(proba.NewSeeded(1)))
-	fleet, _ := breaker.FleetOf(b)
-
-	p, _ := b.Allow()
-	p.Reject("connection refused") // one failure: too few to shed on
-
-	// A publisher loop sends fleet.Counts() to the store and sets the sum
-	// of the other processes' counts, once per bucket.
-	own := fleet.Counts()
-	fmt.Printf("own: %d successes, %d failures\n", own.Successes, own.Failures)
-	if err := fleet.SetOthers(breaker.Counts{Failures: 99}); err != nil {
-		fmt.Println(err)
-	}
-	s, _ := breaker.StatsOf(b)
-	fmt.Printf("drop probability: %.2f\n", s.DropProbability)
-	// Output:
-	// own: 0 successes, 1 failures
-	// drop probability: 0.96
-}

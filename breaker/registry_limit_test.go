@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/fleet"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -215,16 +216,19 @@ func TestRegistry_SetLimit_sheddingGoesLast(t *testing.T) {
 	assert.NotContains(t, names(r), "dead")
 }
 
-// A breaker that sheds on its fleet's counts, with a clean window of its
+// A breaker that sheds on its fleet's history, with a clean window of its
 // own, is shedding too: it goes last.
-func TestRegistry_SetLimit_sheddingOnTheFleetsCountsGoesLast(t *testing.T) {
+func TestRegistry_SetLimit_sheddingOnTheFleetsHistoryGoesLast(t *testing.T) {
 	m := newMock()
 	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	r.SetLimit(10)
 	linked := r.Get("linked")
-	f, ok := breaker.FleetOf(linked)
+	f, ok := fleet.Of(linked)
 	require.True(t, ok)
-	require.NoError(t, f.SetOthers(breaker.Counts{Failures: 400, ReachFailures: 400}))
+	m.Add(breaker.DefaultWindow)
+	own := f.History()
+	require.NoError(t, f.SetOthers(fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest,
+		Buckets: []fleet.Bucket{{Failures: 400}}}))
 	s, _ := breaker.StatsOf(linked)
 	require.Greater(t, s.DropProbability, 0.5, "the fleet's failures shed")
 	for i := range 50 { // every other name is newer and in use

@@ -25,7 +25,7 @@ type Stats struct {
 
 	// DropProbability is the probability that a call asking now is dropped:
 	// 0 while the dependency is healthy. For a breaker linked to a fleet
-	// ([Fleet]), it is the higher of its own and the fleet's.
+	// (package fleet), it is the higher of its own and the fleet's.
 	DropProbability float64
 
 	// Reasons holds the last failure reasons, newest first, at most 5.

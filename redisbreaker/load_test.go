@@ -37,7 +37,9 @@ func (c countingConn) Write(p []byte) (int, error) {
 // per round (one round trip), as custom metrics. A process makes one round
 // per period (DefaultPeriod: 10 a second), the fleet N times that. The
 // names of the breakers are those of a typical registry ("GET
-// api.example.com"); the default prefix is used.
+// api.example.com"); the default prefix is used. Each breaker's window
+// holds 50 calls a bucket, so that its history holds a full window of
+// buckets, with counts of two digits.
 func BenchmarkSharer_Sync(b *testing.B) {
 	srv := startRedis(b)
 	for _, size := range []struct{ processes, breakers int }{{10, 1}, {50, 1}, {50, 10}, {200, 10}} {
@@ -56,21 +58,37 @@ func BenchmarkSharer_Sync(b *testing.B) {
 			defer rdb.Close()
 			require.NoError(b, rdb.FlushAll(ctx).Err())
 			var measured *redisbreaker.Sharer
+			var all []breaker.Breaker
+			sharers := make([]*redisbreaker.Sharer, size.processes)
 			for p := range size.processes {
 				s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithProcessID(fmt.Sprintf("%016x", p)))
 				require.NoError(b, err)
 				for m := range size.breakers {
 					br := breaker.MustNew(breaker.WithName(fmt.Sprintf("GET api-%d.example.com", m)), breaker.WithClock(clk))
-					for range 100 { // counts of a few digits each
+					require.NoError(b, s.Share(br))
+					all = append(all, br)
+				}
+				sharers[p] = s
+				measured = s
+			}
+			// A window of buckets, each of 50 calls, a few of them failed:
+			// histories of a busy dependency.
+			for range 20 {
+				for _, br := range all {
+					for i := range 50 {
 						if p, err := br.Allow(); err == nil {
-							p.Accept()
+							if i%20 == 0 {
+								p.Reject("boom")
+							} else {
+								p.Accept()
+							}
 						}
 					}
-					fail(br, 3)
-					require.NoError(b, s.Share(br))
 				}
+				clk.advance(span)
+			}
+			for _, s := range sharers {
 				require.NoError(b, s.Sync(ctx))
-				measured = s
 			}
 			sent.Store(0)
 			received.Store(0)

@@ -46,11 +46,12 @@ type options struct {
 	logger  *slog.Logger
 	clock   clock.Clock
 	id      string
+	v2      bool
 }
 
 // WithPrefix sets the prefix of the keys the sharer reads and writes: one
 // hash per breaker name, at prefix + name. Processes that share a
-// dependency's counts use the same prefix; separate fleets (environments,
+// dependency's histories use the same prefix; separate fleets (environments,
 // applications) on one Redis use different ones. Default [DefaultPrefix];
 // at most 256 bytes.
 func WithPrefix(prefix string) Option {
@@ -58,11 +59,11 @@ func WithPrefix(prefix string) Option {
 }
 
 // WithPeriod sets how often the loop started by [Sharer.Start] publishes
-// the breakers' counts and reads the fleet's: the fleet's counts are at
-// most about one period old. Shorter reacts sooner and costs Redis more
+// the breakers' histories and reads the fleet's: the fleet's buckets are
+// at most about one period old. Shorter reacts sooner and costs Redis more
 // (see the package documentation). Default [DefaultPeriod], one bucket of a
 // default breaker; from 10 ms to 1 minute, and it should stay well under
-// the breakers' window, beyond which their fleet counts are stale.
+// the breakers' window, beyond which their fleet histories are stale.
 func WithPeriod(period time.Duration) Option {
 	return func(o *options) { o.period = period }
 }
@@ -79,26 +80,38 @@ func WithTimeout(timeout time.Duration) Option {
 
 // WithLogger sets the logger the sharer reports through: once when Redis
 // becomes unreachable or returns what it cannot use (the breakers then
-// decide on their own counts), and once when it is back. Default
+// decide on their own histories), and once when it is back. Default
 // slog.Default(); it must not be nil.
 func WithLogger(logger *slog.Logger) Option {
 	return func(o *options) { o.logger = logger }
 }
 
-// WithClock sets the clock the sharer stamps counts with and ticks on, for
+// WithClock sets the clock the sharer stamps histories with and ticks on, for
 // tests: github.com/benbjohnson/clock's Mock. Default: the system clock. It
 // must not be nil.
 func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithProcessID sets the name this process publishes its counts under, in
-// each breaker's hash. Each process of the fleet needs its own; two
-// processes with the same ID overwrite each other's counts. Default: 16
+// WithProcessID sets the name this process publishes its history under,
+// in each breaker's hash. Each process of the fleet needs its own; two
+// processes with the same ID overwrite each other's histories. Default: 16
 // random hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes,
 // not starting with "=".
 func WithProcessID(id string) Option {
 	return func(o *options) { o.id = id }
+}
+
+// WithV2 sets whether the sharer also publishes each breaker's state in
+// layout v2, the counts that redisbreaker published before it shared
+// histories (layout v3), beside its history, for processes of the fleet
+// that still run such a version: they read the v2 field, and skip the v3
+// one. A v3 sharer reads both, so a fleet in a rolling upgrade shares one
+// fleet's evidence all along. Default true; once every process of the
+// fleet publishes v3, WithV2(false) saves the v2 field's 60 bytes per
+// breaker and round. See the package documentation, "Layouts".
+func WithV2(publish bool) Option {
+	return func(o *options) { o.v2 = publish }
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -130,6 +143,7 @@ func newOptions(opts []Option) (options, error) {
 		logger:  slog.Default(),
 		clock:   clock.New(),
 		id:      randomID(),
+		v2:      true,
 	}
 	for _, opt := range opts {
 		if opt == nil {

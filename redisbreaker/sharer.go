@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,12 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/fleet"
 )
 
 var (
 	// ErrNotShareable is returned by [Sharer.Share] for a breaker without a
-	// fleet link (see [breaker.FleetOf]), such as [breaker.Nop].
-	ErrNotShareable = errors.New("redisbreaker: breaker cannot share its counts")
+	// fleet link (see [fleet.Of]), such as [breaker.Nop].
+	ErrNotShareable = errors.New("redisbreaker: breaker cannot share its history")
 	// ErrClosed is returned by [Sharer.Start] and [Sharer.Share] after
 	// [Sharer.Close].
 	ErrClosed = errors.New("redisbreaker: sharer closed")
@@ -28,13 +28,14 @@ var (
 	ErrUnreachable = errors.New("redisbreaker: Redis unreachable")
 	// ErrBadData wraps the error of a breaker whose hash in Redis held
 	// something the sharer cannot use: a key of another type, or values
-	// it cannot parse.
+	// it cannot parse (or whose buckets do not add up to the breaker's:
+	// a process configured with another window).
 	ErrBadData = errors.New("redisbreaker: unusable data in Redis")
 )
 
-// Sharer shares the counts of breakers with the breakers of the same names
-// in other processes, through Redis, and feeds the fleet's counts back to
-// them ([breaker.Fleet]). Make one with [New], add breakers with
+// Sharer shares the bucket histories of breakers with the breakers of the
+// same names in other processes, through Redis, and feeds the fleet's
+// back to them ([fleet.Member]). Make one with [New], add breakers with
 // [Sharer.Share], and start its loop with [Sharer.Start]; [Sharer.Close]
 // stops it.
 //
@@ -57,14 +58,16 @@ type Sharer struct {
 // member is a shared breaker.
 type member struct {
 	b     breaker.Breaker
-	fleet *breaker.Fleet
+	fleet *fleet.Member
 	key   string
+
+	own fleet.History // guarded by Sharer.round; what the round published
 
 	bad bool // guarded by Sharer.round; the last read was unusable, and that was logged
 }
 
 // New returns a sharer that keeps its state in Redis through client: a
-// single node, Sentinel or Cluster client (each breaker's counts are one
+// single node, Sentinel or Cluster client (each breaker's histories are one
 // key). The caller keeps client, and closes it after [Sharer.Close]. New
 // returns an error wrapping [ErrInvalidOption], naming the option and its
 // value, when an option is invalid, and one when client is nil.
@@ -79,20 +82,20 @@ func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
 	return &Sharer{client: client, o: o, members: make(map[string]*member)}, nil
 }
 
-// ProcessID returns the name this process publishes its counts under; see
+// ProcessID returns the name this process publishes its histories under; see
 // [WithProcessID].
 func (s *Sharer) ProcessID() string { return s.o.id }
 
-// Share adds b to the breakers whose counts the sharer publishes under
+// Share adds b to the breakers whose histories the sharer publishes under
 // b.Name(), and to which it feeds the fleet's; a breaker shared before
-// under the same name is replaced, and decides on its own counts again.
+// under the same name is replaced, and decides on its own history again.
 // Sharing a breaker already shared does nothing, so a caller may share
 // each breaker of a [breaker.Registry] as it gets it; a breaker that
 // [breaker.Registry.Configure] replaces is to be shared again. It returns an error
 // wrapping [ErrNotShareable] for a breaker without a fleet link, one for a
 // name longer than 1024 bytes, and [ErrClosed] after Close.
 func (s *Sharer) Share(b breaker.Breaker) error {
-	fleet, ok := breaker.FleetOf(b)
+	link, ok := fleet.Of(b)
 	if !ok {
 		return fmt.Errorf("%w: %T has no fleet link", ErrNotShareable, b)
 	}
@@ -111,12 +114,12 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 		}
 		old.fleet.ClearOthers()
 	}
-	s.members[name] = &member{b: b, fleet: fleet, key: s.o.prefix + name}
+	s.members[name] = &member{b: b, fleet: link, key: s.o.prefix + name}
 	return nil
 }
 
 // Unshare stops sharing the breaker shared under name, which decides on
-// its own counts again; its counts in Redis expire on their own. It does
+// its own history again; its fields in Redis expire on their own. It does
 // nothing for a name not shared.
 func (s *Sharer) Unshare(name string) {
 	s.mu.Lock()
@@ -164,7 +167,7 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 }
 
 // Close stops the loop, waits for it to return, and leaves every shared
-// breaker deciding on its own counts. It does not close the Redis client.
+// breaker deciding on its own history. It does not close the Redis client.
 // Later calls do nothing.
 func (s *Sharer) Close() error {
 	s.mu.Lock()
@@ -189,20 +192,22 @@ func (s *Sharer) Close() error {
 
 // Sync runs one round, as the loop does every period: in one pipelined
 // round trip, for each shared breaker, a script in Redis publishes the
-// breaker's counts under this process's ID, renews the expiry of its key,
-// deletes the counts of processes that stopped publishing, and returns the
-// sum of the others' counts published within the breaker's window
-// ([breaker.Fleet.Window]), which the breaker then decides on. Counts
-// older than that are stale, and left out.
+// breaker's history ([fleet.Member.History]) under this process's ID,
+// renews the expiry of its key, deletes the histories of processes that
+// stopped publishing, and returns the others' published within the
+// breaker's window ([fleet.Member.Window]); the sharer merges them and the
+// breaker decides on them ([fleet.Member.SetOthers]). Histories older than
+// that are stale, and left out.
 //
 // When the round trip fails as a whole (Redis down, slow, or refusing),
-// every breaker decides on its own counts, Sync logs it once until a round
-// succeeds again, which it logs too, and returns an error wrapping
+// every breaker decides on its own history, Sync logs it once until a
+// round succeeds again, which it logs too, and returns an error wrapping
 // [ErrUnreachable]. A breaker whose key holds what the sharer cannot use
-// (a key of another type) decides on its own counts, is logged once, and
+// (a key of another type) decides on its own history, is logged once, and
 // Sync returns an error wrapping [ErrBadData] for it; so it does for
-// counts of other processes that cannot be parsed, which are left out of
-// the fleet's while the rest still count.
+// values of other processes that cannot be parsed, or whose buckets do
+// not add up to the breaker's (another window), which are left out of the
+// fleet's while the rest still count.
 func (s *Sharer) Sync(ctx context.Context) error {
 	s.round.Lock()
 	defer s.round.Unlock()
@@ -232,14 +237,14 @@ func (s *Sharer) Sync(ctx context.Context) error {
 		}
 		if !s.down {
 			s.down = true
-			s.o.logger.Warn("redisbreaker: Redis unreachable; breakers decide on their own counts until it is back",
+			s.o.logger.Warn("redisbreaker: Redis unreachable; breakers decide on their own histories until it is back",
 				"prefix", s.o.prefix, "err", err)
 		}
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	if s.down {
 		s.down = false
-		s.o.logger.Info("redisbreaker: Redis reachable again; breakers decide on the fleet's counts", "prefix", s.o.prefix)
+		s.o.logger.Info("redisbreaker: Redis reachable again; breakers decide on the fleet's histories", "prefix", s.o.prefix)
 	}
 	s.loaded = true
 	var errs []error
@@ -253,15 +258,24 @@ func (s *Sharer) Sync(ctx context.Context) error {
 
 // exchange runs the script for each member in one pipeline: by its SHA1
 // once Redis has it (loaded), whole otherwise. The error is the pipeline's:
-// that of its first failed command.
+// that of its first failed command. It keeps what each member published
+// in member.own, which reading the others' takes the grid from.
 func (s *Sharer) exchange(ctx context.Context, members []*member, now time.Time, loaded bool) ([]*redis.Cmd, error) {
 	results := make([]*redis.Cmd, len(members))
 	pipe := s.client.Pipeline()
 	for i, m := range members {
 		window := m.fleet.Window()
+		m.own = m.fleet.History()
+		v3, err := m.own.MarshalBinary()
+		if err != nil { // a breaker's own history is always valid
+			return nil, err
+		}
+		v2 := ""
+		if s.o.v2 {
+			v2 = encodeV2(now, countsV2Of(m.own))
+		}
 		keys := []string{m.key}
-		args := []any{s.o.id, encode(now, m.fleet.Counts()), now.UnixMilli(),
-			window.Milliseconds(), keyTTL(window, s.o.period).Milliseconds()}
+		args := []any{s.o.id, v3, v2, now.UnixMilli(), window.Milliseconds(), keyTTL(window, s.o.period).Milliseconds()}
 		if loaded {
 			results[i] = pipe.EvalSha(ctx, exchangeScript.Hash(), keys, args...)
 		} else {
@@ -299,11 +313,11 @@ func anyNoScript(results []*redis.Cmd) bool {
 	return false
 }
 
-// take feeds m the others' counts the script returned.
+// take feeds m the others' history the script returned.
 func (s *Sharer) take(m *member, result *redis.Cmd) error {
-	others, swept, err := parseResult(result)
+	others, swept, err := parseResult(m, result)
 	if err == nil || errors.Is(err, errUnparsed) {
-		if serr := m.fleet.SetOthers(others); serr != nil { // not for sums the script capped
+		if serr := m.fleet.SetOthers(others); serr != nil {
 			err = serr
 		}
 	}
@@ -314,70 +328,56 @@ func (s *Sharer) take(m *member, result *redis.Cmd) error {
 	case err != nil:
 		if !m.bad {
 			m.bad = true
-			s.o.logger.Warn("redisbreaker: unusable counts in Redis; left out of the fleet's",
+			s.o.logger.Warn("redisbreaker: unusable histories in Redis; left out of the fleet's",
 				"key", m.key, "err", err)
 		}
 		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.key, err)
-	case m.bad && swept: // only a sweep reads every process's counts
+	case m.bad && swept: // only a sweep reads every process's history
 		m.bad = false
-		s.o.logger.Info("redisbreaker: counts in Redis usable again", "key", m.key)
+		s.o.logger.Info("redisbreaker: histories in Redis usable again", "key", m.key)
 	}
 	return nil
 }
 
-// errUnparsed is returned by parseResult, with the counts of the others,
-// when counts of some processes could not be parsed and were left out.
-var errUnparsed = errors.New("counts of other processes could not be parsed")
+// errUnparsed is returned by parseResult, with the others' history, when
+// values of some processes could not be used and were left out.
+var errUnparsed = errors.New("values of other processes could not be used")
 
-// parseResult reads the script's reply: the ten sums of the other
-// processes' counts (in encode's order), whether the script swept the key,
-// and how many values it could not parse then.
-func parseResult(result *redis.Cmd) (others breaker.Counts, swept bool, err error) {
-	v, err := result.Int64Slice()
+// parseResult reads the script's reply: the others' history, whether the
+// script swept the key, how many values it could not use then, and the
+// field of the first of them.
+func parseResult(m *member, result *redis.Cmd) (others fleet.History, swept bool, err error) {
+	v, err := result.Slice()
 	if err != nil {
-		return breaker.Counts{}, false, err
+		return fleet.History{}, false, err
 	}
-	if len(v) != 12 {
-		return breaker.Counts{}, false, fmt.Errorf("the script returned %d numbers, not 12", len(v))
+	if len(v) != 4 {
+		return fleet.History{}, false, fmt.Errorf("the script returned %d values, not 4", len(v))
 	}
-	for _, n := range v {
-		if n < 0 || n > maxCount {
-			return breaker.Counts{}, false, fmt.Errorf("the script returned %v: not counts", v)
-		}
+	data, ok1 := v[0].(string)
+	sweep, ok2 := v[1].(int64)
+	bad, ok3 := v[2].(int64)
+	field, ok4 := v[3].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 || bad < 0 {
+		return fleet.History{}, false, fmt.Errorf("the script returned %T %T %T %T: not a history and counts", v[0], v[1], v[2], v[3])
 	}
-	others = breaker.Counts{Successes: v[0], Failures: v[1], Drops: v[2], RecentSuccesses: v[3], RecentFailures: v[4],
-		ReachSuccesses: v[5], ReachFailures: v[6], ReachDrops: v[7], Down: v[8], Recovering: v[9]}
-	swept = v[10] == 1
-	if v[11] > 0 {
-		return others, swept, fmt.Errorf("%w: %d of them", errUnparsed, v[11])
+	if err := others.UnmarshalBinary([]byte(data)); err != nil {
+		return fleet.History{}, false, err
+	}
+	if !others.IsZero() && (others.Span != m.own.Span || others.Size != m.own.Size) {
+		return fleet.History{}, false, fmt.Errorf("the script returned buckets of %v, %d to a window; the breaker's are of %v, %d",
+			others.Span, others.Size, m.own.Span, m.own.Size)
+	}
+	swept = sweep == 1
+	if bad > 0 {
+		return others, swept, fmt.Errorf("%w: %d of them, the first in field %.130q (unreadable, or buckets of another window)",
+			errUnparsed, bad, field)
 	}
 	return others, swept, nil
 }
 
-// keyTTL is how long a breaker's key lives without a write, and how old a
-// process's counts get before a round deletes them: two windows and a
-// period, so that a process's counts are deleted only well after they
-// went stale (one window).
+// keyTTL is how long a breaker's key lives without a write: two windows
+// and a period, well after the histories in it went stale (one window).
 func keyTTL(window, period time.Duration) time.Duration {
 	return 2*window + period
-}
-
-// maxCount caps each count of a sum of counts read from Redis, so that
-// many processes, or a hostile writer, cannot overflow it; it is what
-// breaker.Fleet.SetOthers accepts.
-const maxCount = 1 << 50
-
-// encode writes counts published at t as Redis stores them: the layout's
-// version (2), then t in Unix milliseconds and the ten counts of
-// breaker.Counts in its order, space-separated
-// ("2 1704067200000 120 3 0 40 0 120 3 0 0 0").
-func encode(t time.Time, c breaker.Counts) string {
-	b := make([]byte, 0, 96)
-	b = append(b, '2')
-	for _, v := range []int64{t.UnixMilli(), c.Successes, c.Failures, c.Drops, c.RecentSuccesses, c.RecentFailures,
-		c.ReachSuccesses, c.ReachFailures, c.ReachDrops, c.Down, c.Recovering} {
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, v, 10)
-	}
-	return string(b)
 }

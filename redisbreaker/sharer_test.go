@@ -3,6 +3,7 @@ package redisbreaker_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -18,6 +19,10 @@ import (
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/redisbreaker"
 )
+
+// span is a bucket of a default breaker: its history holds the buckets
+// that finished.
+const span = breaker.DefaultWindow / 20
 
 // defaultTestTimeout bounds each Redis operation of a test.
 const defaultTestTimeout = 5 * time.Second
@@ -125,6 +130,7 @@ func TestSharer_Sync_theFleetsCountsReachEveryProcess(t *testing.T) {
 
 	fail(a.b, 2) // too few to shed on alone
 	fail(b.b, 3)
+	clk.advance(span) // the bucket finishes: the breakers publish it
 	assert.Equal(t, 0.0, dropProbability(t, a.b))
 	require.NoError(t, a.sync(t))
 	require.NoError(t, b.sync(t))
@@ -133,6 +139,7 @@ func TestSharer_Sync_theFleetsCountsReachEveryProcess(t *testing.T) {
 	assert.Equal(t, 0.0, dropProbability(t, a.b))
 
 	fail(b.b, 10)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 	require.NoError(t, a.sync(t))
 	assert.Greater(t, dropProbability(t, a.b), 0.5, "a sheds on the fleet's 15 failures")
@@ -145,6 +152,7 @@ func TestSharer_Sync_redisKilledAndRestarted(t *testing.T) {
 	a := newProcess(t, srv, clk, "a")
 	b := newProcess(t, srv, clk, "b")
 	fail(b.b, 30)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 	require.NoError(t, a.sync(t))
 	require.Greater(t, dropProbability(t, a.b), 0.5)
@@ -180,6 +188,7 @@ func TestSharer_Sync_staleCountsAreLeftOutThenDeleted(t *testing.T) {
 	a := newProcess(t, srv, clk, "a")
 	b := newProcess(t, srv, clk, "b")
 	fail(b.b, 30)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 	require.NoError(t, a.sync(t))
 	require.Greater(t, dropProbability(t, a.b), 0.5)
@@ -191,10 +200,12 @@ func TestSharer_Sync_staleCountsAreLeftOutThenDeleted(t *testing.T) {
 
 	clk.advance(breaker.DefaultWindow + time.Millisecond) // b stops publishing
 	require.NoError(t, a.sync(t))
-	assert.Equal(t, 0.0, dropProbability(t, a.b), "b's counts are stale after a window")
-	exists, err := srv.client().HExists(ctx, "test:payments", "b").Result()
-	require.NoError(t, err)
-	assert.False(t, exists, "a stopped process's counts are deleted")
+	assert.Equal(t, 0.0, dropProbability(t, a.b), "b's history is stale after a window")
+	for _, field := range []string{"b", "=3 b"} {
+		exists, err := srv.client().HExists(ctx, "test:payments", field).Result()
+		require.NoError(t, err)
+		assert.False(t, exists, "a stopped process's fields are deleted: %q", field)
+	}
 }
 
 func TestSharer_Sync_unusableData(t *testing.T) {
@@ -204,25 +215,33 @@ func TestSharer_Sync_unusableData(t *testing.T) {
 	ctx := context.Background()
 	rdb := srv.client()
 
-	t.Run("a malformed value is left out", func(t *testing.T) {
+	t.Run("malformed values are left out", func(t *testing.T) {
 		b := newProcess(t, srv, clk, "b")
 		fail(b.b, 30)
+		clk.advance(span)
 		require.NoError(t, b.sync(t))
-		require.NoError(t, rdb.HSet(ctx, "test:payments", "c", "1 garbage").Err())
-		clk.advance(breaker.DefaultWindow / 4) // values are checked as stale counts are swept
-		err := a.sync(t)
-		assert.ErrorIs(t, err, redisbreaker.ErrBadData)
-		assert.ErrorContains(t, err, "counts of other processes could not be parsed: 1 of them")
-		assert.Greater(t, dropProbability(t, a.b), 0.5, "b's counts still count")
-		require.NoError(t, a.sync(t), "no sweep: nothing parsed")
-		clk.advance(breaker.DefaultWindow / 4)
-		require.Error(t, a.sync(t), "swept again")
-		assert.Equal(t, 1, a.log.count("unusable counts in Redis"), "logged once")
-
-		require.NoError(t, rdb.HDel(ctx, "test:payments", "c").Err())
-		clk.advance(breaker.DefaultWindow / 4)
+		for _, tc := range []struct{ field, value string }{
+			{"c", "1 garbage"},
+			{"=3 c", "garbage"},
+			{"=3 c", "1704067200000 \x07"},
+			{"=3 c", "1704067200000 \x01\x80\xad\xe2\x04\x0a\x00\x00\x00\x00"}, // 10 ms buckets, 10 to a window
+		} {
+			require.NoError(t, rdb.HSet(ctx, "test:payments", tc.field, tc.value).Err())
+			// Values are read as stale ones are swept: once a quarter
+			// window, or at once without "=hswept".
+			require.NoError(t, rdb.HDel(ctx, "test:payments", "=hswept").Err())
+			err := a.sync(t)
+			assert.ErrorIs(t, err, redisbreaker.ErrBadData)
+			assert.ErrorContains(t, err, fmt.Sprintf("values of other processes could not be used: 1 of them, the first in field %q", tc.field))
+			assert.Greater(t, dropProbability(t, a.b), 0.5, "b's history still counts")
+			require.NoError(t, a.sync(t), "no sweep: nothing read")
+			require.NoError(t, rdb.HDel(ctx, "test:payments", tc.field).Err())
+			require.NoError(t, b.sync(t))
+		}
+		assert.Equal(t, 1, a.log.count("unusable histories in Redis"), "logged once")
+		require.NoError(t, rdb.HDel(ctx, "test:payments", "=hswept").Err())
 		require.NoError(t, a.sync(t))
-		assert.Equal(t, 1, a.log.count("counts in Redis usable again"))
+		assert.Equal(t, 1, a.log.count("histories in Redis usable again"))
 	})
 	t.Run("a key of another type", func(t *testing.T) {
 		other := breaker.MustNew(breaker.WithName("other"), breaker.WithClock(clk))
@@ -241,6 +260,7 @@ func TestSharer_Sync_scriptFlushed(t *testing.T) {
 	a := newProcess(t, srv, clk, "a")
 	b := newProcess(t, srv, clk, "b")
 	fail(b.b, 30)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 	require.NoError(t, a.sync(t))
 	require.NoError(t, srv.client().ScriptFlush(context.Background()).Err())
@@ -254,6 +274,7 @@ func TestSharer_StartClose(t *testing.T) {
 	a := newProcess(t, srv, clk, "a")
 	b := newProcess(t, srv, clk, "b")
 	fail(b.b, 30)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 
 	require.NoError(t, a.sharer.Start())
@@ -279,6 +300,7 @@ func TestSharer_Start_ticksEveryPeriod(t *testing.T) {
 		return err == nil && published
 	}, defaultTestTimeout, time.Millisecond)
 	fail(b.b, 30)
+	clk.advance(span)
 	require.NoError(t, b.sync(t))
 	assert.Equal(t, 0.0, dropProbability(t, a.b), "not read yet")
 	clk.Add(redisbreaker.DefaultPeriod) // the ticker runs on the clock.Mock

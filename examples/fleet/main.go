@@ -1,13 +1,13 @@
 // Command fleet runs a handful of clients, each with a breaker of its own
 // as separate processes would have, against a flaky HTTP server on
-// loopback, sharing their breakers' counts through a real Redis with
+// loopback, sharing their breakers' bucket histories through a real Redis with
 // redisbreaker, and prints what each client admitted while the server was
 // healthy, down and healed.
 //
 // Each client calls too rarely for its breaker to shed a short outage on
 // its own evidence (2 calls a second by default: 6 failures in a 3 s
 // outage, against the successes it saw before); together they call often
-// enough, and with their counts shared every client's breaker sheds on the
+// enough, and with their histories shared every client's breaker sheds on the
 // fleet's. Run it with -share=false to see each client alone let the whole
 // outage through.
 //
@@ -62,7 +62,7 @@ func main() {
 	flag.DurationVar(&cfg.healthy, "healthy", 3*time.Second, "how long the server answers 200 first")
 	flag.DurationVar(&cfg.down, "down", 3*time.Second, "how long it then answers 503")
 	flag.DurationVar(&cfg.healed, "healed", 3*time.Second, "how long it answers 200 again")
-	flag.BoolVar(&cfg.share, "share", true, "share the breakers' counts through Redis; false leaves each client on its own")
+	flag.BoolVar(&cfg.share, "share", true, "share the breakers' histories through Redis; false leaves each client on its own")
 	flag.Parse()
 	if _, err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
@@ -139,7 +139,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	}
 	defer server.Close()
 
-	fmt.Fprintf(out, "%d clients at %v requests/s each, counts shared through Redis: %v\n", cfg.clients, cfg.rate, cfg.share)
+	fmt.Fprintf(out, "%d clients at %v requests/s each, histories shared through Redis: %v\n", cfg.clients, cfg.rate, cfg.share)
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	end := start.Add(cfg.healthy + cfg.down + cfg.healed)
 	var wg sync.WaitGroup

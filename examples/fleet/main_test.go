@@ -11,7 +11,7 @@ import (
 )
 
 // The example in real time, against a redis-server it starts: the fleet's
-// shared counts shed part of an outage that no client alone would, and
+// shared histories shed part of an outage that no client alone would, and
 // nothing while the server is healthy.
 func TestRun_fleetShedsTheOutage(t *testing.T) {
 	cfg := config{clients: 5, rate: 2, healthy: time.Second, down: 3 * time.Second, share: true}
@@ -29,7 +29,7 @@ func TestRun_fleetShedsTheOutage(t *testing.T) {
 	assert.Zero(t, healthy.dropped, "nothing dropped while healthy")
 	assert.Greater(t, down.dropped, 0, "the fleet sheds part of the outage")
 	assert.Equal(t, int64(down.offered-down.dropped), rep.received[1], "dropped calls never reach the server")
-	assert.Contains(t, out.String(), "5 clients at 2 requests/s each, counts shared through Redis: true")
+	assert.Contains(t, out.String(), "5 clients at 2 requests/s each, histories shared through Redis: true")
 }
 
 func TestRun_aloneNoClientSheds(t *testing.T) {

@@ -42,10 +42,11 @@
 // the phases' rate (so the dependency sees N times it, and the built-in
 // scenario's -capacity is a share of that), their calls interleaved
 // evenly. Every bucket span (window/buckets), each client publishes its
-// window counts to an in-process store with the semantics of redisbreaker's
-// hash in Redis and reads the others' published within the window, then
-// decides on them and its own ([breaker.Fleet]); the clients' syncs are
-// spread over the span. -share=false keeps every client on its own counts;
+// bucket history to an in-process store with the semantics of
+// redisbreaker's hash in Redis and reads the others' published within the
+// window, added up bucket by bucket, then decides on them and its own
+// ([fleet.Member]); the clients' syncs are spread over the span.
+// -share=false keeps every client on its own history;
 // -partition fails the outage phase's calls of client 1 only (the others'
 // succeed). The report then describes the fleet, adds up its calls, and
 // gives the spread over the clients of the share of the outage that

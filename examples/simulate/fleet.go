@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/fleet"
 )
 
 // maxClients bounds -clients.
@@ -31,56 +31,112 @@ func (fc fleetConfig) validate() error {
 }
 
 // fleetStore holds what a fleet's breakers share, with the semantics of
-// redisbreaker's hash in Redis: per client, the counts it published last
-// and when, and their sum. A client's sync replaces its counts and keeps
-// the sum up to date; once a quarter of a window at most, it sweeps
-// instead: it deletes the counts published more than a window ago (their
-// process has stopped, or cannot reach Redis) and adds up the rest afresh.
-// It returns the sum less the client's own counts, as redisbreaker's
-// script does in the one round trip of a period.
+// redisbreaker's hash in Redis: per client, the history it published last
+// and when. A client's sync replaces its history, deletes the histories
+// published more than a window ago (their process has stopped, or cannot
+// reach Redis), and returns the others' merged, as redisbreaker's script
+// and sharer do in the one round trip of a period. The store keeps the
+// sum of the fresh histories bucket by bucket, so that a sync costs the
+// same whatever the number of clients.
 type fleetStore struct {
-	window  time.Duration
-	counts  []breaker.Counts
-	at      []time.Time // when each client published; zero if not, or deleted
-	sum     breaker.Counts
-	sweptAt time.Time
+	window    time.Duration
+	histories []fleet.History
+	at        []time.Time // when each client published; zero if not, or deleted
+	buckets   map[int64]fleet.Bucket
+	blocks    map[int64]fleet.Bucket
 }
 
 func newFleetStore(clients int, window time.Duration) *fleetStore {
-	return &fleetStore{window: window, counts: make([]breaker.Counts, clients), at: make([]time.Time, clients)}
+	return &fleetStore{window: window, histories: make([]fleet.History, clients), at: make([]time.Time, clients),
+		buckets: make(map[int64]fleet.Bucket), blocks: make(map[int64]fleet.Bucket)}
 }
 
-// sync publishes client j's counts at t and returns the others', added up.
-func (s *fleetStore) sync(j int, t time.Time, own breaker.Counts) breaker.Counts {
-	if s.sweptAt.IsZero() || t.Sub(s.sweptAt) >= s.window/4 {
-		s.counts[j], s.at[j] = own, t
-		s.sum = breaker.Counts{}
-		for i, c := range s.counts {
-			switch {
-			case s.at[i].IsZero():
-			case t.Sub(s.at[i]) > s.window:
-				s.counts[i], s.at[i] = breaker.Counts{}, time.Time{}
-			default:
-				s.sum = s.sum.Add(c)
+// sync publishes client j's history at t and returns the others', merged.
+func (s *fleetStore) sync(j int, t time.Time, own fleet.History) fleet.History {
+	for i, at := range s.at {
+		if !at.IsZero() && (i == j || t.Sub(at) > s.window) {
+			s.add(s.histories[i], -1)
+			s.histories[i], s.at[i] = fleet.History{}, time.Time{}
+		}
+	}
+	s.histories[j], s.at[j] = own, t
+	s.add(own, 1)
+
+	// The others' buckets reach from the oldest to the newest of theirs.
+	var others fleet.History
+	first, newest, firstBlock, newestBlock := int64(0), int64(0), int64(0), int64(0)
+	blocks := false
+	for i, h := range s.histories {
+		if i == j || s.at[i].IsZero() || len(h.Buckets)+len(h.Blocks) == 0 {
+			continue
+		}
+		if others.Span == 0 {
+			others.Span, others.Size = h.Span, h.Size
+			first, newest = h.Newest, h.Newest
+		}
+		first, newest = min(first, h.Newest-int64(len(h.Buckets))+1), max(newest, h.Newest)
+		if len(h.Blocks) > 0 {
+			lo := h.NewestBlock - int64(len(h.Blocks)) + 1
+			if !blocks {
+				firstBlock, newestBlock, blocks = lo, h.NewestBlock, true
+			}
+			firstBlock, newestBlock = min(firstBlock, lo), max(newestBlock, h.NewestBlock)
+		}
+	}
+	if others.Span == 0 {
+		return fleet.History{}
+	}
+	others.Newest = newest
+	others.Buckets = make([]fleet.Bucket, newest-first+1)
+	for g := first; g <= newest; g++ {
+		others.Buckets[g-first] = s.buckets[g]
+	}
+	subtract(others.Buckets, first, own.Buckets, own.Newest-int64(len(own.Buckets))+1)
+	if blocks {
+		others.NewestBlock = newestBlock
+		others.Blocks = make([]fleet.Bucket, newestBlock-firstBlock+1)
+		for k := firstBlock; k <= newestBlock; k++ {
+			others.Blocks[k-firstBlock] = s.blocks[k]
+		}
+		subtract(others.Blocks, firstBlock, own.Blocks, own.NewestBlock-int64(len(own.Blocks))+1)
+	}
+	return others
+}
+
+// add adds h's buckets and blocks to the store's sums, times sign.
+func (s *fleetStore) add(h fleet.History, sign int64) {
+	for _, part := range []struct {
+		sum     map[int64]fleet.Bucket
+		first   int64
+		buckets []fleet.Bucket
+	}{
+		{s.buckets, h.Newest - int64(len(h.Buckets)) + 1, h.Buckets},
+		{s.blocks, h.NewestBlock - int64(len(h.Blocks)) + 1, h.Blocks},
+	} {
+		for i, b := range part.buckets {
+			g := part.first + int64(i)
+			x := part.sum[g]
+			x = fleet.Bucket{Successes: x.Successes + sign*b.Successes, Failures: x.Failures + sign*b.Failures,
+				Drops: x.Drops + sign*b.Drops}
+			if x == (fleet.Bucket{}) {
+				delete(part.sum, g)
+			} else {
+				part.sum[g] = x
 			}
 		}
-		s.sweptAt = t
-	} else {
-		if !s.at[j].IsZero() {
-			s.sum = s.sum.Add(negate(s.counts[j]))
-		}
-		s.counts[j], s.at[j] = own, t
-		s.sum = s.sum.Add(own)
 	}
-	return s.sum.Add(negate(own))
 }
 
-// negate returns −c.
-func negate(c breaker.Counts) breaker.Counts {
-	return breaker.Counts{Successes: -c.Successes, Failures: -c.Failures, Drops: -c.Drops,
-		RecentSuccesses: -c.RecentSuccesses, RecentFailures: -c.RecentFailures,
-		ReachSuccesses: -c.ReachSuccesses, ReachFailures: -c.ReachFailures, ReachDrops: -c.ReachDrops,
-		Down: -c.Down, Recovering: -c.Recovering}
+// subtract takes from sums, whose first number is first, the buckets of
+// own, whose first number is ownFirst, where they overlap.
+func subtract(sums []fleet.Bucket, first int64, own []fleet.Bucket, ownFirst int64) {
+	for i, b := range own {
+		if k := ownFirst + int64(i) - first; k >= 0 && k < int64(len(sums)) {
+			x := sums[k]
+			sums[k] = fleet.Bucket{Successes: x.Successes - b.Successes, Failures: x.Failures - b.Failures,
+				Drops: x.Drops - b.Drops}
+		}
+	}
 }
 
 // fleetResult is what each client of a fleet saw, per phase.
@@ -95,14 +151,14 @@ type fleetResult struct {
 // client syncs with the store, client j at j/clients of the way through the
 // span, so that the syncs of the fleet are spread as those of processes
 // are; with fc.share it then decides on the others' counts as well as its
-// own ([breaker.Fleet]).
+// own ([fleet.Member]).
 func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fleetResult, error) {
 	if sc.mix.set() {
 		return nil, nil, fmt.Errorf("-clients %d: a fleet's calls carry no criticality; leave out -mix and a scenario's mix", fc.clients)
 	}
 	n := fc.clients
 	drivers := make([]*driver, n)
-	links := make([]*breaker.Fleet, n)
+	links := make([]*fleet.Member, n)
 	for j := range drivers {
 		cbc := bc
 		cbc.seed = bc.seed + uint64(j)<<32 // client 0 draws as a single breaker does
@@ -111,7 +167,7 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 			return nil, nil, err
 		}
 		drivers[j] = d
-		links[j], _ = breaker.FleetOf(d.b)
+		links[j], _ = fleet.Of(d.b)
 	}
 	store := newFleetStore(n, bc.window)
 	period := bc.window / time.Duration(bc.buckets)
@@ -126,10 +182,10 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 			d := drivers[syncClient]
 			d.settle(t)
 			d.clk.now = t
-			others := store.sync(syncClient, t, links[syncClient].Counts())
+			others := store.sync(syncClient, t, links[syncClient].History())
 			if fc.share {
 				if err := links[syncClient].SetOthers(others); err != nil {
-					panic(err) // sums of a window's counts are always valid
+					panic(err) // sums of the fleet's histories are always valid
 				}
 			}
 		}
@@ -193,9 +249,9 @@ func fleetLine(fc fleetConfig, bc breakerConfig) string {
 	}
 	s := fmt.Sprintf("%d clients, each at the rate below, ", fc.clients)
 	if fc.share {
-		s += fmt.Sprintf("sharing counts every %v", bc.window/time.Duration(bc.buckets))
+		s += fmt.Sprintf("sharing histories every %v", bc.window/time.Duration(bc.buckets))
 	} else {
-		s += "each on its own counts (-share=false)"
+		s += "each on its own history (-share=false)"
 	}
 	if fc.partition {
 		s += "; the outage fails client 1's calls only"

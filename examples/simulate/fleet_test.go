@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/fleet"
 )
 
 // fleetConfigOf returns issue 12's fleet scenario: clients at rate
@@ -93,9 +93,9 @@ func TestSimulateFleet_oneClientIsOneBreaker(t *testing.T) {
 				require.NoError(t, err)
 				sc, err := cfg.scenario()
 				require.NoError(t, err)
-				fleet, _, err := simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
+				linked, _, err := simulateFleet(cfg.breakerConfig, cfg.fleetConfig, sc)
 				require.NoError(t, err)
-				assert.Equal(t, single.phases, fleet.phases, "seed %d", seed)
+				assert.Equal(t, single.phases, linked.phases, "seed %d", seed)
 			}
 		})
 	}
@@ -104,16 +104,19 @@ func TestSimulateFleet_oneClientIsOneBreaker(t *testing.T) {
 func TestFleetStore_sync(t *testing.T) {
 	s := newFleetStore(3, 2*time.Second)
 	t0 := epoch
-	assert.Equal(t, breaker.Counts{}, s.sync(0, t0, breaker.Counts{Failures: 4}), "nobody else has published")
-	assert.Equal(t, breaker.Counts{Failures: 4}, s.sync(1, t0.Add(time.Second), breaker.Counts{Successes: 7}))
-	assert.Equal(t, breaker.Counts{Failures: 4},
-		s.sync(1, t0.Add(time.Second), breaker.Counts{Successes: 5}), "a client's counts replace its last")
-	assert.Equal(t, breaker.Counts{Successes: 5, Failures: 4},
-		s.sync(2, t0.Add(2*time.Second), breaker.Counts{}), "published exactly a window ago: still fresh")
-	assert.Equal(t, breaker.Counts{Successes: 5, Failures: 4},
-		s.sync(2, t0.Add(2*time.Second+time.Millisecond), breaker.Counts{}), "stale, but no sweep is due")
-	assert.Equal(t, breaker.Counts{Successes: 5},
-		s.sync(2, t0.Add(2500*time.Millisecond), breaker.Counts{}), "swept: client 0's counts are gone")
+	h := func(newest int64, buckets ...fleet.Bucket) fleet.History {
+		return fleet.History{Span: 100 * time.Millisecond, Size: 20, Newest: newest, Buckets: buckets}
+	}
+	assert.Equal(t, fleet.History{}, s.sync(0, t0, h(10, fleet.Bucket{Failures: 4})), "nobody else has published")
+	assert.Equal(t, h(10, fleet.Bucket{Failures: 4}), s.sync(1, t0.Add(time.Second), h(20, fleet.Bucket{Successes: 7})))
+	assert.Equal(t, h(10, fleet.Bucket{Failures: 4}), s.sync(1, t0.Add(time.Second), h(20, fleet.Bucket{Successes: 5})),
+		"a client's history replaces its last")
+	both := make([]fleet.Bucket, 11)
+	both[0], both[10] = fleet.Bucket{Failures: 4}, fleet.Bucket{Successes: 5}
+	assert.Equal(t, h(20, both...), s.sync(2, t0.Add(2*time.Second), fleet.History{}),
+		"merged bucket by bucket; published exactly a window ago: still fresh")
+	assert.Equal(t, h(20, fleet.Bucket{Successes: 5}), s.sync(2, t0.Add(2*time.Second+time.Millisecond), fleet.History{}),
+		"client 0's history is stale: deleted")
 }
 
 func TestRun_fleetReport(t *testing.T) {
@@ -121,7 +124,7 @@ func TestRun_fleetReport(t *testing.T) {
 	cfg.partition = true
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "fleet: 5 clients, each at the rate below, sharing counts every 100ms; the outage fails client 1's calls only\n")
+	assert.Contains(t, out, "fleet: 5 clients, each at the rate below, sharing histories every 100ms; the outage fails client 1's calls only\n")
 	assert.Contains(t, out, "outage:   client 1 (partitioned): reached")
 	assert.Contains(t, out, "outage:   the other clients: dropped         0 of 1600\n")
 }

@@ -84,8 +84,8 @@ report, the scenario and trace formats.
 	var rates, seeds string
 	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
 	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
-	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing counts as redisbreaker does (1 to 1,000)")
-	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share counts through an in-process store with redisbreaker's semantics; false keeps each client on its own counts")
+	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing histories as redisbreaker does (1 to 1,000)")
+	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share histories through an in-process store with redisbreaker's semantics; false keeps each client on its own history")
 	fs.BoolVar(&cfg.partition, "partition", false, "with -clients: the outage phase fails client 1's calls only; the others' succeed")
 	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
 		m, err := parseMix(s)

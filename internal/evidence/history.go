@@ -108,10 +108,14 @@ func (h *History) Finish(b Bucket, passed int64) {
 	}
 }
 
+// calm reports whether the formula, over b's calls alone, sheds nothing.
+func (h *History) calm(b Bucket) bool {
+	return float64(b.Admitted())-h.protection-h.k*float64(b.Successes) <= 0
+}
+
 // push takes in one finished bucket.
 func (h *History) push(b Bucket) {
-	calm := float64(b.Admitted())-h.protection-h.k*float64(b.Successes) <= 0
-	h.run.finish(b, h.size, calm)
+	h.run.finish(b, h.size, h.calm(b))
 	h.newest = b
 	n := h.next
 	h.next++

@@ -1,0 +1,163 @@
+package redisbreaker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/redisbreaker"
+)
+
+// v2Source is the script of redisbreaker before histories (layout v2),
+// as it was released: a v2 process of a fleet in a rolling upgrade runs
+// it against the same hash as the v3 processes.
+const v2Source = `
+local key, id, value = KEYS[1], ARGV[1], ARGV[2]
+local now, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local cap = 1125899906842624
+local counts = 10 -- per process: see encode
+
+-- parse returns the time and the counts of a process's value ("2 <ms>"
+-- and the counts), or, with sum true, 0 and the counts of the sum (the
+-- counts alone); nil if v is not that.
+local function parse(v, sum)
+  if not v then return nil end
+  local want = counts + 2
+  if sum then want = counts end
+  local n = {}
+  for token in string.gmatch(v, '%S+') do
+    if #n == want then return nil end
+    local x = tonumber(token)
+    if x == nil or x ~= x or x ~= math.floor(x) then return nil end
+    n[#n + 1] = x
+  end
+  if #n ~= want then return nil end
+  local t, first = 0, 1
+  if not sum then
+    if n[1] ~= 2 then return nil end
+    t, first = n[2], 3
+  end
+  local c = {}
+  for j = first, want do
+    if n[j] < 0 or n[j] > cap * 4 then return nil end
+    c[#c + 1] = n[j]
+  end
+  return t, c
+end
+
+local function format(c)
+  local out = {}
+  for j = 1, counts do out[j] = string.format('%.0f', c[j]) end
+  return table.concat(out, ' ')
+end
+
+local _, own = parse(value, false)
+if not own then return redis.error_reply('redisbreaker: bad counts from this process') end
+local got = redis.call('HMGET', key, id, '=sum', '=swept')
+local _, sum = parse(got[2], true)
+local swept = tonumber(got[3])
+local bad, sweep = 0, 0
+redis.call('HSET', key, id, value)
+if sum == nil or swept == nil or now - swept >= window / 4 or now < swept then
+  sum, sweep = {}, 1
+  for j = 1, counts do sum[j] = 0 end
+  local all = redis.call('HGETALL', key)
+  for i = 1, #all, 2 do
+    local field = all[i]
+    if string.sub(field, 1, 1) ~= '=' then
+      local t, c = parse(all[i + 1], false)
+      if not t then
+        bad = bad + 1
+      elseif now - t > window or t - now > window then
+        redis.call('HDEL', key, field)
+      else
+        for j = 1, counts do sum[j] = math.min(sum[j] + c[j], cap * 4) end
+      end
+    end
+  end
+  redis.call('HSET', key, '=swept', string.format('%.0f', now))
+else
+  local _, old = parse(got[1], false)
+  for j = 1, counts do
+    sum[j] = sum[j] + own[j]
+    if old then sum[j] = sum[j] - old[j] end
+    sum[j] = math.min(math.max(sum[j], 0), cap * 4)
+  end
+end
+redis.call('HSET', key, '=sum', format(sum))
+redis.call('PEXPIRE', key, ARGV[5])
+local out = {}
+for j = 1, counts do out[j] = math.min(math.max(sum[j] - own[j], 0), cap) end
+out[counts + 1], out[counts + 2] = sweep, bad
+return out
+`
+
+// v2Round runs a round of a v2 process: it publishes counts (the ten of
+// layout v2) at now and returns the others' summed, whether it swept, and
+// how many values it could not parse.
+func v2Round(t *testing.T, rdb *redis.Client, key, id string, now time.Time, counts [10]int64) (sum [10]int64, swept bool, bad int64) {
+	t.Helper()
+	value := fmt.Sprint(2, " ", now.UnixMilli())
+	for _, c := range counts {
+		value += fmt.Sprint(" ", c)
+	}
+	window := breaker.DefaultWindow
+	res, err := rdb.Eval(context.Background(), v2Source, []string{key}, id, value, now.UnixMilli(),
+		window.Milliseconds(), (2*window + redisbreaker.DefaultPeriod).Milliseconds()).Int64Slice()
+	require.NoError(t, err)
+	require.Len(t, res, 12)
+	copy(sum[:], res)
+	return sum, res[10] == 1, res[11]
+}
+
+// A fleet in a rolling upgrade: a v2 process and v3 processes share one
+// hash, each reading the others.
+func TestSharer_Sync_v2AndV3SideBySide(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.client()
+	clk := newVirtualClock()
+	v3 := newProcess(t, srv, clk, "v3")
+	quiet := newProcess(t, srv, clk, "quiet", redisbreaker.WithV2(false))
+	clk.advance(breaker.DefaultWindow)
+
+	// The v3 processes publish; the v2 process reads the one that
+	// publishes layout v2 beside its history, and skips the v3 fields.
+	fail(v3.b, 4)
+	fail(quiet.b, 3)
+	clk.advance(span)
+	require.NoError(t, v3.sync(t))
+	require.NoError(t, quiet.sync(t))
+	down := [10]int64{0, 30, 0, 0, 30, 0, 30, 0, 0, 0} // the v2 process's window: 30 failures
+	sum, _, bad := v2Round(t, rdb, "test:payments", "v2", clk.Now(), down)
+	assert.Zero(t, bad, "v3 fields are not v2 values it cannot parse: it skips them")
+	assert.Equal(t, int64(4), sum[1], "the v3 process's failures, in layout v2; not the quiet one's")
+	assert.Equal(t, int64(4), sum[4], "its newest run")
+	assert.Equal(t, int64(4), sum[6], "read back for: the window's own")
+	clk.advance(breaker.DefaultWindow / 4)
+	sum, swept, bad := v2Round(t, rdb, "test:payments", "v2", clk.Now(), down)
+	assert.True(t, swept)
+	assert.Zero(t, bad)
+	assert.Equal(t, int64(4), sum[1], "the same, summed afresh")
+
+	// The v3 processes read the v2 process's counts, converted to a
+	// history: 30 failures over the window.
+	assert.Equal(t, 0.0, dropProbability(t, v3.b))
+	require.NoError(t, v3.sync(t))
+	assert.Greater(t, dropProbability(t, v3.b), 0.5, "the v3 process sheds on the v2 process's counts")
+	require.NoError(t, quiet.sync(t))
+	assert.Greater(t, dropProbability(t, quiet.b), 0.5, "so does one that publishes no v2 counts")
+
+	// Had a v3 value gone in a process's own field, the v2 script would
+	// count it unparsable on every sweep, and the v2 sharer log it and
+	// return ErrBadData: hence the fields of their own.
+	require.NoError(t, rdb.HSet(context.Background(), "test:payments", "x", "3 1704067200000 \x01").Err())
+	clk.advance(breaker.DefaultWindow / 4)
+	_, _, bad = v2Round(t, rdb, "test:payments", "v2", clk.Now(), down)
+	assert.Equal(t, int64(1), bad)
+}
