@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"context"
 	"errors"
-	"github.com/srebreaker/srebreaker/internal/tuning"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,6 +16,8 @@ import (
 	gozero "github.com/zeromicro/go-zero/core/breaker"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 )
 
 // Package-level sinks keep the compiler from discarding results.
@@ -473,6 +475,26 @@ func BenchmarkRegistryGetParallel(b *testing.B) {
 			}
 			runtime.KeepAlive(br)
 		})
+	})
+}
+
+// BenchmarkCriticality is ours alone: BenchmarkAllowAccept for a call whose
+// context carries a criticality other than the default (AllowCtx), the
+// cost of asking at a level.
+func BenchmarkCriticality(b *testing.B) {
+	b.Run(lib(libOurs), func(b *testing.B) {
+		br := oursHealthy()
+		ctx := criticality.With(context.Background(), criticality.Sheddable)
+		var rejected int64
+		b.ReportAllocs()
+		for range b.N {
+			if p, err := br.AllowCtx(ctx); err == nil {
+				p.Accept()
+			} else {
+				rejected++
+			}
+		}
+		failIfRejected(b, rejected)
 	})
 }
 

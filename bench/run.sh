@@ -19,7 +19,7 @@ benchstat="golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION:-v0.0.0-202609082
 
 # The libraries, srebreaker first: the base column of benchstat's ratios.
 libs=(srebreaker failsafe-adaptive failsafe-classic gobreaker go-zero aegis)
-serial='^Benchmark(AllowAccept|Drop|Do|New|RegistryGet|Buckets)$'
+serial='^Benchmark(AllowAccept|Drop|Do|New|RegistryGet|Criticality|Buckets)$'
 parallel='^Benchmark(Parallel|RegistryGetParallel)$'
 
 mkdir -p results

@@ -19,8 +19,10 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 	if b.mode.Load() == 0 {
 		return s, nil
 	}
-	if due(s.drops.Load() + 1) { // decided on the clock's time
-		b.tick()
+	if n := s.drops.Load() + 1; due(n) { // decided on the clock's time
+		if !b.advanceIfDue() && judgeDue(n) {
+			b.judge() // the drops counted since the last judgement
+		}
 	}
 	p := math.Float64frombits(b.probs[level].Load())
 	if !(p > 0) || !(b.draw() < p) {

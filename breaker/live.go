@@ -1,7 +1,7 @@
 package breaker
 
 import (
-	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 
 	"github.com/srebreaker/srebreaker/internal/evidence"
@@ -10,11 +10,12 @@ import (
 // stripe counts one share of the live bucket of one level: the outcomes
 // recorded and the calls dropped since the bucket began. A level counts on
 // one stripe until two goroutines are seen writing it at once, then on
-// spreadStripes of them, each on a cache line of its own, picked at random
-// per call: the call path then writes memory no other core is writing.
+// spreadStripes of them, each on a cache line of its own: a call then
+// counts on the stripe its processor was handed (see spread.pick), so that
+// the call path writes memory no other core is writing.
 type stripe struct {
 	counts                     *counts // the level's live bucket this stripe is part of
-	spread                     bool    // one of counts.spread: written with Add, not watched for contention
+	spread                     bool    // one of spread.stripes: written with Add, not watched for contention
 	successes, failures, drops atomic.Int64
 }
 
@@ -27,11 +28,29 @@ type paddedStripe struct {
 	_ [64 - 40]byte
 }
 
+// spread is the stripes of a contended level. A sync.Pool keeps a stripe
+// per processor: Get hands a processor the stripe it put back last, so
+// that the calls running on one processor count on one stripe, without
+// reaching into the runtime. Stripes are handed out in turn the first time
+// a processor asks, and again after a garbage collection empties the pool.
+type spread struct {
+	stripes [spreadStripes]paddedStripe
+	handed  atomic.Uint32 // how many stripes the pool has handed out
+	pool    sync.Pool     // of *stripe
+}
+
+// pick returns the stripe of the calling goroutine's processor.
+func (sp *spread) pick() *stripe {
+	s := sp.pool.Get().(*stripe)
+	sp.pool.Put(s)
+	return s
+}
+
 // counts is the live bucket of one level.
 type counts struct {
 	b      *googleBreaker
 	own    stripe
-	spread atomic.Pointer[[spreadStripes]paddedStripe] // nil until contention was seen
+	spread atomic.Pointer[spread] // nil until contention was seen
 }
 
 func (c *counts) init(b *googleBreaker) {
@@ -42,7 +61,7 @@ func (c *counts) init(b *googleBreaker) {
 // pick returns the stripe a call counts on.
 func (c *counts) pick() *stripe {
 	if sp := c.spread.Load(); sp != nil {
-		return &sp[rand.Uint32()%spreadStripes].stripe
+		return sp.pick()
 	}
 	return &c.own
 }
@@ -52,9 +71,12 @@ func (c *counts) contended() {
 	if c.spread.Load() != nil {
 		return
 	}
-	sp := new([spreadStripes]paddedStripe)
-	for i := range sp {
-		sp[i].counts, sp[i].spread = c, true
+	sp := new(spread)
+	for i := range sp.stripes {
+		sp.stripes[i].counts, sp.stripes[i].spread = c, true
+	}
+	sp.pool.New = func() any {
+		return &sp.stripes[(sp.handed.Add(1)-1)%spreadStripes].stripe
 	}
 	c.spread.CompareAndSwap(nil, sp)
 }
@@ -76,8 +98,8 @@ func (s *stripe) add(n *atomic.Int64) int64 {
 func (c *counts) sum() evidence.Bucket {
 	b := evidence.Bucket{Successes: c.own.successes.Load(), Failures: c.own.failures.Load(), Drops: c.own.drops.Load()}
 	if sp := c.spread.Load(); sp != nil {
-		for i := range sp {
-			s := &sp[i]
+		for i := range sp.stripes {
+			s := &sp.stripes[i]
 			b = b.Plus(evidence.Bucket{Successes: s.successes.Load(), Failures: s.failures.Load(), Drops: s.drops.Load()})
 		}
 	}
@@ -89,8 +111,8 @@ func (c *counts) sum() evidence.Bucket {
 func (c *counts) take() evidence.Bucket {
 	b := evidence.Bucket{Successes: c.own.successes.Swap(0), Failures: c.own.failures.Swap(0), Drops: c.own.drops.Swap(0)}
 	if sp := c.spread.Load(); sp != nil {
-		for i := range sp {
-			s := &sp[i]
+		for i := range sp.stripes {
+			s := &sp.stripes[i]
 			b = b.Plus(evidence.Bucket{Successes: s.successes.Swap(0), Failures: s.failures.Swap(0), Drops: s.drops.Swap(0)})
 		}
 	}
@@ -112,6 +134,17 @@ const (
 // due reports whether the n-th count of a stripe's live bucket reads the
 // clock.
 func due(n int64) bool { return n <= exactCalls || n%sampleEvery == 0 }
+
+// judgeEvery is how many drops of a stripe's busy live bucket are judged
+// once, past its first exactCalls: a drop changes the judgement only by
+// the drop it counts (see tuning.DropsCounted), a few hundredths of a
+// percent of a busy bucket's calls, and judging is most of what a drop
+// costs. The clock is still read every sampleEvery drops.
+const judgeEvery = 4 * sampleEvery
+
+// judgeDue reports whether the n-th drop of a stripe's live bucket that
+// reads the clock, and finds the bucket live, is judged.
+func judgeDue(n int64) bool { return n <= exactCalls || n%judgeEvery == 0 }
 
 // markSuccess records a success on s. When due, it reads the clock first,
 // so that the success lands in the bucket of its time; it judges after,

@@ -62,9 +62,10 @@ func TestReport_verdicts(t *testing.T) {
 	}
 	want := map[string]string{
 		"AllowAccept: ours / failsafe-adaptive": "0.40x",
-		"AllowAccept: ours / failsafe-classic":  "FAIL",
+		"AllowAccept: ours / failsafe-classic":  "2.00x",
 		"Drop / AllowAccept (ours)":             "pass",
-		"Parallel -cpu 2 / -cpu 1":              "FAIL",
+		"Parallel -cpu 2 / -cpu 1":              "3.08x",
+		"Criticality / AllowAccept":             "n/a",
 		"New: heap per breaker":                 "1128 B",
 		"Do / AllowAccept (ours)":               "n/a",
 	}
