@@ -135,11 +135,12 @@ func (b *googleBreaker) judgeFleetLocked() {
 }
 
 // withFleet returns the higher of two ratios: num/den, the formula's over
-// the breaker's own history, and the formula's over the fleet's history
-// with the fleet's live bucket, the breaker's and the others' of its time. Stale buckets are ignored, and so are
-// buckets set before the clock stepped back, as of the breaker's newest
-// reading of its clock.
-func (b *googleBreaker) withFleet(_ *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
+// the breaker's own history (sum and the live bucket), and the fleet's
+// ([evidence.Settings.FleetRatio]) over the fleet's history with the
+// fleet's live bucket, the breaker's and the others' of its time. Stale
+// buckets are ignored, and so are buckets set before the clock stepped
+// back, as of the breaker's newest reading of its clock.
+func (b *googleBreaker) withFleet(sum *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
 	o := b.fleet.others.Load()
 	if o == nil {
 		return num, den
@@ -151,7 +152,7 @@ func (b *googleBreaker) withFleet(_ *evidence.Summary, live evidence.Bucket, num
 	if j == nil || j.others != o {
 		return num, den // being judged: SetOthers judges again once it has
 	}
-	fnum, fden := b.settings.Ratio(&j.sum, live.Plus(j.live))
+	fnum, fden := b.settings.FleetRatio(&j.sum, live.Plus(j.live), sum, live)
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

@@ -6,8 +6,8 @@
 // feeds them back ([Member.SetOthers]), and the breaker judges its own
 // buckets and the fleet's with the one judge that judges a lone breaker,
 // every refinement included: trust in the newest buckets, evidence read
-// back on light traffic, counted drops. A change of the formula never
-// changes what a fleet shares.
+// back on light traffic, counted drops; two rules are a fleet's own (see
+// [Member]). A change of the formula never changes what a fleet shares.
 //
 // Histories add up bucket by bucket because every process numbers its
 // buckets on one grid: bucket g spans [g·span, (g+1)·span) from the Unix

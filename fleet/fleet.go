@@ -19,9 +19,16 @@ import (
 // with the one judge, every refinement included: its own, and the
 // fleet's, its own buckets and the others' added up bucket by bucket
 // (the others' bucket of the time of the breaker's live one added to
-// it); a call is dropped with the higher of the two probabilities. A process whose calls fail while the rest of
-// the fleet's succeed still sheds on its own evidence; a process that
-// sees too few calls to shed on its own sheds on the fleet's. Without the
+// it); a call is dropped with the higher of the two probabilities. A
+// process whose calls fail while the rest of the fleet's succeed still
+// sheds on its own evidence; a process that sees too few calls to shed
+// on its own sheds on the fleet's. Two rules are the fleet's own: while
+// the fleet's newest buckets agree on neither outcome (an overload), a
+// process with evidence enough of its own throttles on its own window,
+// not the fleet's; and once a fleet down for a window holds drops alone,
+// each process probes with its share of the fleet's calls, so that the
+// fleet probes as one breaker does, not with every process's next call
+// (docs/behaviour.md, "A fleet sharing its counts"). Without the
 // others' history (never set, cleared, or set more than a window ago) the
 // breaker decides on its own alone, exactly as an unlinked breaker does.
 //

@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -231,6 +232,22 @@ func TestMember_SetOthers_theOthersLiveBucket(t *testing.T) {
 	assert.InDelta(t, 36.0/42, dropProbability(t, b), 1e-12)
 	mock.Add(span)
 	assert.InDelta(t, 36.0/42, dropProbability(t, b), 1e-12, "finished: in the fleet's window")
+}
+
+// A fleet down for a window whose window holds drops alone probes as one
+// breaker does: each process lets through its share of the fleet's calls,
+// not its next call, which every process would make at once.
+func TestMember_SetOthers_aFleetDownProbesWithItsShare(t *testing.T) {
+	b, f, mock := newBreaker(t)
+	mock.Add(50 * span)
+	drops := make([]fleet.Bucket, 19)
+	for i := range drops {
+		drops[i] = fleet.Bucket{Drops: 4}
+	}
+	require.NoError(t, f.SetOthers(othersAt(f, append(failures(21, 3), drops...)...)))
+	// The breaker has made no call: the others' 76 drops are all the
+	// fleet's, (76 / 77) to the power 1/1.5.
+	assert.InDelta(t, math.Pow(76.0/77, 1/1.5), dropProbability(t, b), 1e-12)
 }
 
 // On light traffic the breaker reads back past the window, through the

@@ -84,3 +84,67 @@ func TestHistory_Merged_downRunThroughBlocks(t *testing.T) {
 	p1, p2 := s.Probability(s.Ratio(&short, live)), s.Probability(s.Ratio(&long, live))
 	assert.Greater(t, p2, p1, "down for more than a window: protection no longer applies")
 }
+
+// repeated returns n copies of b.
+func repeated(b Bucket, n int) []Bucket {
+	out := make([]Bucket, n)
+	for i := range out {
+		out[i] = b
+	}
+	return out
+}
+
+// The fleet's judgement on histories merged from a process's and the
+// others': where it leaves a process to its own window, and how a fleet
+// down for a window probes. While the fleet was judged as Ratio judges,
+// a fleet under overload made 1.23 attempts per success where its
+// processes alone made 1.08, and a fleet of n processes probed a
+// dependency still down with n calls at once.
+func TestSettings_FleetRatio(t *testing.T) {
+	overloaded := repeated(Bucket{Successes: 2, Failures: 1, Drops: 1}, 20) // 57 calls admitted in the window
+	othersOverloaded := repeated(Bucket{Successes: 20, Failures: 10, Drops: 10}, 20)
+	few := append(make([]Bucket, 19), Bucket{Successes: 1})
+	down := append(repeated(Bucket{Failures: 1}, 25), repeated(Bucket{Drops: 1}, 19)...)
+	othersDown := append(repeated(Bucket{Failures: 3}, 25), repeated(Bucket{Drops: 4}, 19)...)
+	for _, tc := range []struct {
+		name               string
+		s                  Settings
+		own, others        []Bucket
+		ownLive, fleetLive Bucket // the fleet's live bucket holds the process's
+		// want is FleetRatio's num/den, or with asRatio Ratio's over
+		// the merged history; ratio is Ratio's, to show what differs.
+		want, ratio float64
+		asRatio     bool
+	}{
+		{name: "mixed: the process judges its own window", s: defaults(), own: overloaded, others: othersOverloaded,
+			ownLive: Bucket{Successes: 1}, fleetLive: Bucket{Successes: 11, Failures: 5},
+			// total 643 admitted + 209 drops, num 852 − 5 − 1.5·429
+			want: 0, ratio: 203.5 / 853},
+		{name: "mixed, too few calls of its own: the fleet's window", s: defaults(), own: few,
+			others: othersOverloaded, fleetLive: Bucket{Successes: 10, Failures: 5}, asRatio: true},
+		{name: "down for a window, drops alone: the others' share", s: defaults(), own: down, others: othersDown,
+			ownLive: Bucket{Drops: 1}, fleetLive: Bucket{Drops: 5},
+			want: 80.0 / 101, ratio: 0}, // (100 − 20) / (100 + 1)
+		{name: "down for a window, alone in its fleet: probes as a breaker", s: defaults(), own: down,
+			others: make([]Bucket, len(down)), ownLive: Bucket{Drops: 1}, fleetLive: Bucket{Drops: 1}, want: 0},
+		{name: "plain formula, mixed", s: Plain(1.5, 5, 20), own: overloaded, others: othersOverloaded,
+			ownLive: Bucket{Successes: 1}, fleetLive: Bucket{Successes: 11, Failures: 5}, asRatio: true},
+		{name: "plain formula, drops alone", s: Plain(1.5, 5, 20), own: down, others: othersDown,
+			ownLive: Bucket{Drops: 1}, fleetLive: Bucket{Drops: 5}, asRatio: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			own := history(tc.s, tc.own...)
+			shared := history(tc.s, tc.others...).Share(1, 0)
+			merged := own.Merged(&shared, 0)
+			ownSum := own.Summarize()
+			num, den := tc.s.FleetRatio(&merged, tc.fleetLive, &ownSum, tc.ownLive)
+			rnum, rden := tc.s.Ratio(&merged, tc.fleetLive)
+			if tc.asRatio {
+				assert.Equal(t, rnum/rden, num/den)
+				return
+			}
+			assert.InDelta(t, tc.want, num/den, 1e-12)
+			assert.InDelta(t, tc.ratio, rnum/rden, 1e-12, "Ratio over the merged history")
+		})
+	}
+}

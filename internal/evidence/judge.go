@@ -102,11 +102,15 @@ const shiftSigmas = 3
 // through once a window has passed without an admitted failure.
 func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
 	recentSuccesses, recentFailures := sum.run.recent(live)
-	return s.ratio(sum, live, recentSuccesses, recentFailures)
+	return s.ratio(sum, live, recentSuccesses, recentFailures, false)
 }
 
-// ratio is Ratio given the newest run's counts with the live bucket.
-func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailures int64) (num, den float64) {
+// ratio is Ratio given the newest run's counts with the live bucket. With
+// ownWindow, the formula over the window when the newest buckets agree on
+// neither outcome is left out: a process of a fleet judges it on its own
+// window ([Settings.FleetRatio]).
+func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailures int64,
+	ownWindow bool) (num, den float64) {
 	window := sum.Window.Plus(live)
 	if window.Failures == 0 {
 		return 0, 1
@@ -119,8 +123,9 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	}
 	successes, admitted := float64(counts.Successes), float64(counts.Admitted())
 	protection := s.Protection
-	mixed := false // the newest buckets agree on neither outcome
-	base := window // what the newest buckets are compared with
+	mixed := false    // the newest buckets agree on neither outcome
+	onWindow := false // and no recovery is judged on its own calls
+	base := window    // what the newest buckets are compared with
 	if s.TrustRecent {
 		switch {
 		case recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
@@ -139,10 +144,13 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		case recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
 			return 0, 1
 		default:
-			mixed = true
+			mixed, onWindow = true, true
 		}
 	}
 	num, den = s.formula(successes, admitted, float64(counts.Drops), protection)
+	if onWindow && ownWindow {
+		num, den = 0, 1
+	}
 	if mixed {
 		if newest := sum.Newest.Plus(live); s.shifted(base, newest) {
 			nnum, nden := s.formula(float64(newest.Successes), float64(newest.Admitted()), float64(newest.Drops), s.Protection)
