@@ -22,10 +22,12 @@ type stripe struct {
 // spreadStripes is how many stripes a contended level counts on.
 const spreadStripes = 8
 
-// paddedStripe keeps a stripe on a cache line of its own.
+// paddedStripe keeps a stripe on a pair of cache lines of its own: the
+// processors fetch lines in pairs, and two stripes sharing a pair bounce
+// between cores as one line does.
 type paddedStripe struct {
 	stripe
-	_ [64 - 40]byte
+	_ [128 - 40]byte
 }
 
 // spread is the stripes of a contended level. A sync.Pool keeps a stripe
@@ -33,8 +35,12 @@ type paddedStripe struct {
 // that the calls running on one processor count on one stripe, without
 // reaching into the runtime. Stripes are handed out in turn the first time
 // a processor asks, and again after a garbage collection empties the pool.
+//
+// The stripes are an allocation of their own: measured on 2 cores, stripes
+// in one object with the pool they are handed out by made 2 goroutines
+// spend 3.4 times the CPU per call of 1; apart, 1.0 times.
 type spread struct {
-	stripes [spreadStripes]paddedStripe
+	stripes *[spreadStripes]paddedStripe
 	handed  atomic.Uint32 // how many stripes the pool has handed out
 	pool    sync.Pool     // of *stripe
 }
@@ -71,7 +77,7 @@ func (c *counts) contended() {
 	if c.spread.Load() != nil {
 		return
 	}
-	sp := new(spread)
+	sp := &spread{stripes: new([spreadStripes]paddedStripe)}
 	for i := range sp.stripes {
 		sp.stripes[i].counts, sp.stripes[i].spread = c, true
 	}
