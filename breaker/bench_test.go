@@ -84,6 +84,22 @@ func BenchmarkBreaker_Drop(b *testing.B) {
 	}
 }
 
+// BenchmarkBreaker_DropSystemRandom is BenchmarkBreaker_Drop drawing
+// from the system's randomness, as a breaker without WithProba does.
+func BenchmarkBreaker_DropSystemRandom(b *testing.B) {
+	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0))
+	for range 100_000 {
+		if p, err := br.Allow(); err == nil {
+			p.Reject("down")
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_, sinkErr = br.Allow()
+	}
+}
+
 // BenchmarkBreaker_DropReadingBack is BenchmarkBreaker_Drop with a
 // breaker that always reads back past its window (WithEvidence asks for
 // more calls than it will ever hold): the cost of a decision on light

@@ -2,11 +2,11 @@ package breaker
 
 import (
 	"math"
-	"math/rand/v2"
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/proba"
 )
 
 // admit decides whether to admit a call at level c (an index, lowest level
@@ -19,27 +19,65 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 	if b.mode.Load() == 0 {
 		return s, nil
 	}
-	if n := s.drops.Load() + 1; due(n) { // decided on the clock's time
+	if n := dropsOf(s.decided.Load()) + 1; due(n) { // decided on the clock's time
 		if !b.advanceIfDue() && judgeDue(n) {
 			b.judge() // the drops counted since the last judgement
 		}
 	}
 	p := math.Float64frombits(b.probs[level].Load())
-	if !(p > 0) || !(b.draw() < p) {
+	if !(p > 0) {
 		return s, nil
 	}
-	s.add(&s.drops)
+	if !s.decide(p, b.proba) {
+		return s, nil
+	}
 	return nil, b.reasons.err(b.name)
 }
 
-// draw returns a number uniform in [0, 1): from the runtime's generator,
-// which keeps a state per thread and costs a few ns, or from the source
-// WithProba gave.
-func (b *googleBreaker) draw() float64 {
-	if b.proba != nil {
-		return b.proba.Float64()
+// decide draws whether to drop a call with probability p, counts the
+// decision on s, and reports whether the call is dropped.
+//
+// With a source given by WithProba, the draw is that source's next number.
+// Otherwise it is a hash of s.decided, the stripe's count of decisions,
+// and its salt: the compare-and-swap that counts the decision is then the
+// whole cost of the draw, where a draw from math/rand/v2's generator cost
+// about as much as the rest of a drop. Each decision that counts finds
+// decided at a value no other decision of the bucket found, so each draw
+// is a hash of its own input; a decision whose compare-and-swap fails
+// draws again on the value it finds.
+func (s *stripe) decide(p float64, source *proba.Proba) bool {
+	if source != nil {
+		drop := source.Float64() < p
+		if drop {
+			s.add(&s.decided)
+		}
+		return drop
 	}
-	return float64(rand.Uint32()) * 0x1p-32
+	salt := s.salt.Load()
+	for {
+		old := s.decided.Load()
+		drop := uniform(salt, old) < p
+		next := old + admittedOne
+		if drop {
+			next = old + 1
+		}
+		if s.decided.CompareAndSwap(old, next) {
+			return drop
+		}
+		if !s.spread {
+			s.counts.contended()
+		}
+	}
+}
+
+// uniform returns a number uniform in [0, 1) that is a hash of salt and
+// n: SplitMix64's output function on the n-th step from salt.
+func uniform(salt uint64, n int64) float64 {
+	z := salt + uint64(n)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) * 0x1p-53
 }
 
 // judge works out the drop probability of every level from the judgement

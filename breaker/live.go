@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -14,10 +15,28 @@ import (
 // counts on the stripe its processor was handed (see spread.pick), so that
 // the call path writes memory no other core is writing.
 type stripe struct {
-	counts                     *counts // the level's live bucket this stripe is part of
-	spread                     bool    // one of spread.stripes: written with Add, not watched for contention
-	successes, failures, drops atomic.Int64
+	counts              *counts // the level's live bucket this stripe is part of
+	spread              bool    // one of spread.stripes: written with Add, not watched for contention
+	successes, failures atomic.Int64
+	// decided counts the calls decided on a draw since the bucket began:
+	// the drops in its low 32 bits, the admitted calls in its high bits.
+	// It is also the state of the draws that the system's randomness
+	// decides (see draw).
+	decided atomic.Int64
+	// salt is mixed into every draw of the stripe; a new one with every
+	// bucket, as decided starts again from 0.
+	salt atomic.Uint64
 }
+
+// The halves of stripe.decided.
+const (
+	dropMask     = 1<<32 - 1 // the drops
+	admittedOne  = 1 << 32   // one call admitted on a draw
+	stripeFields = 48        // the size of a stripe, for paddedStripe
+)
+
+// dropsOf returns the drops of a stripe.decided word.
+func dropsOf(decided int64) int64 { return decided & dropMask }
 
 // spreadStripes is how many stripes a contended level counts on.
 const spreadStripes = 8
@@ -27,7 +46,7 @@ const spreadStripes = 8
 // between cores as one line does.
 type paddedStripe struct {
 	stripe
-	_ [128 - 40]byte
+	_ [128 - stripeFields]byte
 }
 
 // spread is the stripes of a contended level. A sync.Pool keeps a stripe
@@ -62,6 +81,7 @@ type counts struct {
 func (c *counts) init(b *googleBreaker) {
 	c.b = b
 	c.own.counts = c
+	c.own.salt.Store(rand.Uint64())
 }
 
 // pick returns the stripe a call counts on.
@@ -80,6 +100,7 @@ func (c *counts) contended() {
 	sp := &spread{stripes: new([spreadStripes]paddedStripe)}
 	for i := range sp.stripes {
 		sp.stripes[i].counts, sp.stripes[i].spread = c, true
+		sp.stripes[i].salt.Store(rand.Uint64())
 	}
 	sp.pool.New = func() any {
 		return &sp.stripes[(sp.handed.Add(1)-1)%spreadStripes].stripe
@@ -102,11 +123,11 @@ func (s *stripe) add(n *atomic.Int64) int64 {
 
 // sum returns the live bucket: what the stripes hold now.
 func (c *counts) sum() evidence.Bucket {
-	b := evidence.Bucket{Successes: c.own.successes.Load(), Failures: c.own.failures.Load(), Drops: c.own.drops.Load()}
+	b := evidence.Bucket{Successes: c.own.successes.Load(), Failures: c.own.failures.Load(), Drops: dropsOf(c.own.decided.Load())}
 	if sp := c.spread.Load(); sp != nil {
 		for i := range sp.stripes {
 			s := &sp.stripes[i]
-			b = b.Plus(evidence.Bucket{Successes: s.successes.Load(), Failures: s.failures.Load(), Drops: s.drops.Load()})
+			b = b.Plus(evidence.Bucket{Successes: s.successes.Load(), Failures: s.failures.Load(), Drops: dropsOf(s.decided.Load())})
 		}
 	}
 	return b
@@ -115,14 +136,19 @@ func (c *counts) sum() evidence.Bucket {
 // take empties the live bucket and returns what it held. A call counting
 // at the same time lands in this bucket or the next, never in neither.
 func (c *counts) take() evidence.Bucket {
-	b := evidence.Bucket{Successes: c.own.successes.Swap(0), Failures: c.own.failures.Swap(0), Drops: c.own.drops.Swap(0)}
+	b := c.own.take()
 	if sp := c.spread.Load(); sp != nil {
 		for i := range sp.stripes {
-			s := &sp.stripes[i]
-			b = b.Plus(evidence.Bucket{Successes: s.successes.Swap(0), Failures: s.failures.Swap(0), Drops: s.drops.Swap(0)})
+			b = b.Plus(sp.stripes[i].take())
 		}
 	}
 	return b
+}
+
+// take empties s and gives it a new salt, and returns what it held.
+func (s *stripe) take() evidence.Bucket {
+	s.salt.Store(rand.Uint64())
+	return evidence.Bucket{Successes: s.successes.Swap(0), Failures: s.failures.Swap(0), Drops: dropsOf(s.decided.Swap(0))}
 }
 
 // exactCalls is how many outcomes (or drops) of a stripe's live bucket

@@ -2,7 +2,9 @@ package breaker
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,4 +52,82 @@ func TestCounts_pickKeepsAProcessorOnItsStripe(t *testing.T) {
 	// another stripe now and then; most picks find the same one.
 	assert.Greater(t, same, 900)
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { b.counts.pick() }))
+}
+
+func TestStripe_size(t *testing.T) {
+	assert.Equal(t, uintptr(stripeFields), unsafe.Sizeof(stripe{}), "paddedStripe pads to 128 bytes from stripeFields")
+	assert.Equal(t, uintptr(128), unsafe.Sizeof(paddedStripe{}))
+}
+
+// The draws of the system's randomness, a hash of each stripe's count of
+// decisions: the share dropped is p, a drop says nothing of the next
+// decision, and a bucket's draws are not the last bucket's.
+func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
+	b := MustNew().(*googleBreaker)
+	s := &b.counts.own
+	const n, p = 200_000, 0.3
+	drops, pairs := 0, 0
+	var first [64]bool
+	prev := false
+	for i := range n {
+		d := s.decide(p, nil)
+		if d {
+			drops++
+			if prev {
+				pairs++
+			}
+		}
+		if i < len(first) {
+			first[i] = d
+		}
+		prev = d
+	}
+	// Binomial: the standard deviation of the share is about 0.001.
+	assert.InDelta(t, p, float64(drops)/n, 0.005, "share dropped")
+	assert.InDelta(t, p*p, float64(pairs)/(n-1), 0.005, "a drop followed by a drop")
+	assert.Equal(t, int64(drops), b.counts.sum().Drops)
+
+	got := b.counts.take()
+	assert.Equal(t, int64(drops), got.Drops)
+	var again [64]bool
+	for i := range again {
+		again[i] = s.decide(p, nil)
+	}
+	assert.NotEqual(t, first, again, "a new bucket draws anew")
+}
+
+func TestStripe_decide_concurrentDecisionsAllCount(t *testing.T) {
+	b := MustNew().(*googleBreaker)
+	const goroutines, perGoroutine = 4, 5000
+	var dropped atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range perGoroutine {
+				if b.counts.pick().decide(0.5, nil) {
+					dropped.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, dropped.Load(), b.counts.sum().Drops)
+	var admitted int64
+	for _, s := range b.stripes() {
+		admitted += s.decided.Load() >> 32
+	}
+	assert.Equal(t, int64(goroutines*perGoroutine), dropped.Load()+admitted)
+}
+
+// stripes returns the breaker's default level's stripes.
+func (b *googleBreaker) stripes() []*stripe {
+	out := []*stripe{&b.counts.own}
+	if sp := b.counts.spread.Load(); sp != nil {
+		for i := range sp.stripes {
+			out = append(out, &sp.stripes[i].stripe)
+		}
+	}
+	return out
 }
