@@ -46,28 +46,36 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 // is a hash of its own input; a decision whose compare-and-swap fails
 // draws again on the value it finds.
 func (s *stripe) decide(p float64, source *proba.Proba) bool {
+	var drop bool
 	if source != nil {
-		drop := source.Float64() < p
-		if drop {
-			s.add(&s.decided)
+		if drop = source.Float64() < p; !drop {
+			return false
 		}
-		return drop
 	}
 	salt := s.salt.Load()
 	for {
 		old := s.decided.Load()
-		drop := uniform(salt, old) < p
-		next := old + admittedOne
-		if drop {
-			next = old + 1
+		if source == nil {
+			drop = uniform(salt, old) < p
 		}
-		if s.decided.CompareAndSwap(old, next) {
+		if s.decided.CompareAndSwap(old, counted(old, drop)) {
 			return drop
 		}
 		if !s.spread {
 			s.counts.contended()
 		}
 	}
+}
+
+// counted returns a stripe's decided word with one more decision: a drop
+// counts in the low half, up to dropMask (4,294,967,295 drops of one
+// stripe in one bucket), past which it counts as an admitted call, so
+// that the word still changes.
+func counted(decided int64, drop bool) int64 {
+	if drop && dropsOf(decided) < dropMask {
+		return decided + 1
+	}
+	return decided + admittedOne
 }
 
 // uniform returns a number uniform in [0, 1) that is a hash of salt and

@@ -131,3 +131,11 @@ func (b *googleBreaker) stripes() []*stripe {
 	}
 	return out
 }
+
+func TestCounted_dropsSaturate(t *testing.T) {
+	assert.Equal(t, int64(1), counted(0, true))
+	assert.Equal(t, int64(admittedOne), counted(0, false))
+	full := int64(3*admittedOne + dropMask)
+	assert.Equal(t, int64(dropMask), dropsOf(counted(full, true)), "the drops stay at their bound")
+	assert.NotEqual(t, full, counted(full, true), "the word still changes")
+}

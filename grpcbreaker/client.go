@@ -80,10 +80,11 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 // grpc.WithStreamInterceptor or grpc.WithChainStreamInterceptor.
 //
 // Breakers, keys, retries and their budget, drops, a context already done,
-// panics and invalid options are handled as by [UnaryClientInterceptor]
-// (a stream's pushback trailer is not read); a unary and a stream
-// interceptor with the same options share the breaker of a target and
-// method.
+// panics and invalid options are handled as by [UnaryClientInterceptor]:
+// the error RecvMsg returns for a stream that ended with a
+// [PushbackTrailer] trailer carries the server's pushback, as a unary
+// call's does. A unary and a stream interceptor with the same options
+// share the breaker of a target and method.
 func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 	o := mustOptions(clientSide, opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
@@ -156,6 +157,8 @@ func (s *clientStream) RecvMsg(m any) error {
 		s.end(nil)
 	case err != nil:
 		s.end(err)
+		// The stream has ended: its trailer is there to read.
+		return withPushback(err, s.ClientStream.Trailer())
 	case !s.serverStreams:
 		s.end(nil) // the one response arrived, and with it an OK status
 	}

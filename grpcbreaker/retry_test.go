@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
@@ -109,4 +110,42 @@ func TestUnaryClientInterceptor_retryBudget(t *testing.T) {
 	mwCtx := metadata.AppendToOutgoingContext(context.Background(), "x-retry-attempt", "1")
 	_, err = call(mwCtx, cc, "hello")
 	assert.ErrorIs(t, err, retry.ErrBudgetSpent, "a retry numbered by go-grpc-middleware")
+}
+
+func TestStreamClientInterceptor_pushback(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pushback  string
+		wantOK    bool
+		wantRetry bool
+	}{
+		{name: "no trailer", wantRetry: true},
+		{name: "retry after", pushback: "250", wantOK: true, wantRetry: true},
+		{name: "don't retry", pushback: "-1", wantOK: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr := startServer(t, grpc.StreamInterceptor(func(_ any, ss grpc.ServerStream, _ *grpc.StreamServerInfo,
+				_ grpc.StreamHandler) error {
+				if tc.pushback != "" {
+					ss.SetTrailer(metadata.Pairs(grpcbreaker.PushbackTrailer, tc.pushback))
+				}
+				return status.Error(codes.Unavailable, "overloaded")
+			}))
+			cc := dial(t, addr, grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithBreakers(newRegistry().Get))))
+			stream, err := cc.NewStream(context.Background(), &listDesc, listMethod)
+			require.NoError(t, err)
+			require.NoError(t, stream.SendMsg(wrapperspb.String("3")))
+			require.NoError(t, stream.CloseSend())
+			err = stream.RecvMsg(new(wrapperspb.StringValue))
+			require.Error(t, err)
+			assert.Equal(t, codes.Unavailable, status.Code(err), "the stream's status is kept")
+			d, again, ok := retry.PushbackOf(err)
+			assert.Equal(t, tc.wantOK, ok)
+			assert.Equal(t, tc.wantRetry, again)
+			if tc.pushback == "250" {
+				assert.Equal(t, 250*time.Millisecond, d)
+			}
+			assert.Equal(t, tc.wantRetry, grpcbreaker.Retriable(err))
+		})
+	}
 }
