@@ -19,23 +19,29 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 	if b.mode.Load() == 0 {
 		return s, nil
 	}
-	if n := dropsOf(s.decided.Load()) + 1; due(n) { // decided on the clock's time
+	decided := s.decided.Load()
+	if n := dropsOf(decided) + 1; due(n) { // decided on the clock's time
 		if !b.advanceIfDue() && judgeDue(n) {
 			b.judge() // the drops counted since the last judgement
 		}
+		decided = s.decided.Load() // the bucket may have finished
 	}
 	p := math.Float64frombits(b.probs[level].Load())
 	if !(p > 0) {
 		return s, nil
 	}
-	if !s.decide(p, b.proba) {
+	if !s.decide(p, b.proba, decided) {
 		return s, nil
+	}
+	if err := b.reasons.dropErr.Load(); err != nil { // built already: most drops
+		return nil, err
 	}
 	return nil, b.reasons.err(b.name)
 }
 
 // decide draws whether to drop a call with probability p, counts the
-// decision on s, and reports whether the call is dropped.
+// decision on s, and reports whether the call is dropped; decided is what
+// the caller last read of s.decided.
 //
 // With a source given by WithProba, the draw is that source's next number.
 // Otherwise it is a hash of s.decided, the stripe's count of decisions,
@@ -45,7 +51,7 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 // decided at a value no other decision of the bucket found, so each draw
 // is a hash of its own input; a decision whose compare-and-swap fails
 // draws again on the value it finds.
-func (s *stripe) decide(p float64, source *proba.Proba) bool {
+func (s *stripe) decide(p float64, source *proba.Proba, decided int64) bool {
 	var drop bool
 	if source != nil {
 		if drop = source.Float64() < p; !drop {
@@ -53,8 +59,7 @@ func (s *stripe) decide(p float64, source *proba.Proba) bool {
 		}
 	}
 	salt := s.salt.Load()
-	for {
-		old := s.decided.Load()
+	for old := decided; ; old = s.decided.Load() {
 		if source == nil {
 			drop = uniform(salt, old) < p
 		}

@@ -70,7 +70,7 @@ func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
 	var first [64]bool
 	prev := false
 	for i := range n {
-		d := s.decide(p, nil)
+		d := s.decide(p, nil, s.decided.Load())
 		if d {
 			drops++
 			if prev {
@@ -91,7 +91,7 @@ func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
 	assert.Equal(t, int64(drops), got.Drops)
 	var again [64]bool
 	for i := range again {
-		again[i] = s.decide(p, nil)
+		again[i] = s.decide(p, nil, s.decided.Load())
 	}
 	assert.NotEqual(t, first, again, "a new bucket draws anew")
 }
@@ -106,7 +106,7 @@ func TestStripe_decide_concurrentDecisionsAllCount(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range perGoroutine {
-				if b.counts.pick().decide(0.5, nil) {
+				if b.counts.pick().decide(0.5, nil, 0) {
 					dropped.Add(1)
 				}
 			}
