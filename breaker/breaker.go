@@ -381,38 +381,3 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	}
 	return b.allowAs(criticality.From(ctx))
 }
-
-func (b *googleBreaker) Do(req func() error) error {
-	return b.do(context.Background(), criticality.Default, req, nil, nil)
-}
-
-func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
-	return b.doCtx(ctx, req, nil, nil)
-}
-
-func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), criticality.Default, req, nil, acceptable)
-}
-
-func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
-	acceptable srebreaker.Acceptable) error {
-	return b.doCtx(ctx, req, nil, acceptable)
-}
-
-func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
-	return b.do(context.Background(), criticality.Default, req, fallback, nil)
-}
-
-func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
-	return b.doCtx(ctx, req, fallback, nil)
-}
-
-func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	return b.do(context.Background(), criticality.Default, req, fallback, acceptable)
-}
-
-func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
-	return b.doCtx(ctx, req, fallback, acceptable)
-}
