@@ -68,10 +68,11 @@ func BenchmarkBreaker_DoParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkBreaker_Drop measures a call the breaker drops: K 1 and no
-// protection after many failures drop nearly every call.
-func BenchmarkBreaker_Drop(b *testing.B) {
-	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0), breaker.WithProba(proba.New()))
+// shedding returns a breaker with K 1 and no protection, and opts, that
+// many failures have driven to drop nearly every call, and starts b's
+// timer afresh.
+func shedding(b *testing.B, opts ...breaker.Option) breaker.Breaker {
+	br := breaker.MustNew(append([]breaker.Option{breaker.WithK(1), breaker.WithProtection(0)}, opts...)...)
 	for range 100_000 {
 		if p, err := br.Allow(); err == nil {
 			p.Reject("down")
@@ -79,6 +80,13 @@ func BenchmarkBreaker_Drop(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	return br
+}
+
+// BenchmarkBreaker_Drop measures a call the breaker drops: K 1 and no
+// protection after many failures drop nearly every call.
+func BenchmarkBreaker_Drop(b *testing.B) {
+	br := shedding(b, breaker.WithProba(proba.New()))
 	for range b.N {
 		_, sinkErr = br.Allow()
 	}
@@ -87,14 +95,7 @@ func BenchmarkBreaker_Drop(b *testing.B) {
 // BenchmarkBreaker_DropSystemRandom is BenchmarkBreaker_Drop drawing
 // from the system's randomness, as a breaker without WithProba does.
 func BenchmarkBreaker_DropSystemRandom(b *testing.B) {
-	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0))
-	for range 100_000 {
-		if p, err := br.Allow(); err == nil {
-			p.Reject("down")
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
+	br := shedding(b)
 	for range b.N {
 		_, sinkErr = br.Allow()
 	}
@@ -106,15 +107,8 @@ func BenchmarkBreaker_DropSystemRandom(b *testing.B) {
 // traffic, reading back over every block it has filled (at most the 120
 // of the default horizon).
 func BenchmarkBreaker_DropReadingBack(b *testing.B) {
-	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0), breaker.WithProba(proba.New()),
+	br := shedding(b, breaker.WithProba(proba.New()),
 		breaker.WithEvidence(1<<30, 0)) // 1<<30: an int on 32-bit platforms too
-	for range 100_000 {
-		if p, err := br.Allow(); err == nil {
-			p.Reject("down")
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
 	for range b.N {
 		_, sinkErr = br.Allow()
 	}
@@ -189,14 +183,7 @@ func BenchmarkBreaker_AllowReject(b *testing.B) {
 }
 
 func BenchmarkBreaker_DropParallel(b *testing.B) {
-	br := breaker.MustNew(breaker.WithK(1), breaker.WithProtection(0))
-	for range 100_000 {
-		if p, err := br.Allow(); err == nil {
-			p.Reject("down")
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
+	br := shedding(b)
 	b.RunParallel(func(pb *testing.PB) {
 		var err error
 		for pb.Next() {
