@@ -47,7 +47,7 @@ func (b *googleBreaker) admit(c *counts, level int) (*stripe, error) {
 // Otherwise it is a hash of s.decided, the stripe's count of decisions,
 // and its salt: the compare-and-swap that counts the decision is then the
 // whole cost of the draw, where a draw from math/rand/v2's generator cost
-// about as much as the rest of a drop. Each decision that counts finds
+// about a third of a drop. Each decision that counts finds
 // decided at a value no other decision of the bucket found, so each draw
 // is a hash of its own input; a decision whose compare-and-swap fails
 // draws again on the value it finds.

@@ -17,19 +17,11 @@ func TestCounts_contendedSpreadsAndKeepsEveryCount(t *testing.T) {
 	require.NotNil(t, sp)
 
 	const goroutines, perGoroutine = 4, 1000
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perGoroutine {
-				s := b.counts.pick()
-				assert.True(t, s.spread, "a contended level counts on its stripes")
-				s.add(&s.successes)
-			}
-		}()
-	}
-	wg.Wait()
+	inParallel(goroutines, perGoroutine, func() {
+		s := b.counts.pick()
+		assert.True(t, s.spread, "a contended level counts on its stripes")
+		s.add(&s.successes)
+	})
 	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.sum().Successes)
 	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.take().Successes)
 	assert.Zero(t, b.counts.sum().Successes, "take empties every stripe")
@@ -100,19 +92,11 @@ func TestStripe_decide_concurrentDecisionsAllCount(t *testing.T) {
 	b := MustNew().(*googleBreaker)
 	const goroutines, perGoroutine = 4, 5000
 	var dropped atomic.Int64
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perGoroutine {
-				if b.counts.pick().decide(0.5, nil, 0) {
-					dropped.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	inParallel(goroutines, perGoroutine, func() {
+		if b.counts.pick().decide(0.5, nil, 0) {
+			dropped.Add(1)
+		}
+	})
 	assert.Equal(t, dropped.Load(), b.counts.sum().Drops)
 	var admitted int64
 	for _, s := range b.stripes() {
@@ -138,4 +122,20 @@ func TestCounted_dropsSaturate(t *testing.T) {
 	full := int64(3*admittedOne + dropMask)
 	assert.Equal(t, int64(dropMask), dropsOf(counted(full, true)), "the drops stay at their bound")
 	assert.NotEqual(t, full, counted(full, true), "the word still changes")
+}
+
+// inParallel runs f n times on each of goroutines goroutines, and returns
+// when all are done.
+func inParallel(goroutines, n int, f func()) {
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				f()
+			}
+		}()
+	}
+	wg.Wait()
 }
