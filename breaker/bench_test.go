@@ -207,6 +207,23 @@ func BenchmarkBreaker_AllowCtxCriticality(b *testing.B) {
 	}
 }
 
+// BenchmarkBreaker_AllowCtxCriticalityUnderValue is
+// BenchmarkBreaker_AllowCtxCriticality with the level under one more
+// value, as a trace span or a request's ID would set after it: the level
+// is then found by the context's Value.
+func BenchmarkBreaker_AllowCtxCriticalityUnderValue(b *testing.B) {
+	br := breaker.MustNew()
+	type spanKey struct{}
+	ctx := context.WithValue(criticality.With(context.Background(), criticality.Sheddable), spanKey{}, "span")
+	b.ReportAllocs()
+	for range b.N {
+		p, err := br.AllowCtx(ctx)
+		if err == nil {
+			p.Accept()
+		}
+	}
+}
+
 func BenchmarkBreaker_AllowCtxCriticalityParallel(b *testing.B) {
 	br := breaker.MustNew()
 	ctx := criticality.With(context.Background(), criticality.Sheddable)

@@ -62,7 +62,8 @@ func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
 	var first [64]bool
 	prev := false
 	for i := range n {
-		d := s.decide(p, nil, s.decided.Load())
+		d, ok := s.decide(threshold(p), s.decided.Load())
+		require.True(t, ok, "one goroutine's decision always counts")
 		if d {
 			drops++
 			if prev {
@@ -83,7 +84,7 @@ func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
 	assert.Equal(t, int64(drops), got.Drops)
 	var again [64]bool
 	for i := range again {
-		again[i] = s.decide(p, nil, s.decided.Load())
+		again[i], _ = s.decide(threshold(p), s.decided.Load())
 	}
 	assert.NotEqual(t, first, again, "a new bucket draws anew")
 }
@@ -93,7 +94,12 @@ func TestStripe_decide_concurrentDecisionsAllCount(t *testing.T) {
 	const goroutines, perGoroutine = 4, 5000
 	var dropped atomic.Int64
 	inParallel(goroutines, perGoroutine, func() {
-		if b.counts.pick().decide(0.5, nil, 0) {
+		s := b.counts.pick()
+		drop, ok := s.decide(threshold(0.5), s.decided.Load())
+		if !ok { // as admit does
+			drop = s.redecide(0.5, nil)
+		}
+		if drop {
 			dropped.Add(1)
 		}
 	})
@@ -138,4 +144,14 @@ func inParallel(goroutines, n int, f func()) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestThreshold_boundsOfTheDraw(t *testing.T) {
+	const maxDraw = 1<<53 - 1
+	assert.True(t, maxDraw < threshold(1), "p 1 drops every call")
+	assert.False(t, 0 < threshold(0), "p 0 drops none")
+	assert.Equal(t, uint64(1<<52), threshold(0.5))
+	for _, n := range []int64{0, 1, 1 << 40, -1} {
+		assert.LessOrEqual(t, draw(0x1234, n), uint64(maxDraw))
+	}
 }
