@@ -95,7 +95,8 @@ func With(ctx context.Context, c Level) context.Context {
 // what context.WithValue would return, but typed, so that From reads a
 // level set last without a call, and Value finds it by comparing a pointer
 // in line rather than by the runtime's comparison of two interfaces: a
-// call at a level cost 1.42 times a plain one through context.WithValue.
+// call at a level cost 1.42 times a plain one through context.WithValue,
+// 1.09 times through levelContext (make bench-peers).
 type levelContext struct {
 	context.Context
 	level Level
