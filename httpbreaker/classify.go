@@ -83,11 +83,12 @@ func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome
 // breaker is already throttling what failed: a client breaker that counted
 // it as a failure would throttle the same dependency a second time, and the
 // two breakers would keep each other from seeing it heal.
-// [ClientClassifier] records it as neither a success nor a failure; a
-// Classifier of your own for a Transport can call ShedByServer to do the
-// same. It is for the answers a client gets: a Handler's [Classifier]
-// sees the header on the Handler's own failures while its breaker sheds,
-// which [ServerClassifier] counts as failures all the same.
+// [ClientClassifier] records it as neither a success nor a failure, and so
+// does [ServerClassifier] for an answer a Handler's wrapped handler gives
+// with the header (a shedding server's answer it forwards, as a reverse
+// proxy does); a Classifier of your own can call ShedByServer to do the
+// same. A Handler's [Classifier] does not see the header the Handler adds
+// to its own failures while its breaker sheds.
 func ShedByServer(resp *http.Response) bool {
 	if resp == nil || resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
 		return false
@@ -101,18 +102,25 @@ func ShedByServer(resp *http.Response) bool {
 // was canceled: the client hung up or reset the stream) is [Ignore],
 // whatever the handler answered or however it panicked: a 500 written
 // because the request's context ended says nothing about the server's
-// health. Otherwise a panic is a [Failure]; a 5xx status is a Failure;
-// every other status, 429 included, is a [Success]: a handler that asks a
-// client to slow down is working. A deadline that passed (a server-side
-// timeout) is not a cancel by the client: it is classified by the answer.
+// health. Otherwise a panic is a [Failure]; a 5xx status is a Failure,
+// but for one the handler answered with [RetryHeader] (see
+// [ShedByServer]): the answer of a shedding server that the handler
+// forwards, whose breaker throttles it already, is Ignore, as a
+// [Transport] records it; every other status, 429 included, is a
+// [Success]: a handler that asks a client to slow down is working. A
+// deadline that passed (a server-side timeout) is not a cancel by the
+// client: it is classified by the answer.
 func ServerClassifier(req *http.Request, resp *http.Response, err error) Outcome {
 	if errors.Is(req.Context().Err(), context.Canceled) {
 		return Ignore
 	}
-	if err != nil {
+	if err != nil || resp == nil {
 		return Failure
 	}
-	if resp == nil || resp.StatusCode >= 500 {
+	if resp.StatusCode >= 500 {
+		if ShedByServer(resp) {
+			return Ignore
+		}
 		return Failure
 	}
 	return Success

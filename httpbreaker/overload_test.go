@@ -1,8 +1,11 @@
 package httpbreaker_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -204,4 +207,99 @@ func TestHandler_ServeHTTP_keysAreJudgedApart(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 	_, ok := rec.Header()[httpbreaker.RetryHeader]
 	assert.False(t, ok, "/b's failure carries no advice")
+}
+
+func TestServerClassifier_forwardedShed(t *testing.T) {
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	answer := func(code int, advice string) *http.Response {
+		resp := &http.Response{StatusCode: code, Header: http.Header{}}
+		if advice != "" {
+			resp.Header.Set(httpbreaker.RetryHeader, advice)
+		}
+		return resp
+	}
+	for _, c := range []struct {
+		code   int
+		advice string
+		want   httpbreaker.Outcome
+	}{
+		{http.StatusServiceUnavailable, "later", httpbreaker.Ignore},
+		{http.StatusInternalServerError, "no", httpbreaker.Ignore},
+		{http.StatusServiceUnavailable, "", httpbreaker.Failure},
+		{http.StatusInternalServerError, "", httpbreaker.Failure},
+		{http.StatusTooManyRequests, "no", httpbreaker.Success},
+		{http.StatusOK, "later", httpbreaker.Success},
+	} {
+		assert.Equal(t, c.want, httpbreaker.ServerClassifier(req, answer(c.code, c.advice), nil), "%d %q", c.code, c.advice)
+	}
+}
+
+// A gateway's Handler around a reverse proxy to a shedding server records
+// the sheds it forwards as neither: the server's breaker throttles them
+// already, and a gateway that counted them as failures would shed too.
+func TestHandler_forwardedShedIsNeither(t *testing.T) {
+	backend, err := url.Parse(serve(t, httpbreaker.MustNewHandler(http.NotFoundHandler(),
+		httpbreaker.WithRegistry(sheddingRegistry(t)))))
+	require.NoError(t, err)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	proxy := httputil.NewSingleHostReverseProxy(backend)
+	proxy.Transport = tr
+	// A gateway whose breaker never drops (protection above the requests
+	// sent), so that each request it gets is reported, whatever it counts.
+	reg := newRegistry(breaker.WithProtection(1000))
+	gateway := serve(t, httpbreaker.MustNewHandler(proxy, httpbreaker.WithBreakers(reg.Get)))
+
+	client := &http.Client{Transport: tr}
+	shed, served := 0, 0
+	for range 60 {
+		resp, err := client.Get(gateway)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+			shed++
+			assert.True(t, httpbreaker.ShedByServer(resp), "the server's mark is forwarded")
+		case http.StatusNotFound:
+			served++
+		default:
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		<-reg.reported // the gateway's Handler reports after it answers
+	}
+	require.Positive(t, shed)
+	c := reg.countsFor(httpbreaker.DefaultHandlerKey)
+	assert.Equal(t, int64(0), c.rejects.Load(), "no forwarded shed is a failure")
+	assert.Equal(t, int64(shed), c.ignores.Load())
+	assert.Equal(t, int64(served), c.accepts.Load())
+}
+
+// The advice a shedding Handler adds to its own failures does not make
+// them neither: they are the server's failures.
+func TestHandler_ownFailureWhileSheddingIsAFailure(t *testing.T) {
+	reg := newRegistry(breaker.WithPlainFormula())
+	b := reg.Registry.Get(httpbreaker.DefaultHandlerKey)
+	for i := 0; i < 200; {
+		if p, err := b.Allow(); err == nil {
+			p.Reject("down")
+			i++
+		}
+	}
+	failing := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	})
+	h := httpbreaker.MustNewHandler(failing, httpbreaker.WithBreakers(reg.Get))
+	failed := 0
+	for failed < 3 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		if rec.Code == http.StatusInternalServerError {
+			failed++
+			require.Equal(t, "later", rec.Header().Get(httpbreaker.RetryHeader), "served while shedding")
+		}
+	}
+	c := reg.countsFor(httpbreaker.DefaultHandlerKey)
+	assert.Equal(t, int64(failed), c.rejects.Load())
+	assert.Equal(t, int64(0), c.ignores.Load())
 }

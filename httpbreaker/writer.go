@@ -15,6 +15,9 @@ type responseWriter struct {
 	http.ResponseWriter
 	status int    // the final status written; 0 until one is
 	advice string // RetryHeader's value for a 5xx status, or ""
+	// advised is set when the writer added RetryHeader to a 5xx answer
+	// whose handler had not: the classifier does not see it.
+	advised bool
 }
 
 // note records that the response started with status code, unless it
@@ -28,7 +31,10 @@ func (w *responseWriter) note(code int) {
 
 func (w *responseWriter) WriteHeader(code int) {
 	if code >= 500 && w.advice != "" && w.status == 0 {
-		w.Header().Set(RetryHeader, w.advice) // the server's breaker is shedding: see RetryHeader
+		h := w.Header()
+		_, forwarded := h[RetryHeader]
+		w.advised = !forwarded
+		h.Set(RetryHeader, w.advice) // the server's breaker is shedding: see RetryHeader
 	}
 	w.note(code)
 	w.ResponseWriter.WriteHeader(code)
@@ -86,13 +92,18 @@ func (w *responseWriter) response(r *http.Request) *http.Response {
 	if code == 0 {
 		code = http.StatusOK
 	}
+	header := w.Header()
+	if w.advised { // the Handler's advice, not the handler's answer
+		header = header.Clone()
+		header.Del(RetryHeader)
+	}
 	return &http.Response{
 		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
 		StatusCode: code,
 		Proto:      r.Proto,
 		ProtoMajor: r.ProtoMajor,
 		ProtoMinor: r.ProtoMinor,
-		Header:     w.Header(),
+		Header:     header,
 		Request:    r,
 	}
 }
