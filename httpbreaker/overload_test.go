@@ -98,29 +98,36 @@ func TestHandler_ServeHTTP_failureWhileSheddingCarriesAdvice(t *testing.T) {
 	assert.False(t, ok, "served by a breaker that sheds nothing")
 }
 
-func TestClientClassifier_serverShed(t *testing.T) {
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	answer := func(code int, advice string) *http.Response {
-		resp := &http.Response{StatusCode: code, Header: http.Header{}}
-		if advice != "" {
-			resp.Header.Set(httpbreaker.RetryHeader, advice)
-		}
-		return resp
+// markedAnswer returns an answer with status code, and with RetryHeader
+// set to advice unless advice is empty.
+func markedAnswer(code int, advice string) *http.Response {
+	resp := &http.Response{StatusCode: code, Header: http.Header{}}
+	if advice != "" {
+		resp.Header.Set(httpbreaker.RetryHeader, advice)
 	}
+	return resp
+}
+
+// A marked answer is a shedding server's: neither on a client, nor on a
+// Handler whose handler forwards it; a 429 is a Handler's success.
+func TestClassifiers_markedAnswers(t *testing.T) {
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	for _, c := range []struct {
-		code   int
-		advice string
-		want   httpbreaker.Outcome
+		code           int
+		advice         string
+		client, server httpbreaker.Outcome
 	}{
-		{http.StatusServiceUnavailable, "later", httpbreaker.Ignore},
-		{http.StatusServiceUnavailable, "no", httpbreaker.Ignore},
-		{http.StatusInternalServerError, "later", httpbreaker.Ignore},
-		{http.StatusTooManyRequests, "no", httpbreaker.Ignore},
-		{http.StatusServiceUnavailable, "", httpbreaker.Failure},
-		{http.StatusInternalServerError, "", httpbreaker.Failure},
-		{http.StatusOK, "later", httpbreaker.Success},
+		{http.StatusServiceUnavailable, "later", httpbreaker.Ignore, httpbreaker.Ignore},
+		{http.StatusServiceUnavailable, "no", httpbreaker.Ignore, httpbreaker.Ignore},
+		{http.StatusInternalServerError, "later", httpbreaker.Ignore, httpbreaker.Ignore},
+		{http.StatusTooManyRequests, "no", httpbreaker.Ignore, httpbreaker.Success},
+		{http.StatusServiceUnavailable, "", httpbreaker.Failure, httpbreaker.Failure},
+		{http.StatusInternalServerError, "", httpbreaker.Failure, httpbreaker.Failure},
+		{http.StatusOK, "later", httpbreaker.Success, httpbreaker.Success},
 	} {
-		assert.Equal(t, c.want, httpbreaker.ClientClassifier(req, answer(c.code, c.advice), nil), "%d %q", c.code, c.advice)
+		resp := markedAnswer(c.code, c.advice)
+		assert.Equal(t, c.client, httpbreaker.ClientClassifier(req, resp, nil), "client: %d %q", c.code, c.advice)
+		assert.Equal(t, c.server, httpbreaker.ServerClassifier(req, resp, nil), "server: %d %q", c.code, c.advice)
 	}
 	assert.False(t, httpbreaker.ShedByServer(nil))
 }
@@ -207,31 +214,6 @@ func TestHandler_ServeHTTP_keysAreJudgedApart(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 	_, ok := rec.Header()[httpbreaker.RetryHeader]
 	assert.False(t, ok, "/b's failure carries no advice")
-}
-
-func TestServerClassifier_forwardedShed(t *testing.T) {
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	answer := func(code int, advice string) *http.Response {
-		resp := &http.Response{StatusCode: code, Header: http.Header{}}
-		if advice != "" {
-			resp.Header.Set(httpbreaker.RetryHeader, advice)
-		}
-		return resp
-	}
-	for _, c := range []struct {
-		code   int
-		advice string
-		want   httpbreaker.Outcome
-	}{
-		{http.StatusServiceUnavailable, "later", httpbreaker.Ignore},
-		{http.StatusInternalServerError, "no", httpbreaker.Ignore},
-		{http.StatusServiceUnavailable, "", httpbreaker.Failure},
-		{http.StatusInternalServerError, "", httpbreaker.Failure},
-		{http.StatusTooManyRequests, "no", httpbreaker.Success},
-		{http.StatusOK, "later", httpbreaker.Success},
-	} {
-		assert.Equal(t, c.want, httpbreaker.ServerClassifier(req, answer(c.code, c.advice), nil), "%d %q", c.code, c.advice)
-	}
 }
 
 // A gateway's Handler around a reverse proxy to a shedding server records
