@@ -24,8 +24,8 @@ type cohort struct {
 	b *googleBreaker
 	s *stripe
 	// bucket is the number of the bucket the cohort's calls were made in.
-	bucket                      atomic.Int64
-	started                     atomic.Int64
+	bucket                       atomic.Int64
+	started                      atomic.Int64
 	successes, failures, ignored atomic.Int64
 	// state is cohortOut, cohortOverdue or cohortRetired.
 	state atomic.Uint32
