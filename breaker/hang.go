@@ -58,7 +58,7 @@ type hangWatch struct {
 	// hanging is set when a take found calls overdue, until one finds a
 	// cohort that came back, and none overdue.
 	hanging bool
-	lateAge atomic.Int64         // the longest return of an overdue success since the last take
+	lateAge atomic.Int64 // the longest return of an overdue success since the last take
 }
 
 // The learned normal's constants, measured in docs/behaviour.md ("Hangs
