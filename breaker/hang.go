@@ -34,7 +34,6 @@ import (
 // after its cohort became overdue teaches the normal too, so that a
 // dependency that has become slower, and answers, is taken at its new
 // pace after a few such calls.
-//
 type hangWatch struct {
 	// slow is WithSlowCall's threshold in buckets (floor), 0 to learn it:
 	// a call that comes back after more buckets than slow is a failure.
