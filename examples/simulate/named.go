@@ -70,9 +70,9 @@ var namedScenarios = map[string]namedScenario{
 		phases: healthyControl,
 	},
 	"long-calls": {
-		about: "healthy for 60 s, every call taking 1 to 5 s",
-		rate:  50,
-		well:  wellLatency{distribution: distribution{shape: shapeUniform, low: time.Second, high: 5 * time.Second}},
+		about:  "healthy for 60 s, every call taking 1 to 5 s",
+		rate:   50,
+		well:   wellLatency{distribution: distribution{shape: shapeUniform, low: time.Second, high: 5 * time.Second}},
 		phases: healthyControl,
 	},
 	"long-polls": {

@@ -46,11 +46,11 @@ type config struct {
 	latency *wellLatency
 	// timeout (-timeout) is the client's, replacing a scenario's; nil
 	// leaves it as it is (none for the flags' scenario).
-	timeout *time.Duration
-	replayFile   string // replay this trace instead of simulating
-	svgFile      string // write a chart here
-	recordFile   string // write the simulated calls here as a trace
-	quiet        bool
+	timeout    *time.Duration
+	replayFile string // replay this trace instead of simulating
+	svgFile    string // write a chart here
+	recordFile string // write the simulated calls here as a trace
+	quiet      bool
 
 	// A sweep, when either is set: the scenario at each rate (the
 	// built-in scenario's) for each seed.
