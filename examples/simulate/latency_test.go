@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -341,4 +342,29 @@ func TestRun_namedScenarioReport(t *testing.T) {
 	cfg = defaultConfig()
 	cfg.named = "nowhere"
 	assert.ErrorContains(t, run(cfg, io.Discard, io.Discard), "-scenario nowhere: no such built-in scenario; the names are blackhole, heavy-tail, long-calls, long-polls, slowdown")
+}
+
+// A trace recorded from a scenario with a timeout gives a call that timed
+// out as a failure after the timeout, so that replaying it drops exactly
+// the calls the simulation dropped.
+func TestRecordReplay_timeouts(t *testing.T) {
+	cfg := namedConfig(t, "blackhole")
+	cfg.rate = 50
+	sc, err := cfg.scenario()
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	sim, err := simulateScenario(cfg.breakerConfig, sc, &trace)
+	require.NoError(t, err)
+	assert.Contains(t, trace.String(), "\n10,failure,30s\n", "the hang's first call")
+	rep, err := replay(cfg.breakerConfig, &trace)
+	require.NoError(t, err)
+	require.Len(t, rep.seconds, len(sim.seconds))
+	dropped := 0
+	for i := range sim.seconds {
+		s, r := sim.seconds[i], rep.seconds[i]
+		dropped += s.dropped
+		assert.Equal(t, []int{s.offered, s.allowed, s.succeeded, s.dropped}, []int{r.offered, r.allowed, r.succeeded, r.dropped},
+			"second %d", i+1)
+	}
+	assert.Greater(t, dropped, 0, "the scenario sheds something")
 }

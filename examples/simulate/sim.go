@@ -39,18 +39,19 @@ type config struct {
 	shuffle   bool // -shuffle: each slot's levels in a seeded random order; adds to a scenario file's
 
 	scenarioFile string // replaces the flags' scenario when set
-	named        string // a scenario of namedScenarios, at rate; replaces the flags' scenario when set
+	replayFile   string // replay this trace instead of simulating
+	svgFile      string // write a chart here
+	recordFile   string // write the simulated calls here as a trace
+	quiet        bool
+
+	named string // a scenario of namedScenarios, at rate; replaces the flags' scenario when set
 	// latency (-latency) replaces the latency of every phase of the flags'
 	// scenario, or of a named scenario's phases in which the dependency is
 	// well; nil leaves them as they are.
 	latency *wellLatency
 	// timeout (-timeout) is the client's, replacing a scenario's; nil
 	// leaves it as it is (none for the flags' scenario).
-	timeout    *time.Duration
-	replayFile string // replay this trace instead of simulating
-	svgFile    string // write a chart here
-	recordFile string // write the simulated calls here as a trace
-	quiet      bool
+	timeout *time.Duration
 
 	// A sweep, when either is set: the scenario at each rate (the
 	// built-in scenario's) for each seed.
