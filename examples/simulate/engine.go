@@ -34,7 +34,11 @@ type breakerConfig struct {
 	evidence   int           // calls the formula reads back for; 0 for the window alone
 	horizon    time.Duration // how far back; 0 for the breaker's default
 	plain      bool          // the plain formula: overrides aggression and countDrops
-	seed       uint64
+	// slowCall is WithSlowCall's threshold: a call slower counts as a
+	// failure, one out longer counts against the dependency before it
+	// returns; 0 leaves the option out, for the normal the breaker learns.
+	slowCall time.Duration
+	seed     uint64
 }
 
 // knob returns the breaker option that sets k.
@@ -49,6 +53,9 @@ func (bc breakerConfig) options() []breaker.Option {
 		knob(tuning.Evidence{Calls: bc.evidence, Horizon: bc.horizon})}
 	if bc.plain {
 		opts = append(opts, breaker.WithPlainFormula())
+	}
+	if bc.slowCall != 0 {
+		opts = append(opts, breaker.WithSlowCall(bc.slowCall))
 	}
 	return opts
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,5 +103,20 @@ func TestSimulate_slowdownAtTheDefaults(t *testing.T) {
 	res, f := simulateNamed(t, namedConfig(t, "slowdown"))
 	t.Logf("slow phase: %.1f %% admitted, 90 %% shed after %v s; healed: 95 %% admitted after %v s; peak in flight %d; false drops %v",
 		f.outageReached, f.shedAfter, f.admittedAfter, res.peakInFlight, f.falseDrops)
+	assert.Equal(t, 0.0, f.falseDrops)
+}
+
+// Issue 27: with breaker.WithSlowCall(250ms), a dependency whose calls
+// take 2 s rather than 5 ms, without an error, is shed as one that fails:
+// 90 % dropped, sustained, within 1.5 s of the slowdown, and 95 %
+// admitted, sustained, within 1 s of the latency's return.
+func TestSimulate_slowdownWithASlowCallThresholdIsShed(t *testing.T) {
+	cfg := namedConfig(t, "slowdown")
+	cfg.slowCall = 250 * time.Millisecond
+	res, f := simulateNamed(t, cfg)
+	t.Logf("slow phase: %.1f %% admitted, 90 %% shed after %v s; healed: 95 %% admitted after %v s; peak in flight %d; false drops %v",
+		f.outageReached, f.shedAfter, f.admittedAfter, res.peakInFlight, f.falseDrops)
+	assert.LessOrEqual(t, f.shedAfter, 1.5, "seconds from the slowdown's start until 90 % was dropped, sustained")
+	assert.LessOrEqual(t, f.admittedAfter, 1.0, "seconds from the latency's return until 95 % was admitted, sustained")
 	assert.Equal(t, 0.0, f.falseDrops)
 }

@@ -71,6 +71,7 @@ report, the scenario and trace formats.
 	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
 	fs.IntVar(&cfg.evidence, "evidence", cfg.evidence, "admitted calls the formula wants to judge on: with fewer in the window, it reads back into older calls, up to -horizon (0 for the window alone)")
 	fs.DurationVar(&cfg.horizon, "horizon", cfg.horizon, "how far back the formula reads for -evidence (0 for the breaker's default, 30 windows)")
+	fs.DurationVar(&cfg.slowCall, "slow-call", 0, "a call slower than this counts as a failure, and one in flight longer counts against the dependency before it returns (WithSlowCall; a bucket of the window to 2m); 0 for the normal the breaker learns")
 	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls served that fail, in every phase but the outage (0 to 1); in the overload phase the calls beyond -capacity fail too")

@@ -17,15 +17,19 @@ func pct(part, whole int) float64 {
 
 // breakerLine describes the breaker under test.
 func breakerLine(bc breakerConfig) string {
+	slowCall := ""
+	if bc.slowCall != 0 {
+		slowCall = fmt.Sprintf(" slow call=%v", bc.slowCall)
+	}
 	if bc.plain {
-		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets)
+		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets) + slowCall
 	}
 	evidence := fmt.Sprintf(" evidence=%d", bc.evidence)
 	if bc.horizon != 0 && bc.evidence > 0 {
 		evidence += fmt.Sprintf(" within %v", bc.horizon)
 	}
 	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d aggression=%v drops counted=%v trust recent=%v",
-		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence
+		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence + slowCall
 }
 
 // trafficLine describes what a simulation offered.
