@@ -29,6 +29,9 @@ type cohort struct {
 	successes, failures, ignored atomic.Int64
 	// state is cohortOut, cohortOverdue or cohortRetired.
 	state atomic.Uint32
+	// timed is set when WithSlowCall gave a threshold: a success is
+	// timed against it. Set before the cohort is published.
+	timed bool
 	// countedSuccesses and countedFailures are the outcomes already
 	// counted in a finished bucket. Written under the breaker's mu.
 	countedSuccesses, countedFailures atomic.Int64
@@ -63,7 +66,7 @@ const (
 
 // newCohort returns an empty cohort of s for calls made in bucket n.
 func newCohort(s *stripe, n int64) *cohort {
-	c := &cohort{b: s.counts.b, s: s}
+	c := &cohort{b: s.counts.b, s: s, timed: s.counts.b.hang.slow != 0}
 	c.bucket.Store(n)
 	return c
 }
@@ -112,16 +115,10 @@ func (p promise) Ignore() { p.c.ignored.Add(1) }
 // cohort that no longer counts, or a slow-call threshold, takes it to
 // markOther.
 func (c *cohort) markSuccess() {
-	b := c.b
-	if c.state.Load() != cohortOut || b.hang.slow != 0 {
+	if c.state.Load() != cohortOut || c.timed {
 		c.markOther(true, "")
 		return
 	}
-	c.success()
-}
-
-// success counts a success on c.
-func (c *cohort) success() {
 	b := c.b
 	if !due(c.successes.Load() + 1) {
 		c.successes.Add(1)
@@ -130,6 +127,16 @@ func (c *cohort) success() {
 		}
 		return
 	}
+	b.advanceIfDue()
+	c.successes.Add(1)
+	if b.mode.Load() != 0 {
+		b.judge()
+	}
+}
+
+// success counts a success on c as markSuccess does, for markOther.
+func (c *cohort) success() {
+	b := c.b
 	b.advanceIfDue()
 	c.successes.Add(1)
 	if b.mode.Load() != 0 {
