@@ -73,7 +73,7 @@ report, the scenario and trace formats.
 	fs.DurationVar(&cfg.horizon, "horizon", cfg.horizon, "how far back the formula reads for -evidence (0 for the breaker's default, 30 windows)")
 	fs.DurationVar(&cfg.slowCall, "slow-call", 0, "a call slower than this counts as a failure, and one in flight longer counts against the dependency before it returns (WithSlowCall; a bucket of the window to 2m); 0 for the normal the breaker learns")
 	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
-	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
+	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000); a named scenario runs at its own unless this is given")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls served that fail, in every phase but the outage (0 to 1); in the overload phase the calls beyond -capacity fail too")
 	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate the dependency serves in the overload phase (0 to 1)")
 	fs.DurationVar(&cfg.phases[healthy].length, "healthy", cfg.phases[healthy].length, "length of the healthy phase, in which -errors of the calls fail (0 leaves it out)")
@@ -103,7 +103,7 @@ report, the scenario and trace formats.
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table, or in a sweep the rows per seed")
 	var rates, seeds string
-	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
+	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario, or a named one, at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
 	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
 	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing histories as redisbreaker does (1 to 1,000)")
 	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share histories through an in-process store with redisbreaker's semantics; false keeps each client on its own history")
