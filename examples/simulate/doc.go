@@ -95,12 +95,12 @@
 //     keep them whole.
 //   - -quiet: leave out the per-second table (in a sweep, the rows per
 //     seed).
-//   - -rates list: sweep the built-in scenario over these rates, a
-//     comma-separated list of requests/s such as 2,5,20,200,2000 (at most
-//     100), in place of -rate.
+//   - -rates list: sweep the built-in scenario, or a named one, over
+//     these rates, a comma-separated list of requests/s such as
+//     2,5,20,200,2000 (at most 100), in place of -rate.
 //   - -seeds list: sweep over these seeds, a comma-separated list of seeds
 //     and ranges such as 1-5 or 1,7,10-12 (at most 1,000), in place of
-//     -seed; with -scenario, over the file's scenario.
+//     -seed; with -scenario, over the file's or the named scenario.
 //
 // -scenario and -replay replace the built-in scenario, so they cannot be
 // combined with its flags, nor with each other; a named scenario takes
