@@ -283,7 +283,7 @@ func (b *googleBreaker) advance(t int64) {
 func (b *googleBreaker) finishLocked(passed int64) {
 	next := b.live + passed + 1
 	w := &b.hang
-	w.overdue = 0
+	w.begin()
 	var all evidence.Bucket
 	if lv := b.levels.Load(); lv != nil {
 		for _, x := range lv {
@@ -295,10 +295,10 @@ func (b *googleBreaker) finishLocked(passed int64) {
 	} else {
 		all = b.counts.take(next, w)
 	}
-	w.foldLate()
 	if w.overdue > 0 {
 		b.reasons.add(b.wallNow(), w.overdueReason(w.after()))
 	}
+	w.end()
 	b.history.Finish(all, passed)
 	b.lifetime = b.lifetime.Plus(all)
 }

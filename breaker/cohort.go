@@ -71,13 +71,20 @@ func newCohort(s *stripe, n int64) *cohort {
 	return c
 }
 
-// admitted counts a call admitted on s, and returns its cohort. On the
-// level's own stripe, a failed compare-and-swap is another goroutine
-// admitting at the same time: the level spreads.
+// admitted counts a call admitted on s, and returns its cohort. When the
+// count is due (admitDue), it reads the clock first, so that the call
+// joins the cohort of its bucket: calls that never come back read it too.
+// On the level's own stripe, a failed compare-and-swap is another
+// goroutine admitting at the same time: the level spreads. admit writes
+// out the common case.
 func (s *stripe) admitted() *cohort {
 	c := s.cohort.Load()
 	if c == nil {
 		c = s.firstCohort()
+	}
+	if admitDue(c.started.Load() + 1) {
+		s.counts.b.advanceIfDue()
+		c = s.cohort.Load()
 	}
 	if !s.spread {
 		if old := c.started.Load(); c.started.CompareAndSwap(old, old+1) {
@@ -88,6 +95,17 @@ func (s *stripe) admitted() *cohort {
 	c.started.Add(1)
 	return c
 }
+
+// admitDue reports whether the n-th call admitted into a cohort reads the
+// clock: each of the first exactCalls, so that light traffic is placed
+// exactly, then one in admitEvery, so that a busy stripe whose calls do
+// not come back still finds its buckets' ends. The outcomes, which read
+// it as often as due says, place a busy stripe's calls.
+func admitDue(n int64) bool { return n <= exactCalls || n%admitEvery == 0 }
+
+// admitEvery is how many admitted calls of a busy cohort read the clock
+// once, past its first exactCalls.
+const admitEvery = 256
 
 // firstCohort makes the first cohort of s, for calls made in the live
 // bucket.
@@ -134,13 +152,11 @@ func (c *cohort) markSuccess() {
 	}
 }
 
-// success counts a success on c as markSuccess does, for markOther.
-func (c *cohort) success() {
-	b := c.b
-	b.advanceIfDue()
+// countSuccess counts a success on c, the clock read, for markOther.
+func (c *cohort) countSuccess() {
 	c.successes.Add(1)
-	if b.mode.Load() != 0 {
-		b.judge()
+	if c.b.mode.Load() != 0 {
+		c.b.judge()
 	}
 }
 
@@ -155,8 +171,13 @@ func (c *cohort) markFailure(reason string) {
 
 // failure counts a failure on c.
 func (c *cohort) failure(reason string) {
+	c.b.advanceIfDue()
+	c.countFailure(reason)
+}
+
+// countFailure counts a failure on c, the clock read.
+func (c *cohort) countFailure(reason string) {
 	b := c.b
-	b.advanceIfDue()
 	c.failures.Add(1)
 	b.reasons.add(b.wallNow(), reason)
 	b.setMode(modeFailing)
@@ -184,13 +205,14 @@ func (c *cohort) markOther(ok bool, reason string) {
 		}
 		return
 	}
+	b.advanceIfDue()
 	switch {
 	case !ok:
-		c.failure(reason)
+		c.countFailure(reason)
 	case b.liveBucket()-c.bucket.Load() > b.hang.slow:
-		c.failure(b.hang.slowReason)
+		c.countFailure(b.hang.slowReason)
 	default:
-		c.success()
+		c.countSuccess()
 	}
 }
 

@@ -42,9 +42,15 @@ func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 	}
 	// Admitted: counted on the stripe's live cohort, written out here
 	// rather than called (stripe.admitted), which is a tenth of the call.
-	if co := s.cohort.Load(); co != nil && !s.spread {
-		if old := co.started.Load(); co.started.CompareAndSwap(old, old+1) {
-			return co, nil
+	if co := s.cohort.Load(); co != nil {
+		if n := co.started.Load() + 1; !admitDue(n) {
+			if s.spread {
+				co.started.Add(1)
+				return co, nil
+			}
+			if co.started.CompareAndSwap(n-1, n) {
+				return co, nil
+			}
 		}
 	}
 	return s.admitted(), nil

@@ -19,6 +19,11 @@ import (
 // hang that times out after the dependency healed does not hold it shut.
 //
 // after() is the slow-call threshold when [WithSlowCall] sets one.
+// Otherwise, while the dependency is hanging (calls were found overdue and
+// no cohort has come back since), it is the normal and a bucket more: a
+// call let through to see whether the dependency answers again need not
+// be out four times longer than normal to say it does not, and the calls
+// let through meanwhile are fewer.
 // Otherwise it is learned from the dependency's own calls: hangFactor
 // times the longest a cohort's calls took to come back (in buckets) over
 // the last normalPeriods periods of periodCohorts cohorts each, once
@@ -49,7 +54,11 @@ type hangWatch struct {
 	cohorts int64                // cohorts that came back in the period
 	calls   int64                // calls that came back, up to learnCalls
 	overdue int64                // calls found overdue by the take under way
-	lateAge atomic.Int64         // the longest return of an overdue success since the last take
+	back    bool                 // a cohort came back in the take under way
+	// hanging is set when a take found calls overdue, until one finds a
+	// cohort that came back, and none overdue.
+	hanging bool
+	lateAge atomic.Int64 // the longest return of an overdue success since the last take
 }
 
 // The learned normal's constants, measured in docs/behaviour.md ("Hangs
@@ -92,8 +101,25 @@ func (w *hangWatch) after() int64 {
 		return w.slow
 	case w.calls < learnCalls:
 		return 0
+	case w.hanging:
+		return min(w.normal()+1, w.track)
 	}
 	return min(hangFactor*w.normal(), w.track)
+}
+
+// begin starts a take.
+func (w *hangWatch) begin() { w.overdue, w.back = 0, false }
+
+// end ends a take: the calls found overdue set hanging, a cohort that came
+// back without any clears it.
+func (w *hangWatch) end() {
+	w.foldLate()
+	switch {
+	case w.overdue > 0:
+		w.hanging = true
+	case w.back:
+		w.hanging = false
+	}
 }
 
 // normal returns the longest a cohort took to come back, in buckets, over
@@ -112,6 +138,7 @@ func (w *hangWatch) cameBack(age, calls int64) {
 	if calls <= 0 {
 		return
 	}
+	w.back = true
 	i := w.period % normalPeriods
 	w.ages[i] = max(w.ages[i], age)
 	w.calls = min(w.calls+calls, learnCalls)
