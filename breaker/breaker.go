@@ -296,7 +296,7 @@ func (b *googleBreaker) finishLocked(passed int64) {
 		all = b.counts.take(next, w)
 	}
 	if w.overdue > 0 {
-		b.reasons.add(b.wallNow(), w.overdueReason(w.after()))
+		b.reasons.add(b.wallNow(), overdueReason(w.after(track(b.span)), time.Duration(b.span)))
 	}
 	w.end()
 	b.history.Finish(all, passed)

@@ -193,7 +193,7 @@ func (c *cohort) markOther(ok bool, reason string) {
 	switch c.state.Load() {
 	case cohortOverdue:
 		if ok {
-			b.hang.late(b.liveBucket() - c.bucket.Load())
+			b.hang.late(min(b.liveBucket()-c.bucket.Load(), track(b.span)))
 		}
 		return
 	case cohortRetired:
@@ -245,7 +245,8 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 	} else {
 		live.bucket.Store(next)
 	}
-	after := w.after()
+	track := track(s.counts.b.span)
+	after := min(w.after(track), track)
 	prev := live
 	for c := live.older.Load(); c != nil; c = c.older.Load() {
 		started := c.started.Load() // before the outcomes: a call that ends between is not taken for one out
@@ -267,7 +268,7 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 			c.state.Store(cohortOverdue)
 			got.Failures += out
 			w.overdue += out
-		case age > w.track:
+		case age > track:
 			c.state.Store(cohortRetired)
 		default:
 			c.seen = age
