@@ -335,7 +335,7 @@ func (b *googleBreaker) judgeFinishedLocked() {
 	}
 	b.judged.Store(j)
 	b.judgeFleetLocked() // fleet.go
-	if j.sum.Window.Failures > 0 {
+	if j.sum.Window.Failures > 0 || b.hang.hanging.Load() {
 		b.setMode(modeFailing)
 	} else {
 		b.clearMode(modeFailing)

@@ -22,8 +22,14 @@ import (
 // Otherwise, while the dependency is hanging (calls were found overdue and
 // no cohort has come back since), it is the normal and a bucket more: a
 // call let through to see whether the dependency answers again need not
-// be out four times longer than normal to say it does not, and the calls
-// let through meanwhile are fewer.
+// be out four times longer than normal to say it does not.
+//
+// While the dependency is hanging, the calls out that are not yet overdue
+// count as failures in the live bucket (stripe.live), until they come back
+// or a cohort does: a call let through to see whether it answers again is
+// presumed not to until it does, so that one is let through at a time
+// rather than all the calls made until the first becomes overdue. The
+// breaker then also judges on every call it admits.
 // Otherwise it is learned from the dependency's own calls: hangFactor
 // times the longest a cohort's calls took to come back (in buckets) over
 // the last normalPeriods periods of periodCohorts cohorts each, once
@@ -51,6 +57,10 @@ type hangWatch struct {
 	// overdue, and whether a cohort came back. Guarded by the breaker's mu.
 	overdue int64
 	back    bool
+	// hanging is set when a take found calls overdue, until one finds a
+	// cohort that came back, and none overdue. Written under the
+	// breaker's mu.
+	hanging atomic.Bool
 }
 
 // learnedNormal is the longest the dependency's calls took to come back
@@ -60,9 +70,6 @@ type learnedNormal struct {
 	period  int64                // the period ages[period%normalPeriods] holds
 	cohorts int64                // cohorts that came back in the period
 	calls   int64                // calls that came back, up to learnCalls
-	// hanging is set when a take found calls overdue, until one finds a
-	// cohort that came back, and none overdue.
-	hanging bool
 }
 
 // The learned normal's constants, measured in docs/behaviour.md ("Hangs
@@ -111,7 +118,7 @@ func (w *hangWatch) after(track int64) int64 {
 		return w.slow
 	case n == nil || n.calls < learnCalls:
 		return 0
-	case n.hanging:
+	case w.hanging.Load():
 		return min(n.longest()+1, track)
 	}
 	return min(hangFactor*n.longest(), track)
@@ -127,13 +134,11 @@ func (w *hangWatch) end() {
 	if age := w.lateAge.Swap(0); age > 0 {
 		w.cameBack(age, 1)
 	}
-	if n := w.normal; n != nil {
-		switch {
-		case w.overdue > 0:
-			n.hanging = true
-		case w.back:
-			n.hanging = false
-		}
+	switch {
+	case w.overdue > 0:
+		w.hanging.Store(true)
+	case w.back:
+		w.hanging.Store(false)
 	}
 }
 
