@@ -133,8 +133,8 @@ func newOptions(s side, opts []Option) (*options, error) {
 	case s == clientSide && o.policySet:
 		return nil, fmt.Errorf("%w: WithCriticalityPolicy applies to the server interceptors, not to a client's: "+
 			"a client interceptor sends the level of the call's context", ErrInvalidOption)
-	case o.criticality.validate() != "":
-		return nil, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
+	case o.criticality.p.Invalid() != "":
+		return nil, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.p.Invalid())
 	}
 	for _, c := range o.codes {
 		if c == codes.OK || c > maxCode {

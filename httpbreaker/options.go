@@ -77,8 +77,8 @@ func newOptions(s side, opts []Option) (options, error) {
 	case s == clientSide && o.policySet:
 		return o, fmt.Errorf("%w: WithCriticalityPolicy applies to a Handler, not to a Transport: "+
 			"a Transport sends the level of the request's context", ErrInvalidOption)
-	case o.criticality.validate() != "":
-		return o, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
+	case o.criticality.p.Invalid() != "":
+		return o, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.p.Invalid())
 	case o.retryAfter < time.Second || o.retryAfter%time.Second != 0:
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
