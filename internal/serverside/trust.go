@@ -98,6 +98,21 @@ func (p Policy[R]) Invalid() string {
 	return ""
 }
 
+// Check returns what is wrong with the option WithCriticalityPolicy(p),
+// or "": set says whether it was given to a constructor of side s, which
+// must be a server's; clientText says, after "applies to", which
+// constructors take it instead, and why a client's does not; text is how
+// p reads in the message ([Policy.String]).
+func (p Policy[R]) Check(s Side, set bool, text, clientText string) string {
+	switch {
+	case s == ClientSide && set:
+		return "WithCriticalityPolicy applies to " + clientText
+	case p.Invalid() != "":
+		return "WithCriticalityPolicy(" + text + "): " + p.Invalid()
+	}
+	return ""
+}
+
 // levelName returns the Go name of a valid level.
 func levelName(c criticality.Level) string {
 	switch c {

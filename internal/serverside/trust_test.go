@@ -63,3 +63,13 @@ func TestPolicy_StringAndInvalid(t *testing.T) {
 	assert.True(t, Trust[claim](criticality.Critical).Trusted())
 	assert.False(t, Policy[claim]{}.Trusted())
 }
+
+func TestPolicy_Check(t *testing.T) {
+	const client = "a server, not to a client"
+	assert.Empty(t, Policy[claim]{}.Check(ServerSide, true, "IgnoreClaim()", client))
+	assert.Empty(t, Policy[claim]{}.Check(ClientSide, false, "IgnoreClaim()", client), "not given")
+	assert.Equal(t, "WithCriticalityPolicy applies to a server, not to a client",
+		Trust[claim](criticality.Critical).Check(ClientSide, true, "TrustClaim(criticality.Critical)", client))
+	assert.Equal(t, "WithCriticalityPolicy(LevelFunc(nil)): function must not be nil",
+		Decided[claim](nil).Check(ServerSide, true, "LevelFunc(nil)", client))
+}
