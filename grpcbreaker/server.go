@@ -43,7 +43,7 @@ import (
 // sheds carries the detail too, so that a client interceptor leaves it out
 // of its own breaker's counts (see [ShedByServer]). While the calls it
 // served have failed, several in a row with no success since, the
-// interceptor serves the 32nd call in a row its breaker drops all the
+// interceptor serves the 40th call in a row its breaker drops all the
 // same, as a probe whose outcome the breaker does not see; once a probe
 // succeeds, it serves the calls the breaker drops until one fails.
 //

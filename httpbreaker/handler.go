@@ -41,7 +41,7 @@ import (
 //
 // While the requests it served have failed, several in a row with no
 // success since (a dependency that looks down), the Handler serves the
-// 32nd request in a row that its breaker drops all the same, as a probe,
+// 40th request in a row that its breaker drops all the same, as a probe,
 // whose outcome the breaker does not see (it counted a drop); once a probe
 // succeeds, it serves the requests the breaker drops until one fails,
 // while the breaker, which admits some of them, sees the dependency heal.

@@ -8,7 +8,7 @@ import "sync/atomic"
 const (
 	// ProbeEvery is how many calls in a row the breaker must drop for the
 	// next one it drops to be served all the same, as a probe.
-	ProbeEvery = 32
+	ProbeEvery = 40
 	// DownFailures is how many calls served in a row must have failed,
 	// and none succeeded since, for the dependency to look down: only then
 	// does the server probe it. A dependency that serves some calls (an
