@@ -64,7 +64,7 @@ const (
 	cohortRetired
 )
 
-// newCohort returns an empty cohort of s for calls made in bucket n.
+// newCohort returns a new cohort of s for calls made in bucket n.
 func newCohort(s *stripe, n int64) *cohort {
 	c := &cohort{b: s.counts.b, s: s, timed: s.counts.b.hang.slow != 0}
 	c.bucket.Store(n)
@@ -238,7 +238,7 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 		return got
 	}
 	if live.started.Load() > 0 {
-		fresh := newCohort(s, next)
+		fresh := w.reuse(s, next)
 		fresh.older.Store(live)
 		s.cohort.Store(fresh)
 		live = fresh
@@ -264,6 +264,7 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 			// the age is the spell's, and says nothing of the calls.
 			w.cameBack(c.seen+1, started)
 			c.state.Store(cohortRetired)
+			w.retire(c)
 		case after > 0 && age > after:
 			c.state.Store(cohortOverdue)
 			got.Failures += out

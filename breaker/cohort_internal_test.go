@@ -78,3 +78,24 @@ func TestCohort_markOther_retiredCountsOnTheLiveCohort(t *testing.T) {
 	promise{c}.Accept()
 	assert.Equal(t, int64(1), b.counts.sum().Successes)
 }
+
+// A breaker whose calls come back makes its cohorts of a few spare ones:
+// a bucket end allocates no cohort once it has some.
+func TestHangWatch_reuse_bucketEndsMakeNoNewCohort(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := MustNew(WithClock(mock)).(*googleBreaker)
+	seen := map[*cohort]bool{}
+	for i := range 300 {
+		for range 3 {
+			p, err := b.Allow()
+			require.NoError(t, err)
+			p.Accept()
+		}
+		if i >= 100 {
+			seen[b.counts.own.cohort.Load()] = true
+		}
+		mock.Add(time.Duration(b.span))
+	}
+	assert.LessOrEqual(t, len(seen), 3, "cohorts the last 200 buckets counted on")
+}

@@ -70,7 +70,16 @@ type learnedNormal struct {
 	period  int64                // the period ages[period%normalPeriods] holds
 	cohorts int64                // cohorts that came back in the period
 	calls   int64                // calls that came back, up to learnCalls
+
+	// retiring holds the cohorts whose calls all came back in the take
+	// under way, spare those that did a take or more before: a bucket
+	// after a cohort gave way, no call can still be joining it, and a
+	// new cohort is made of a spare one rather than allocated.
+	retiring, spare []*cohort
 }
+
+// maxSpare is how many spare cohorts a breaker keeps at most.
+const maxSpare = 16
 
 // The learned normal's constants, measured in docs/behaviour.md ("Hangs
 // and slowdowns").
@@ -134,6 +143,11 @@ func (w *hangWatch) end() {
 	if age := w.lateAge.Swap(0); age > 0 {
 		w.cameBack(age, 1)
 	}
+	if n := w.normal; n != nil {
+		n.spare = append(n.spare, n.retiring...)
+		clear(n.retiring)
+		n.retiring = n.retiring[:0]
+	}
 	switch {
 	case w.overdue > 0:
 		w.hanging.Store(true)
@@ -172,6 +186,43 @@ func (w *hangWatch) cameBack(age, calls int64) {
 		n.ages[n.period%normalPeriods] = 0
 		n.cohorts = 0
 	}
+}
+
+// retire takes in a cohort whose calls all came back, to be made anew
+// (reuse) a take later.
+func (w *hangWatch) retire(c *cohort) {
+	if n := w.normal; n != nil && len(n.retiring)+len(n.spare) < maxSpare {
+		n.retiring = append(n.retiring, c)
+	}
+}
+
+// reuse returns an empty cohort of s for calls made in bucket next: a
+// spare one of s when there is one, else a new one. Retired a take ago or
+// more, and emptied here, a spare cohort no call counts on any more: the
+// calls that joined it all came back. A call that joined it so late that
+// its outcome comes now counts in the bucket next, a bucket or more from
+// its own.
+func (w *hangWatch) reuse(s *stripe, next int64) *cohort {
+	n := w.normal
+	if n == nil {
+		return newCohort(s, next)
+	}
+	for i, c := range n.spare {
+		if c.s != s {
+			continue
+		}
+		n.spare = append(n.spare[:i], n.spare[i+1:]...)
+		for _, x := range []*atomic.Int64{&c.started, &c.successes, &c.failures, &c.ignored,
+			&c.countedSuccesses, &c.countedFailures} {
+			x.Store(0)
+		}
+		c.bucket.Store(next)
+		c.older.Store(nil)
+		c.seen = 0
+		c.state.Store(cohortOut)
+		return c
+	}
+	return newCohort(s, next)
 }
 
 // late notes a success that came back age buckets after the bucket it was
