@@ -4,8 +4,10 @@
 // ([Overload.Shedding], [Overload.Served]), the probe it serves while its
 // dependency looks down ([Overload.Probe]), the rule by which it believes a
 // caller's criticality ([Policy]) and the attempt number it reads
-// ([ParseAttempt], [AfterPrevious]). A transport adds only its wire format:
-// the headers, metadata, trailers and status codes that carry these.
+// ([ParseAttempt], [AfterPrevious]); and the checks of the options every
+// transport has, client and server ([Breakers], [Policy.Check]). A
+// transport adds only its wire format: the headers, metadata, trailers and
+// status codes that carry these.
 //
 // Its types are safe for concurrent use by multiple goroutines, except
 // where a comment says otherwise.

@@ -46,9 +46,9 @@ const (
 	// overloadMinSheds is how many sheds the histogram must hold before
 	// the server says "don't retry": one shed retry says little.
 	overloadMinSheds = 8
-	// SheddingSpan is how many calls in a row a server serves after it
+	// sheddingSpan is how many calls in a row a server serves after it
 	// last shed one before it stops marking failures with its advice.
-	SheddingSpan = 64
+	sheddingSpan = 64
 )
 
 // kind is the histogram's index of a call with the given attempt number.
@@ -68,10 +68,10 @@ func (o *Overload) Served(attempt int) string {
 	if o.sinceShed.Load() == 0 {
 		return "" // not shedding
 	}
-	if o.sinceShed.Add(1) <= SheddingSpan+1 {
+	if o.sinceShed.Add(1) <= sheddingSpan+1 {
 		return o.Advice()
 	}
-	o.sinceShed.Store(0) // SheddingSpan served in a row: the breaker has stopped shedding
+	o.sinceShed.Store(0) // sheddingSpan served in a row: the breaker has stopped shedding
 	if o.refusing.Load() {
 		o.refusing.Store(false)
 	}
@@ -92,7 +92,7 @@ func (o *Overload) Shedding(attempt int) string {
 
 // Advice is [RetryNo] once most of the sheds the histogram holds, and at
 // least overloadMinSheds of them, were retries, and then until the breaker
-// stops shedding ([SheddingSpan] admitted in a row): callers that heed it
+// stops shedding ([sheddingSpan] admitted in a row): callers that heed it
 // stop retrying, so that the histogram soon holds first attempts only,
 // while the overload that made them retry goes on. [RetryLater]
 // otherwise.

@@ -30,8 +30,8 @@ func TestOverload_advice(t *testing.T) {
 			{shed: true, attempt: 2, n: overloadMinSheds - 1, want: RetryLater},
 			{shed: true, attempt: 2, want: RetryNo},
 			{shed: true, attempt: 1, n: 20, want: RetryNo}, // until the breaker stops shedding
-			{attempt: 1, n: SheddingSpan, want: RetryNo},
-			{attempt: 1, want: ""}, // SheddingSpan served in a row: not shedding
+			{attempt: 1, n: sheddingSpan, want: RetryNo},
+			{attempt: 1, want: ""}, // sheddingSpan served in a row: not shedding
 			{shed: true, attempt: 1, want: RetryLater},
 		}},
 		{name: "retries not most", steps: []step{
@@ -40,7 +40,7 @@ func TestOverload_advice(t *testing.T) {
 		}},
 		{name: "the histogram follows the newest calls", steps: []step{
 			{shed: true, attempt: 2, n: overloadMinSheds - 2, want: RetryLater},
-			{attempt: 1, n: SheddingSpan, want: RetryLater},
+			{attempt: 1, n: sheddingSpan, want: RetryLater},
 			{attempt: 1, n: 4 * overloadMemory, want: ""},
 			// The old retries halved away: 3 sheds, too few. Without
 			// halving, 9 retries of 9 sheds would say "no".

@@ -6,14 +6,14 @@ import "sync/atomic"
 // server breakers recovering together") and explained in docs/algorithm.md
 // ("The server's probe").
 const (
-	// ProbeEvery is how many calls in a row the breaker must drop for the
+	// probeEvery is how many calls in a row the breaker must drop for the
 	// next one it drops to be served all the same, as a probe.
-	ProbeEvery = 40
-	// DownFailures is how many calls served in a row must have failed,
+	probeEvery = 40
+	// downFailures is how many calls served in a row must have failed,
 	// and none succeeded since, for the dependency to look down: only then
 	// does the server probe it. A dependency that serves some calls (an
 	// overload, or shedding by criticality) is left to the breaker.
-	DownFailures = 3
+	downFailures = 3
 )
 
 // probeDue is the probe rule, data in, answer out: whether a call the
@@ -22,24 +22,24 @@ const (
 // included; failedRun, the calls served (admitted or probes) that failed
 // in a row, the newest last, with no success since; and healed, whether a
 // probe succeeded while the dependency looked down, with no failure
-// since. While the dependency looks down, every ProbeEvery-th drop in a
+// since. While the dependency looks down, every probeEvery-th drop in a
 // row is a probe; once a probe has succeeded, every drop is, until a call
 // served fails.
 func probeDue(dropped, failedRun int64, healed bool) bool {
-	return healed || dropped%ProbeEvery == 0 && failedRun >= DownFailures
+	return healed || dropped%probeEvery == 0 && failedRun >= downFailures
 }
 
 // healedBy reports whether a call served that succeeded shows the
 // dependency healed: a probe, while the dependency looked down.
 func healedBy(probe bool, failedRun int64) bool {
-	return probe && failedRun >= DownFailures
+	return probe && failedRun >= downFailures
 }
 
 // prober holds what probeDue reads.
 type prober struct {
 	dropped   atomic.Int64 // calls the breaker dropped since it last admitted one
 	failedRun atomic.Int64 // calls served that failed in a row, the newest last
-	healed    atomic.Bool  // a probe succeeded after DownFailures, and nothing failed since
+	healed    atomic.Bool  // a probe succeeded after downFailures, and nothing failed since
 }
 
 // admitted notes a call the breaker admitted.

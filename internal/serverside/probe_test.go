@@ -14,12 +14,12 @@ func TestProbeDue(t *testing.T) {
 		healed    bool
 		want      bool
 	}{
-		{name: "healthy: never", dropped: ProbeEvery, failedRun: 0, want: false},
-		{name: "a failure or two: left to the breaker", dropped: ProbeEvery, failedRun: DownFailures - 1, want: false},
-		{name: "down, the ProbeEvery-th drop", dropped: ProbeEvery, failedRun: DownFailures, want: true},
-		{name: "down, a later multiple", dropped: 3 * ProbeEvery, failedRun: 50, want: true},
-		{name: "down, between probes", dropped: ProbeEvery + 1, failedRun: DownFailures, want: false},
-		{name: "down, the first drop", dropped: 1, failedRun: DownFailures, want: false},
+		{name: "healthy: never", dropped: probeEvery, failedRun: 0, want: false},
+		{name: "a failure or two: left to the breaker", dropped: probeEvery, failedRun: downFailures - 1, want: false},
+		{name: "down, the probeEvery-th drop", dropped: probeEvery, failedRun: downFailures, want: true},
+		{name: "down, a later multiple", dropped: 3 * probeEvery, failedRun: 50, want: true},
+		{name: "down, between probes", dropped: probeEvery + 1, failedRun: downFailures, want: false},
+		{name: "down, the first drop", dropped: 1, failedRun: downFailures, want: false},
 		{name: "healed: every drop", dropped: 1, failedRun: 0, healed: true, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -30,23 +30,23 @@ func TestProbeDue(t *testing.T) {
 
 func TestOverload_Probe(t *testing.T) {
 	var o Overload
-	for range 2 * ProbeEvery {
+	for range 2 * probeEvery {
 		assert.False(t, o.Probe(), "a dependency not seen down is not probed")
 	}
 	o.Served(1) // the breaker admits one: the drops in a row start again
-	for range DownFailures {
+	for range downFailures {
 		o.Finished(Failure, false)
 	}
 	var got []int
-	for i := 1; i <= 2*ProbeEvery; i++ {
+	for i := 1; i <= 2*probeEvery; i++ {
 		if o.Probe() {
 			got = append(got, i)
 		}
 	}
-	assert.Equal(t, []int{ProbeEvery, 2 * ProbeEvery}, got, "one in ProbeEvery")
+	assert.Equal(t, []int{probeEvery, 2 * probeEvery}, got, "one in probeEvery")
 	o.Finished(Success, false)
 	assert.False(t, o.probes.healed.Load(), "a success of a call the breaker admitted is the breaker's to see")
-	for range DownFailures {
+	for range downFailures {
 		o.Finished(Failure, true)
 	}
 	o.Finished(Ignore, true)

@@ -40,9 +40,6 @@ func Decided[R any](f func(R) criticality.Level) Policy[R] {
 	return Policy[R]{kind: decided, fn: f}
 }
 
-// Trusted reports whether p is a [Trust] policy.
-func (p Policy[R]) Trusted() bool { return p.kind == trustClaim }
-
 // Level returns the level p serves r at, claimed reading the level r
 // claims: always one of the four levels, [criticality.Default] for a
 // policy [Policy.Invalid] finds wrong. A panic in Decided's function goes

@@ -60,8 +60,6 @@ func TestPolicy_StringAndInvalid(t *testing.T) {
 		assert.Equal(t, tc.text, tc.policy.String("TrustClaim", "IgnoreClaim"))
 		assert.Equal(t, tc.invalid, tc.policy.Invalid() != "", tc.text)
 	}
-	assert.True(t, Trust[claim](criticality.Critical).Trusted())
-	assert.False(t, Policy[claim]{}.Trusted())
 }
 
 func TestPolicy_Check(t *testing.T) {
