@@ -69,40 +69,40 @@ func newOurs() allowFunc {
 	}
 }
 
-// newFailsafeAdaptive: failsafe-go's throttler at its defaults, over a
-// window of 1 minute, rejecting at most 90 % of the calls.
-func newFailsafeAdaptive() allowFunc {
-	t := adaptivethrottler.NewWithDefaults[any]()
+// permits is failsafe-go's two-step API, which its throttler and its
+// circuit breaker share.
+type permits interface {
+	TryAcquirePermit() bool
+	RecordSuccess()
+	RecordFailure()
+}
+
+// permitsAllow asks p for a permit, and reports the outcome to it.
+func permitsAllow(p permits) allowFunc {
 	return func() (func(error), bool) {
-		if !t.TryAcquirePermit() {
+		if !p.TryAcquirePermit() {
 			return nil, false
 		}
 		return func(err error) {
 			if err == nil {
-				t.RecordSuccess()
+				p.RecordSuccess()
 			} else {
-				t.RecordFailure()
+				p.RecordFailure()
 			}
 		}, true
 	}
 }
 
+// newFailsafeAdaptive: failsafe-go's throttler at its defaults, over a
+// window of 1 minute, rejecting at most 90 % of the calls.
+func newFailsafeAdaptive() allowFunc {
+	return permitsAllow(adaptivethrottler.NewWithDefaults[any]())
+}
+
 // newFailsafeClassic: failsafe-go's circuit breaker at its defaults, which
 // opens on the first failure, for a delay of 1 minute.
 func newFailsafeClassic() allowFunc {
-	cb := circuitbreaker.NewWithDefaults[any]()
-	return func() (func(error), bool) {
-		if !cb.TryAcquirePermit() {
-			return nil, false
-		}
-		return func(err error) {
-			if err == nil {
-				cb.RecordSuccess()
-			} else {
-				cb.RecordFailure()
-			}
-		}, true
-	}
+	return permitsAllow(circuitbreaker.NewWithDefaults[any]())
 }
 
 // newGobreaker: gobreaker's two-step breaker at its defaults, which opens

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/srebreaker/srebreaker/bench/internal/figures"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -48,14 +49,10 @@ import (
 )
 
 // slot is the resolution of the timings, as in the simulator.
-const slot = 100 * time.Millisecond
+const slot = figures.Slot
 
 // late is how far behind its due time a call is issued to count as late.
 const late = 10 * time.Millisecond
-
-// sustainedSlots is how many slots in a row a share must hold for the
-// timings to count it reached, as in the simulator.
-const sustainedSlots = 3
 
 // The phases of the standard scenario, in the order they run.
 const (
@@ -276,37 +273,13 @@ func (c *capacity) take(since time.Duration) bool {
 	return true
 }
 
-// sustainedFrom returns the time from the start of a phase to the end of
-// the first of its slots from which ok holds for sustainedSlots slots with
-// calls in a row, and whether there was one; slots without calls are
-// skipped.
+// sustainedFrom is figures.SustainedFrom over a phase's slots.
 func sustainedFrom(slots []counts, ok func(c counts) bool) (time.Duration, bool) {
-	first, run := 0, 0
-	for i, c := range slots {
-		if c.offered == 0 {
-			continue
-		}
-		if !ok(c) {
-			run = 0
-			continue
-		}
-		if run == 0 {
-			first = i
-		}
-		run++
-		if run == sustainedSlots {
-			return time.Duration(first+1) * slot, true
-		}
-	}
-	return 0, false
+	return figures.SustainedFrom(slots, func(c counts) int { return c.offered }, ok)
 }
 
-func pct(part, whole int) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return 100 * float64(part) / float64(whole)
-}
+// pct is figures.Pct.
+func pct(part, whole int) float64 { return figures.Pct(part, whole) }
 
 // cells writes the figures of a run, "–" for those of a phase left out.
 func (r *result) cells(phases []phase) []string {
