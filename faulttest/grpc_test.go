@@ -203,8 +203,8 @@ func incomingID(ctx context.Context) int {
 // until the call's virtual release.
 type hookStream struct {
 	grpc.ClientStream
-	h  *harness
-	id int
+	h   *harness
+	id  int
 	ctx context.Context
 }
 

@@ -204,7 +204,8 @@ type figures struct {
 	calls, admitted, dropped, failed [3]int // per phase; failed: admitted calls that ended in an error
 	peak                             int    // admitted calls in flight at most
 	shedAfter, admittedAfter         time.Duration
-	earlyHung                        int // calls of a hang that the network ended before their deadline
+	earlyHung                        int            // calls of a hang that the network ended before their deadline
+	errs                             map[string]int // the errors of failed calls, by phase and text
 }
 
 // never is shedAfter or admittedAfter when the share was never reached.
@@ -216,9 +217,9 @@ func (f *figures) reached() float64 {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("calls %v, dropped %v, failed %v (warm, fault, healed); reached %.1f %% of the fault's calls; "+
+	return fmt.Sprintf("calls %v, dropped %v, failed %v (warm, fault, healed) %v; reached %.1f %% of the fault's calls; "+
 		"in flight at peak %d; 90 %% shed after %v; 95 %% admitted after healing %v; hung calls ended early %d",
-		f.calls, f.dropped, f.failed, 100*f.reached(), f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
+		f.calls, f.dropped, f.failed, f.errs, 100*f.reached(), f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
 }
 
 // run drives scenario s through in: a call every step, the fault on from
@@ -296,6 +297,9 @@ func (h *harness) run(s scenario, in integration, p *proxy) *figures {
 	// The calls still out get their answer, or give up if none is coming.
 	for _, c := range outstanding {
 		if c.hung {
+			if closed(c.answered) {
+				fig.earlyHung++
+			}
 			c.ctx.expire()
 		} else {
 			close(c.releaseCh)
@@ -396,6 +400,14 @@ func (f *figures) add(all []*call, s scenario) {
 		f.admitted[c.phase]++
 		if c.err != nil {
 			f.failed[c.phase]++
+			if f.errs == nil {
+				f.errs = map[string]int{}
+			}
+			msg := c.err.Error()
+			if len(msg) > 80 {
+				msg = msg[:80]
+			}
+			f.errs[fmt.Sprintf("%d: %s", c.phase, msg)]++
 		}
 	}
 	// sustained: from slot from on, the first slot from which share of the

@@ -130,7 +130,7 @@ func TestTransport_RoundTrip_faults(t *testing.T) {
 			httpbreaker.WithRegistry(h.reg))
 		c := newHTTPClient(t, tr)
 		url := "http://" + p.addr() + "/"
-		return integration{do: func(ctx context.Context, id int) error {
+		return integration{ready: c.CloseIdleConnections, do: func(ctx context.Context, id int) error {
 			err := get(ctx, c, url, id)
 			if err != nil && !closed(h.get(id).admitted) && !errors.Is(err, breaker.ErrServiceUnavailable) {
 				return fmt.Errorf("call %d failed before it was let through, not dropped: %w", id, err)

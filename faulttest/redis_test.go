@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +50,12 @@ type markedConn struct {
 func (c *markedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.watch(t)) }
 func (c *markedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.watch(t)) }
 func (c *markedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.watch(t)) }
+
+// SyscallConn passes the connection's own on, with which go-redis checks
+// that a pooled connection is still open before it hands it out.
+func (c *markedConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
 
 // watch returns the deadline to set for t: none for a call's mark, whose
 // context it watches instead, t itself otherwise.

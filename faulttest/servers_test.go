@@ -160,9 +160,10 @@ func postgresAddr() (string, error) {
 			return "", nil, fmt.Errorf("initdb: %w: %s", err, out)
 		}
 		// Room for the connections of the tests run in parallel, and for
-		// those a hang leaves open.
+		// those a hang leaves open: as many as its calls when nothing sheds
+		// them.
 		cmd := command("postgres", "-D", data, "-h", "127.0.0.1", "-p", port, "-k", "",
-			"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300")
+			"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=1200")
 		out, err := cmd.StderrPipe()
 		if err != nil {
 			return "", nil, err
