@@ -140,6 +140,7 @@ type googleBreaker struct {
 	events  *events // nil without listeners
 	fleet   fleetLink
 	retries retryTally // the retry budget's count (budget.go)
+	hang    hangWatch  // when a call out counts against the dependency (hang.go)
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
@@ -181,6 +182,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 	start := b.wallNow()
 	b.start.Store(&start)
 	b.counts.init(b)
+	b.hang.init(time.Duration(b.span), o.slowCall, o.plain)
 	b.history.Reset(b.settings)
 	b.bucketEnd.Store(b.span)
 	b.judged.Store(&judgement{})
@@ -276,19 +278,27 @@ func (b *googleBreaker) advance(t int64) {
 }
 
 // finishLocked finishes the live bucket of every level, passed empty
-// buckets after it. Callers hold b.mu.
+// buckets after it, with the calls out that have become overdue (see
+// hangWatch). Callers hold b.mu.
 func (b *googleBreaker) finishLocked(passed int64) {
+	next := b.live + passed + 1
+	w := &b.hang
+	w.begin()
 	var all evidence.Bucket
 	if lv := b.levels.Load(); lv != nil {
 		for _, x := range lv {
-			done := x.counts.take()
+			done := x.counts.take(next, w)
 			x.history.Finish(done, passed)
 			x.lifetime = x.lifetime.Plus(done)
 			all = all.Plus(done)
 		}
 	} else {
-		all = b.counts.take()
+		all = b.counts.take(next, w)
 	}
+	if w.overdue > 0 {
+		b.reasons.add(b.wallNow(), w.overdueReason(w.after()))
+	}
+	w.end()
 	b.history.Finish(all, passed)
 	b.lifetime = b.lifetime.Plus(all)
 }
@@ -305,6 +315,12 @@ func (b *googleBreaker) restartLocked(t int64) {
 	}
 	b.live = floorDiv(t, b.span)
 	b.bucketEnd.Store((b.live + 1) * b.span)
+	b.counts.forget(b.live)
+	if lv := b.levels.Load(); lv != nil {
+		for _, x := range lv {
+			x.counts.forget(b.live)
+		}
+	}
 }
 
 // judgeFinishedLocked judges the finished buckets and sets mode from them.

@@ -127,11 +127,11 @@ func (b *googleBreaker) allowAs(c criticality.Level) (srebreaker.Promise, error)
 	if lv == nil {
 		lv = b.makeLevels()
 	}
-	s, err := b.admit(lv[i].counts, i)
+	admitted, err := b.admit(lv[i].counts, i)
 	if err != nil {
 		return nil, err
 	}
-	return promise{s}, nil
+	return promise{admitted}, nil
 }
 
 // Leveled reports whether the breaker has counted a call at a level other

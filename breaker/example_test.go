@@ -159,7 +159,7 @@ func ExampleWithPlainFormula() {
 		fmt.Println("calls that reached the dead dependency in its first second:", calls(1000, true))
 	}
 	// Output:
-	// calls that reached the dead dependency in its first second: 113
+	// calls that reached the dead dependency in its first second: 112
 	// calls that reached the dead dependency in its first second: 1000
 }
 

@@ -8,16 +8,20 @@ import (
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
-// stripe counts one share of the live bucket of one level: the outcomes
-// recorded and the calls dropped since the bucket began. A level counts on
+// stripe counts one share of the live bucket of one level: the calls it
+// admitted, in cohorts of a bucket each (see cohort), and the calls it
+// dropped since the bucket began. A level counts on
 // one stripe until two goroutines are seen writing it at once, then on
 // spreadStripes of them, each on a cache line of its own: a call then
 // counts on the stripe its processor was handed (see spread.pick), so that
 // the call path writes memory no other core is writing.
 type stripe struct {
-	counts              *counts // the level's live bucket this stripe is part of
-	spread              bool    // one of spread.stripes: written with Add, not watched for contention
-	successes, failures atomic.Int64
+	counts *counts // the level's live bucket this stripe is part of
+	spread bool    // one of spread.stripes: written with Add, not watched for contention
+	// cohort counts the calls admitted in the live bucket, and links to
+	// the cohorts of earlier buckets whose calls are still out; nil
+	// until the stripe admits its first call.
+	cohort atomic.Pointer[cohort]
 	// decided counts the calls decided on a draw since the bucket began:
 	// the drops in its low 32 bits, the admitted calls in its high bits.
 	// It is also the state of the draws that the system's randomness
@@ -35,7 +39,7 @@ const (
 )
 
 // stripeFields is the size of a stripe, which paddedStripe pads.
-const stripeFields = 48
+const stripeFields = 40
 
 // dropsOf returns the drops of a stripe.decided word.
 func dropsOf(decided int64) int64 { return decided & dropMask }
@@ -111,47 +115,57 @@ func (c *counts) contended() {
 	c.spread.CompareAndSwap(nil, sp)
 }
 
-// add adds 1 to n and returns its new value. On the level's own stripe, a
-// failed compare-and-swap is another goroutine writing at the same time:
-// the level spreads.
-func (s *stripe) add(n *atomic.Int64) int64 {
-	if !s.spread {
-		if old := n.Load(); n.CompareAndSwap(old, old+1) {
-			return old + 1
-		}
-		s.counts.contended()
-	}
-	return n.Add(1)
-}
-
 // sum returns the live bucket: what the stripes hold now.
 func (c *counts) sum() evidence.Bucket {
-	b := evidence.Bucket{Successes: c.own.successes.Load(), Failures: c.own.failures.Load(), Drops: dropsOf(c.own.decided.Load())}
+	b := c.own.live()
 	if sp := c.spread.Load(); sp != nil {
 		for i := range sp.stripes {
-			s := &sp.stripes[i]
-			b = b.Plus(evidence.Bucket{Successes: s.successes.Load(), Failures: s.failures.Load(), Drops: dropsOf(s.decided.Load())})
+			b = b.Plus(sp.stripes[i].live())
 		}
 	}
 	return b
 }
 
-// take empties the live bucket and returns what it held. A call counting
-// at the same time lands in this bucket or the next, never in neither.
-func (c *counts) take() evidence.Bucket {
-	b := c.own.take()
+// live returns s's share of the live bucket: the outcomes its cohorts
+// recorded since the bucket began, and its drops.
+func (s *stripe) live() evidence.Bucket {
+	b := evidence.Bucket{Drops: dropsOf(s.decided.Load())}
+	for c := s.cohort.Load(); c != nil; c = c.older.Load() {
+		if c.state.Load() != cohortOut {
+			continue // an overdue cohort's outcomes count no more; a retired one's are counted
+		}
+		b.Successes += max(0, c.successes.Load()-c.countedSuccesses.Load())
+		b.Failures += max(0, c.failures.Load()-c.countedFailures.Load())
+	}
+	return b
+}
+
+// take empties the live bucket and returns what it held, next being the
+// number of the bucket that begins: the outcomes recorded since the last
+// take, and the calls in flight that have become overdue (see
+// stripe.take). A call counting at the same time lands in this bucket or
+// the next, never in neither. Callers hold the breaker's mu.
+func (c *counts) take(next int64, w *hangWatch) evidence.Bucket {
+	b := c.own.take(next, w)
 	if sp := c.spread.Load(); sp != nil {
 		for i := range sp.stripes {
-			b = b.Plus(sp.stripes[i].take())
+			b = b.Plus(sp.stripes[i].take(next, w))
 		}
 	}
 	return b
 }
 
-// take empties s and gives it a new salt, and returns what it held.
-func (s *stripe) take() evidence.Bucket {
-	s.salt.Store(rand.Uint64())
-	return evidence.Bucket{Successes: s.successes.Swap(0), Failures: s.failures.Swap(0), Drops: dropsOf(s.decided.Swap(0))}
+// forget retires every cohort of c but the live ones, whose calls then
+// count as made in bucket next: the breaker's time has started afresh,
+// and the cohorts' bucket numbers mean nothing on it. Callers hold the
+// breaker's mu.
+func (c *counts) forget(next int64) {
+	c.own.forget(next)
+	if sp := c.spread.Load(); sp != nil {
+		for i := range sp.stripes {
+			sp.stripes[i].forget(next)
+		}
+	}
 }
 
 // exactCalls is how many outcomes (or drops) of a stripe's live bucket
@@ -183,33 +197,3 @@ const judgeEvery = 16 * sampleEvery
 // judgeDue reports whether the n-th drop of a stripe's live bucket that
 // reads the clock, and finds the bucket live, is judged.
 func judgeDue(n int64) bool { return n <= exactCalls || n%judgeEvery == 0 }
-
-// markSuccess records a success on s. When due, it reads the clock first,
-// so that the success lands in the bucket of its time; it judges after,
-// with the success counted, when due or while calls are being dropped.
-func (s *stripe) markSuccess() {
-	b := s.counts.b
-	if !due(s.successes.Load() + 1) {
-		s.add(&s.successes)
-		if b.mode.Load()&modeShedding != 0 {
-			b.judge()
-		}
-		return
-	}
-	b.advanceIfDue()
-	s.add(&s.successes)
-	if b.mode.Load() != 0 {
-		b.judge()
-	}
-}
-
-// markFailure records a failure on s: it always reads the clock, and
-// judges.
-func (s *stripe) markFailure(reason string) {
-	b := s.counts.b
-	b.advanceIfDue()
-	s.add(&s.failures)
-	b.reasons.add(b.wallNow(), reason)
-	b.setMode(modeFailing)
-	b.judge()
-}

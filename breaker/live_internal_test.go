@@ -20,10 +20,10 @@ func TestCounts_contendedSpreadsAndKeepsEveryCount(t *testing.T) {
 	inParallel(goroutines, perGoroutine, func() {
 		s := b.counts.pick()
 		assert.True(t, s.spread, "a contended level counts on its stripes")
-		s.add(&s.successes)
+		s.admitted().successes.Add(1)
 	})
 	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.sum().Successes)
-	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.take().Successes)
+	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.take(1, &b.hang).Successes)
 	assert.Zero(t, b.counts.sum().Successes, "take empties every stripe")
 }
 
@@ -49,6 +49,8 @@ func TestCounts_pickKeepsAProcessorOnItsStripe(t *testing.T) {
 func TestStripe_size(t *testing.T) {
 	assert.Equal(t, uintptr(stripeFields), unsafe.Sizeof(stripe{}), "paddedStripe pads to 128 bytes from stripeFields")
 	assert.Equal(t, uintptr(128), unsafe.Sizeof(paddedStripe{}))
+	assert.Equal(t, uintptr(cohortFields), unsafe.Offsetof(cohort{}.seen)+unsafe.Sizeof(int64(0)), "cohort pads to 128 bytes from cohortFields")
+	assert.Equal(t, uintptr(128), unsafe.Sizeof(cohort{}))
 }
 
 // The draws of the system's randomness, a hash of each stripe's count of
@@ -80,7 +82,7 @@ func TestStripe_decide_drawsAreUniformAndIndependent(t *testing.T) {
 	assert.InDelta(t, p*p, float64(pairs)/(n-1), 0.005, "a drop followed by a drop")
 	assert.Equal(t, int64(drops), b.counts.sum().Drops)
 
-	got := b.counts.take()
+	got := b.counts.take(1, &b.hang)
 	assert.Equal(t, int64(drops), got.Drops)
 	var again [64]bool
 	for i := range again {

@@ -96,6 +96,9 @@ type options struct {
 	trustRecent bool
 	evidence    int           // calls the formula reads back for; 0 for none
 	horizon     time.Duration // how far back it reads
+	plain       bool          // WithPlainFormula was given
+	slowCall    time.Duration // WithSlowCall's threshold; 0 to learn it
+	slowCallSet bool
 
 	listeners   []Listener
 	nilListener bool // WithListener(nil) was given
@@ -187,7 +190,30 @@ func WithPlainFormula() Option {
 		o.countDrops = false
 		o.trustRecent = false
 		o.evidence = 0
+		o.plain = true
 	}
+}
+
+// WithSlowCall sets how long a call may take before it counts as a
+// failure, for a dependency whose slowness hurts its callers as much as
+// its errors do: a call that comes back after more than d counts as a
+// failure whatever its outcome, and one still out after more than d counts
+// as a failure then, before it comes back, and its outcome no more when it
+// does. Calls are timed to within a bucket of the window (100 ms at the
+// defaults), without reading the clock on the call path.
+//
+// Without it, the breaker learns how long the dependency's calls take
+// from the calls themselves, and a call counts against the dependency
+// only when it is still out four times longer than the longest of them
+// took lately: a dependency that stops answering is shed before the
+// callers' timeouts come back, and one that takes seconds as a rule is
+// not (docs/behaviour.md, "Hangs and slowdowns").
+//
+// d must be at least a bucket of the window (100 ms at the defaults) and
+// at most 2 minutes; it cannot be combined with [WithPlainFormula], under
+// which every call counts when it comes back, as the formula's card says.
+func WithSlowCall(d time.Duration) Option {
+	return func(o *options) { o.slowCall, o.slowCallSet = d, true }
 }
 
 // validate reports the first invalid option, naming it and its value.
@@ -212,6 +238,12 @@ func (o *options) validate() error {
 	case math.IsNaN(o.aggression) || o.aggression < 1 || o.aggression > maxAggression:
 		return fmt.Errorf("%w: tuning.Aggression(%v): aggression must be a number from 1 to %v",
 			ErrInvalidOption, o.aggression, maxAggression)
+	case o.slowCallSet && (o.slowCall < o.window/time.Duration(o.buckets) || o.slowCall > maxSlowCall):
+		return fmt.Errorf("%w: WithSlowCall(%v): the threshold must be from a bucket of the window (%v) to %v",
+			ErrInvalidOption, o.slowCall, o.window/time.Duration(o.buckets), maxSlowCall)
+	case o.slowCallSet && o.plain:
+		return fmt.Errorf("%w: WithSlowCall(%v): the plain formula counts every call when it comes back; "+
+			"WithSlowCall cannot be combined with WithPlainFormula", ErrInvalidOption, o.slowCall)
 	case o.nilListener:
 		return fmt.Errorf("%w: WithListener(nil): listener must not be nil", ErrInvalidOption)
 	case o.nilLogger:
