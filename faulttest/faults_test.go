@@ -3,6 +3,8 @@ package faulttest
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/srebreaker/srebreaker/breaker"
 )
 
 // uniform returns a draw of a virtual time from lo to hi.
@@ -16,13 +18,15 @@ func uniform(lo, hi time.Duration) func(r *rand.Rand) time.Duration {
 var (
 	// blackHole drops every byte of the answers and never closes the
 	// connection: the dependency stops answering. Its calls end when their
-	// client gives up. It heals with the toxic calmed rather than removed,
-	// which would close the connections it held: the answers it dropped stay
-	// lost, and the hang's calls still out after healing.
+	// client gives up. Removing the toxic closes the connections it held
+	// (setting its toxicity to 0 instead races in toxiproxy); the harness
+	// holds what their calls get until their deadline, so that the hang's
+	// calls are still out after healing, as those of a hang whose
+	// connections stay silent.
 	blackHole = fault{
 		name:  "blackHole",
 		on:    func(p *proxy) { p.add("timeout", "downstream", `"timeout": 0`) },
-		off:   func(p *proxy) { p.calm("timeout", "downstream") },
+		off:   func(p *proxy) { p.remove("timeout", "downstream") },
 		hangs: true,
 	}
 	// latencyJitter delays the answers 10 ± 8 ms of real time; in virtual
@@ -58,5 +62,15 @@ var (
 			p.add("slicer", "downstream", `"average_size": 64, "size_variation": 32, "delay": 20`)
 		},
 		off: func(p *proxy) { p.remove("slicer", "downstream") },
+	}
+	// slowdown delays the answers 40 ± 10 ms of real time; in virtual
+	// time a call takes 300 to 500 ms, more than the 250 ms the breakers
+	// are told a call may take (WithSlowCall).
+	slowdown = fault{
+		name:    "slowdown",
+		on:      func(p *proxy) { p.add("latency", "downstream", `"latency": 40, "jitter": 10`) },
+		off:     func(p *proxy) { p.remove("latency", "downstream") },
+		latency: uniform(300*time.Millisecond, 500*time.Millisecond),
+		opts:    []breaker.Option{breaker.WithSlowCall(250 * time.Millisecond)},
 	}
 )

@@ -204,7 +204,9 @@ type figures struct {
 	calls, admitted, dropped, failed [3]int // per phase; failed: admitted calls that ended in an error
 	peak                             int    // admitted calls in flight at most
 	shedAfter, admittedAfter         time.Duration
-	earlyHung                        int            // calls of a hang that the network ended before their deadline
+	reachedBeforeShed                int     // the fault's calls before shedAfter that reached the dependency
+	reachedShed                      float64 // the share of the fault's calls after shedAfter that reached the dependency
+	earlyHung                        int            // calls of a hang that the network ended before it healed
 	errs                             map[string]int // the errors of failed calls, by phase and text
 }
 
@@ -218,8 +220,8 @@ func (f *figures) reached() float64 {
 
 func (f *figures) String() string {
 	return fmt.Sprintf("calls %v, dropped %v, failed %v (warm, fault, healed) %v; reached %.1f %% of the fault's calls; "+
-		"in flight at peak %d; 90 %% shed after %v; 95 %% admitted after healing %v; hung calls ended early %d",
-		f.calls, f.dropped, f.failed, f.errs, 100*f.reached(), f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
+		"%.1f %% once shed (%.1f %% of a 40 s hang's); in flight at peak %d; 90 %% shed after %v; 95 %% admitted after healing %v; hung calls ended early %d",
+		f.calls, f.dropped, f.failed, f.errs, 100*f.reached(), 100*f.reachedShed, 100*f.reached40(), f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
 }
 
 // run drives scenario s through in: a call every step, the fault on from
@@ -243,9 +245,6 @@ func (h *harness) run(s scenario, in integration, p *proxy) *figures {
 			case !c.hung && c.release <= now:
 				close(c.releaseCh)
 			case c.deadline <= now:
-				if c.hung && closed(c.answered) {
-					fig.earlyHung++
-				}
 				c.ctx.expire()
 			default:
 				kept = append(kept, c)
@@ -274,6 +273,11 @@ func (h *harness) run(s scenario, in integration, p *proxy) *figures {
 			quiesce()
 			s.fault.on(p)
 		case s.warm + s.span:
+			for _, c := range outstanding {
+				if c.hung && closed(c.answered) {
+					fig.earlyHung++
+				}
+			}
 			quiesce()
 			s.fault.off(p)
 			if in.ready != nil {
@@ -297,9 +301,6 @@ func (h *harness) run(s scenario, in integration, p *proxy) *figures {
 	// The calls still out get their answer, or give up if none is coming.
 	for _, c := range outstanding {
 		if c.hung {
-			if closed(c.answered) {
-				fig.earlyHung++
-			}
 			c.ctx.expire()
 		} else {
 			close(c.releaseCh)
@@ -438,5 +439,18 @@ func (f *figures) add(all []*call, s scenario) {
 	}
 	faultSlot, healSlot := int(s.warm/slot), int((s.warm+s.span)/slot)
 	f.shedAfter = sustained(faultSlot, healSlot, 0.9, false)
+	if f.shedAfter != never {
+		shed := faultSlot + int(f.shedAfter/slot)
+		n, d := 0, 0
+		for k := faultSlot; k < shed; k++ {
+			n, d = n+calls[k], d+dropped[k]
+		}
+		f.reachedBeforeShed = n - d
+		n, d = 0, 0
+		for k := shed; k < healSlot; k++ {
+			n, d = n+calls[k], d+dropped[k]
+		}
+		f.reachedShed = float64(n-d) / float64(max(n, 1))
+	}
 	f.admittedAfter = sustained(healSlot, nslots, 0.95, true)
 }

@@ -5,6 +5,7 @@ package faulttest
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -20,8 +21,17 @@ import (
 	"time"
 )
 
-// TestMain stops the servers the tests started.
+// TestMain stops the servers the tests started. The tests spend their
+// time waiting on the network and on the mock clock's pauses, not on a
+// processor: unless -parallel says otherwise, they run 16 at a time rather
+// than GOMAXPROCS.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "16")
+	}
 	code := m.Run()
 	for _, stop := range stops {
 		stop()

@@ -38,14 +38,36 @@ func shedWithin(shed, admit time.Duration) check {
 	}
 }
 
+// issueHang is how long the hang of issue 27's goals lasts, as the core's
+// own test of them (breaker/hang_test.go) has it: 40 s, with a client
+// timeout of 30 s.
+const issueHang = 40 * time.Second
+
 // hangGoals are issue 27's goals for a dependency that stops answering, at
 // 200 calls/s: 90 % dropped within 2.5 s of the hang's start, at most 800
 // calls in flight, at most 10 % of the hang's calls reaching it, 95 %
 // admitted within 1 s of healing while the hang's calls are still out.
+//
+// The hang here lasts 4.5 s rather than 40, and the share of its calls
+// that reach the dependency is mostly those made before the breaker could
+// tell: the share asserted is that of a 40 s hang, made of the calls that
+// reached it before 90 % were shed and, for the rest of the 40 s, of the
+// share that reached it once shed here.
 func hangGoals(t *testing.T, f *figures) {
 	shedWithin(2500*time.Millisecond, time.Second)(t, f)
 	assert.LessOrEqual(t, f.peak, 800, "calls in flight at peak")
-	assert.LessOrEqual(t, f.reached(), 0.10, "share of the hang's calls that reached the dependency")
+	if f.shedAfter != never {
+		assert.LessOrEqual(t, f.reached40(), 0.10, "share of a 40 s hang's calls that reach the dependency")
+	}
+}
+
+// reached40 is the share of the calls of a hang of issueHang that reach the
+// dependency: those that reached it before 90 % were shed, then
+// reachedShed of the rest.
+func (f *figures) reached40() float64 {
+	made := float64(issueHang / step)
+	rest := float64((issueHang - f.shedAfter) / step)
+	return (float64(f.reachedBeforeShed) + f.reachedShed*rest) / made
 }
 
 // faultCase is a fault, the scenario it runs in, and what it must meet.
@@ -70,12 +92,16 @@ func faultCases() []faultCase {
 			fault: down}, shedWithin(1500*time.Millisecond, time.Second)},
 		{scenario{warm: 3 * time.Second, span: 2 * time.Second, after: 500 * time.Millisecond, timeout: timeout,
 			fault: slicer}, noFalseDrops},
+		{scenario{warm: 3 * time.Second, span: 3 * time.Second, after: 2 * time.Second, timeout: timeout,
+			fault: slowdown}, shedWithin(1500*time.Millisecond, time.Second)},
 	}
 }
 
 // runFaults runs every fault case through the integration b builds, each
-// in a subtest named for the fault, in parallel.
+// in a subtest named for the fault, in parallel, and in parallel with the
+// other integrations' tests.
 func runFaults(t *testing.T, b build) {
+	t.Parallel()
 	for _, fc := range faultCases() {
 		t.Run(fc.s.fault.name, func(t *testing.T) {
 			t.Parallel()

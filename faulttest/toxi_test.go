@@ -55,15 +55,6 @@ func (p *proxy) remove(typ, stream string) {
 	require.NoError(p.t, p.p.Toxics.RemoveToxic(context.Background(), typ+"_"+stream))
 }
 
-// calm sets the toxicity of the toxic add added to 0: it stops on every
-// connection, as remove, but without closing any (removing a timeout
-// toxic closes the connections it held).
-func (p *proxy) calm(typ, stream string) {
-	p.t.Helper()
-	_, err := p.p.Toxics.UpdateToxicJson(typ+"_"+stream, strings.NewReader(`{"toxicity": 0}`))
-	require.NoError(p.t, err)
-}
-
 // disable closes the proxy's listener and every connection through it: the
 // server looks down (connections refused).
 func (p *proxy) disable() { p.p.Stop() }
