@@ -204,8 +204,8 @@ type figures struct {
 	calls, admitted, dropped, failed [3]int // per phase; failed: admitted calls that ended in an error
 	peak                             int    // admitted calls in flight at most
 	shedAfter, admittedAfter         time.Duration
-	reachedBeforeShed                int     // the fault's calls before shedAfter that reached the dependency
-	reachedShed                      float64 // the share of the fault's calls after shedAfter that reached the dependency
+	reachedBeforeShed                int            // the fault's calls before shedAfter that reached the dependency
+	reachedShed                      float64        // the share of the fault's calls after shedAfter that reached the dependency
 	earlyHung                        int            // calls of a hang that the network ended before it healed
 	errs                             map[string]int // the errors of failed calls, by phase and text
 }
