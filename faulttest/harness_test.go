@@ -356,6 +356,8 @@ func (h *harness) issue(in integration, i int, at time.Duration, ph phase, s sce
 	case <-c.admitted:
 		return c
 	case <-c.returned:
+	case <-time.After(time.Minute):
+		h.t.Fatalf("call %d made at %v neither let through nor returned after a minute", i, at)
 	}
 	// It returned first, so it was not admitted: an admitted call waits
 	// for its release.
