@@ -83,3 +83,40 @@ func TestStreamClientInterceptor_longStreamIsNotOut(t *testing.T) {
 		})
 	}
 }
+
+// A handler's stream that is meant to last is not counted against the
+// server once the handler answered (issue 27).
+func TestStreamServerInterceptor_longStreamIsNotOut(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := newRegistry(breaker.WithClock(mock))
+	es, addr := startServer(t, grpc.StreamInterceptor(grpcbreaker.StreamServerInterceptor(grpcbreaker.WithBreakers(reg.Get))))
+	cc := dial(t, addr)
+	quick := func() { require.NoError(t, list(context.Background(), cc, "n:1")) }
+
+	// The breaker learns that the method's calls come back within a bucket.
+	for range 60 {
+		quick()
+		mock.Add(20 * time.Millisecond)
+	}
+	for len(reg.reported) > 0 {
+		<-reg.reported
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := cc.NewStream(ctx, &listDesc, listMethod)
+	require.NoError(t, err)
+	require.NoError(t, s.SendMsg(wrapperspb.String("header,block")))
+	require.NoError(t, s.CloseSend())
+	<-es.arrived
+	waitReported(t, reg) // the handler sent its header
+	// The stream stays open for 5 s, 50 times the normal.
+	for range 50 {
+		mock.Add(100 * time.Millisecond)
+		quick()
+	}
+	st, ok := breaker.StatsOf(reg.Registry.Get(serverKey(listMethod)))
+	require.True(t, ok)
+	assert.Zero(t, st.TotalFailures, "failures: %v", st.Reasons)
+	assert.Zero(t, st.TotalDrops)
+}
