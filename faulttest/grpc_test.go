@@ -199,8 +199,9 @@ func incomingID(ctx context.Context) int {
 	return -1
 }
 
-// hookStream tells the harness when a stream's end arrived and holds it
-// until the call's virtual release.
+// hookStream tells the harness when a stream's answer arrived (its
+// header, its first message or its end, which grpcbreaker records it at)
+// and holds it until the call's virtual release.
 type hookStream struct {
 	grpc.ClientStream
 	h   *harness
@@ -208,11 +209,15 @@ type hookStream struct {
 	ctx context.Context
 }
 
+func (s *hookStream) Header() (metadata.MD, error) {
+	md, err := s.ClientStream.Header()
+	s.h.answer(s.ctx, s.id)
+	return md, err
+}
+
 func (s *hookStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err != nil {
-		s.h.answer(s.ctx, s.id)
-	}
+	s.h.answer(s.ctx, s.id)
 	return err
 }
 

@@ -220,8 +220,8 @@ func (f *figures) reached() float64 {
 
 func (f *figures) String() string {
 	return fmt.Sprintf("calls %v, dropped %v, failed %v (warm, fault, healed) %v; reached %.1f %% of the fault's calls; "+
-		"%.1f %% once shed (%.1f %% of a 40 s hang's); in flight at peak %d; 90 %% shed after %v; 95 %% admitted after healing %v; hung calls ended early %d",
-		f.calls, f.dropped, f.failed, f.errs, 100*f.reached(), 100*f.reachedShed, 100*f.reached40(), f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
+		"%.1f %% once shed; in flight at peak %d; 90 %% shed after %v; 95 %% admitted after healing %v; hung calls ended early %d",
+		f.calls, f.dropped, f.failed, f.errs, 100*f.reached(), 100*f.reachedShed, f.peak, f.shedAfter, f.admittedAfter, f.earlyHung)
 }
 
 // run drives scenario s through in: a call every step, the fault on from
