@@ -296,7 +296,7 @@ func (b *googleBreaker) finishLocked(passed int64) {
 		all = b.counts.take(next, w)
 	}
 	if w.overdue > 0 {
-		b.reasons.add(b.wallNow(), w.overdueReason(w.after()))
+		b.reasons.add(b.wallNow(), overdueReason(w.after(track(b.span)), time.Duration(b.span)))
 	}
 	w.end()
 	b.history.Finish(all, passed)
@@ -335,7 +335,7 @@ func (b *googleBreaker) judgeFinishedLocked() {
 	}
 	b.judged.Store(j)
 	b.judgeFleetLocked() // fleet.go
-	if j.sum.Window.Failures > 0 {
+	if j.sum.Window.Failures > 0 || b.hang.hanging.Load() {
 		b.setMode(modeFailing)
 	} else {
 		b.clearMode(modeFailing)

@@ -64,7 +64,7 @@ const (
 	cohortRetired
 )
 
-// newCohort returns an empty cohort of s for calls made in bucket n.
+// newCohort returns a new cohort of s for calls made in bucket n.
 func newCohort(s *stripe, n int64) *cohort {
 	c := &cohort{b: s.counts.b, s: s, timed: s.counts.b.hang.slow != 0}
 	c.bucket.Store(n)
@@ -193,7 +193,7 @@ func (c *cohort) markOther(ok bool, reason string) {
 	switch c.state.Load() {
 	case cohortOverdue:
 		if ok {
-			b.hang.late(b.liveBucket() - c.bucket.Load())
+			b.hang.late(min(b.liveBucket()-c.bucket.Load(), track(b.span)))
 		}
 		return
 	case cohortRetired:
@@ -238,14 +238,15 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 		return got
 	}
 	if live.started.Load() > 0 {
-		fresh := newCohort(s, next)
+		fresh := w.reuse(s, next)
 		fresh.older.Store(live)
 		s.cohort.Store(fresh)
 		live = fresh
 	} else {
 		live.bucket.Store(next)
 	}
-	after := w.after()
+	track := track(s.counts.b.span)
+	after := min(w.after(track), track)
 	prev := live
 	for c := live.older.Load(); c != nil; c = c.older.Load() {
 		started := c.started.Load() // before the outcomes: a call that ends between is not taken for one out
@@ -263,11 +264,12 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 			// the age is the spell's, and says nothing of the calls.
 			w.cameBack(c.seen+1, started)
 			c.state.Store(cohortRetired)
+			w.retire(c)
 		case after > 0 && age > after:
 			c.state.Store(cohortOverdue)
 			got.Failures += out
 			w.overdue += out
-		case age > w.track:
+		case age > track:
 			c.state.Store(cohortRetired)
 		default:
 			c.seen = age

@@ -39,6 +39,11 @@ func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 				return nil, b.reasons.err(b.name)
 			}
 		}
+		if b.hang.hanging.Load() { // the call, out, counts against the dependency at once
+			co := s.admitted()
+			b.judge()
+			return co, nil
+		}
 	}
 	// Admitted: counted on the stripe's live cohort, written out here
 	// rather than called (stripe.admitted), which is a tenth of the call.

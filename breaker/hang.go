@@ -22,8 +22,14 @@ import (
 // Otherwise, while the dependency is hanging (calls were found overdue and
 // no cohort has come back since), it is the normal and a bucket more: a
 // call let through to see whether the dependency answers again need not
-// be out four times longer than normal to say it does not, and the calls
-// let through meanwhile are fewer.
+// be out four times longer than normal to say it does not.
+//
+// While the dependency is hanging, the calls out that are not yet overdue
+// count as failures in the live bucket (stripe.live), until they come back
+// or a cohort does: a call let through to see whether it answers again is
+// presumed not to until it does, so that one is let through at a time
+// rather than all the calls made until the first becomes overdue. The
+// breaker then also judges on every call it admits.
 // Otherwise it is learned from the dependency's own calls: hangFactor
 // times the longest a cohort's calls took to come back (in buckets) over
 // the last normalPeriods periods of periodCohorts cohorts each, once
@@ -34,32 +40,46 @@ import (
 // after its cohort became overdue teaches the normal too, so that a
 // dependency that has become slower, and answers, is taken at its new
 // pace after a few such calls.
-//
-// The fields but slow, slowReason, track and lateAge are guarded by the
-// breaker's mu.
 type hangWatch struct {
 	// slow is WithSlowCall's threshold in buckets (floor), 0 to learn it:
 	// a call that comes back after more buckets than slow is a failure.
 	slow       int64
 	slowReason string // the failure reason of a call that took too long
 	off        bool   // WithPlainFormula: every call counts when it comes back
-	// track is how many buckets a cohort with calls out is followed for
-	// at most: maxSlowCall. A cohort older than that, not overdue, is
-	// forgotten: its calls count when they come back.
-	track int64
-	span  time.Duration
+	// lateAge is the longest return of an overdue success since the last
+	// take, in buckets.
+	lateAge atomic.Int64
+	// normal is what the calls that came back taught; nil until one did,
+	// so that a breaker never called keeps no room for it. Guarded by the
+	// breaker's mu.
+	normal *learnedNormal
+	// overdue and back are what the take under way found: the calls found
+	// overdue, and whether a cohort came back. Guarded by the breaker's mu.
+	overdue int64
+	back    bool
+	// hanging is set when a take found calls overdue, until one finds a
+	// cohort that came back, and none overdue. Written under the
+	// breaker's mu.
+	hanging atomic.Bool
+}
 
+// learnedNormal is the longest the dependency's calls took to come back
+// lately.
+type learnedNormal struct {
 	ages    [normalPeriods]int64 // the longest return, in buckets, of each period
 	period  int64                // the period ages[period%normalPeriods] holds
 	cohorts int64                // cohorts that came back in the period
 	calls   int64                // calls that came back, up to learnCalls
-	overdue int64                // calls found overdue by the take under way
-	back    bool                 // a cohort came back in the take under way
-	// hanging is set when a take found calls overdue, until one finds a
-	// cohort that came back, and none overdue.
-	hanging bool
-	lateAge atomic.Int64 // the longest return of an overdue success since the last take
+
+	// retiring holds the cohorts whose calls all came back in the take
+	// under way, spare those that did a take or more before: a bucket
+	// after a cohort gave way, no call can still be joining it, and a
+	// new cohort is made of a spare one rather than allocated.
+	retiring, spare []*cohort
 }
+
+// maxSpare is how many spare cohorts a breaker keeps at most.
+const maxSpare = 16
 
 // The learned normal's constants, measured in docs/behaviour.md ("Hangs
 // and slowdowns").
@@ -80,11 +100,15 @@ const (
 	maxSlowCall = 2 * time.Minute
 )
 
+// track is how many buckets of span a cohort with calls out is followed
+// for at most: maxSlowCall. A cohort older than that, not overdue, is
+// forgotten: its calls count when they come back.
+func track(span int64) int64 { return (int64(maxSlowCall) + span - 1) / span }
+
 // init sets w up for a breaker whose buckets span span; slow is
 // WithSlowCall's threshold, 0 for none.
 func (w *hangWatch) init(span time.Duration, slow time.Duration, plain bool) {
-	w.span, w.off = span, plain
-	w.track = int64((maxSlowCall + span - 1) / span)
+	w.off = plain
 	if slow > 0 {
 		w.slow = max(int64(slow/span), 1)
 		w.slowReason = fmt.Sprintf("slow call: longer than %v", slow)
@@ -92,44 +116,54 @@ func (w *hangWatch) init(span time.Duration, slow time.Duration, plain bool) {
 }
 
 // after returns how many buckets a call may be out before it counts
-// against the dependency; 0 when none counts before it comes back.
-func (w *hangWatch) after() int64 {
+// against the dependency, track the most; 0 when none counts before it
+// comes back.
+func (w *hangWatch) after(track int64) int64 {
+	n := w.normal
 	switch {
 	case w.off:
 		return 0
 	case w.slow > 0:
 		return w.slow
-	case w.calls < learnCalls:
+	case n == nil || n.calls < learnCalls:
 		return 0
-	case w.hanging:
-		return min(w.normal()+1, w.track)
+	case w.hanging.Load():
+		return min(n.longest()+1, track)
 	}
-	return min(hangFactor*w.normal(), w.track)
+	return min(hangFactor*n.longest(), track)
 }
 
 // begin starts a take.
 func (w *hangWatch) begin() { w.overdue, w.back = 0, false }
 
-// end ends a take: the calls found overdue set hanging, a cohort that came
-// back without any clears it.
+// end ends a take: the late successes noted join the normal, the calls
+// found overdue set hanging, a cohort that came back without any clears
+// it.
 func (w *hangWatch) end() {
-	w.foldLate()
+	if age := w.lateAge.Swap(0); age > 0 {
+		w.cameBack(age, 1)
+	}
+	if n := w.normal; n != nil {
+		n.spare = append(n.spare, n.retiring...)
+		clear(n.retiring)
+		n.retiring = n.retiring[:0]
+	}
 	switch {
 	case w.overdue > 0:
-		w.hanging = true
+		w.hanging.Store(true)
 	case w.back:
-		w.hanging = false
+		w.hanging.Store(false)
 	}
 }
 
-// normal returns the longest a cohort took to come back, in buckets, over
-// the periods remembered.
-func (w *hangWatch) normal() int64 {
-	n := int64(1)
-	for _, a := range w.ages {
-		n = max(n, a)
+// longest returns the longest a cohort took to come back, in buckets,
+// over the periods remembered.
+func (n *learnedNormal) longest() int64 {
+	l := int64(1)
+	for _, a := range n.ages {
+		l = max(l, a)
 	}
-	return n
+	return l
 }
 
 // cameBack takes in a cohort of calls calls that all came back within age
@@ -139,20 +173,61 @@ func (w *hangWatch) cameBack(age, calls int64) {
 		return
 	}
 	w.back = true
-	i := w.period % normalPeriods
-	w.ages[i] = max(w.ages[i], age)
-	w.calls = min(w.calls+calls, learnCalls)
-	if w.cohorts++; w.cohorts >= periodCohorts {
-		w.period++
-		w.ages[w.period%normalPeriods] = 0
-		w.cohorts = 0
+	n := w.normal
+	if n == nil {
+		n = new(learnedNormal)
+		w.normal = n
 	}
+	i := n.period % normalPeriods
+	n.ages[i] = max(n.ages[i], age)
+	n.calls = min(n.calls+calls, learnCalls)
+	if n.cohorts++; n.cohorts >= periodCohorts {
+		n.period++
+		n.ages[n.period%normalPeriods] = 0
+		n.cohorts = 0
+	}
+}
+
+// retire takes in a cohort whose calls all came back, to be made anew
+// (reuse) a take later.
+func (w *hangWatch) retire(c *cohort) {
+	if n := w.normal; n != nil && len(n.retiring)+len(n.spare) < maxSpare {
+		n.retiring = append(n.retiring, c)
+	}
+}
+
+// reuse returns an empty cohort of s for calls made in bucket next: a
+// spare one of s when there is one, else a new one. Retired a take ago or
+// more, and emptied here, a spare cohort no call counts on any more: the
+// calls that joined it all came back. A call that joined it so late that
+// its outcome comes now counts in the bucket next, a bucket or more from
+// its own.
+func (w *hangWatch) reuse(s *stripe, next int64) *cohort {
+	n := w.normal
+	if n == nil {
+		return newCohort(s, next)
+	}
+	for i, c := range n.spare {
+		if c.s != s {
+			continue
+		}
+		n.spare = append(n.spare[:i], n.spare[i+1:]...)
+		for _, x := range []*atomic.Int64{&c.started, &c.successes, &c.failures, &c.ignored,
+			&c.countedSuccesses, &c.countedFailures} {
+			x.Store(0)
+		}
+		c.bucket.Store(next)
+		c.older.Store(nil)
+		c.seen = 0
+		c.state.Store(cohortOut)
+		return c
+	}
+	return newCohort(s, next)
 }
 
 // late notes a success that came back age buckets after the bucket it was
 // made in, after its cohort became overdue. Safe for concurrent use.
 func (w *hangWatch) late(age int64) {
-	age = min(age, w.track)
 	for {
 		old := w.lateAge.Load()
 		if age <= old || w.lateAge.CompareAndSwap(old, age) {
@@ -161,16 +236,8 @@ func (w *hangWatch) late(age int64) {
 	}
 }
 
-// foldLate takes the late successes noted since the last take into the
-// normal.
-func (w *hangWatch) foldLate() {
-	if age := w.lateAge.Swap(0); age > 0 {
-		w.cameBack(age, 1)
-	}
-}
-
 // overdueReason returns the failure reason of calls found out for more
-// than after buckets.
-func (w *hangWatch) overdueReason(after int64) string {
-	return fmt.Sprintf("no answer within %v", time.Duration(after)*w.span)
+// than after buckets of span.
+func overdueReason(after int64, span time.Duration) string {
+	return fmt.Sprintf("no answer within %v", time.Duration(after)*span)
 }

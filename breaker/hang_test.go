@@ -165,13 +165,13 @@ func TestBreaker_hang_shedBeforeTheTimeouts(t *testing.T) {
 		shedBy, readmitBy  time.Duration
 		maxReached, maxOut float64
 	}{
-		{rate: 200, step: 10 * time.Millisecond, shedBy: 2500 * time.Millisecond, readmitBy: time.Second, maxReached: 0.10, maxOut: 800},
+		{rate: 200, step: 50 * time.Millisecond, shedBy: 2500 * time.Millisecond, readmitBy: time.Second, maxReached: 0.10, maxOut: 800},
 		{rate: 20, step: 50 * time.Millisecond, shedBy: 3 * time.Second, readmitBy: 1500 * time.Millisecond, maxReached: 0.15, maxOut: 800},
-		{rate: 2000, step: 10 * time.Millisecond, shedBy: 3 * time.Second, readmitBy: 1500 * time.Millisecond, maxReached: 0.15, maxOut: 8000},
+		{rate: 2000, step: 50 * time.Millisecond, shedBy: 3 * time.Second, readmitBy: 1500 * time.Millisecond, maxReached: 0.15, maxOut: 8000},
 	} {
 		t.Run(time.Duration(tc.rate).String(), func(t *testing.T) {
 			b, mock := newBreaker(t)
-			const healthy, hangs, healed = 10 * time.Second, 40 * time.Second, 35 * time.Second
+			const healthy, hangs, healed = 5 * time.Second, 40 * time.Second, 32 * time.Second
 			slots := drive(t, b, mock, tc.rate, tc.step, 30*time.Second,
 				phase{healthy, fixed(5 * time.Millisecond)},
 				phase{hangs, fixed(hang)},
@@ -182,6 +182,15 @@ func TestBreaker_hang_shedBeforeTheTimeouts(t *testing.T) {
 			readmit := sustained(slots, healthy+hangs, healthy+hangs+healed,
 				func(d float64) bool { return d <= 0.05 })
 			assert.True(t, readmit >= 0 && readmit <= tc.readmitBy, "95 %% admitted %v after healing", readmit)
+
+			var afterHealing []slot
+			for _, s := range slots {
+				if s.at >= healthy+hangs+2*time.Second {
+					afterHealing = append(afterHealing, s)
+				}
+			}
+			assert.Less(t, shareDropped(afterHealing), 0.01,
+				"dropped while the hang's calls time out, from 2 s after healing on")
 
 			made, reached, peak := 0, 0, 0
 			for _, s := range slots {
@@ -202,7 +211,7 @@ func TestBreaker_hang_shedBeforeTheTimeouts(t *testing.T) {
 // hang is shed only when the timeouts come back.
 func TestBreaker_hang_plainFormulaWaitsForTheTimeouts(t *testing.T) {
 	b, mock := newBreaker(t, breaker.WithPlainFormula())
-	slots := drive(t, b, mock, 200, 10*time.Millisecond, 5*time.Second,
+	slots := drive(t, b, mock, 200, 50*time.Millisecond, 5*time.Second,
 		phase{5 * time.Second, fixed(5 * time.Millisecond)},
 		phase{10 * time.Second, fixed(hang)})
 	var before, after []slot
@@ -247,7 +256,7 @@ func TestBreaker_hang_healthySlowCallsAreNeverDropped(t *testing.T) {
 		step    time.Duration
 		latency func(*rand.Rand) time.Duration
 	}{
-		{"heavy tail", 200, 10 * time.Millisecond, heavyTail},
+		{"heavy tail", 200, 20 * time.Millisecond, heavyTail},
 		{"uniform 1-5 s", 50, 100 * time.Millisecond, func(r *rand.Rand) time.Duration {
 			return time.Second + time.Duration(r.Int64N(int64(4*time.Second)))
 		}},
@@ -265,12 +274,12 @@ func TestBreaker_hang_healthySlowCallsAreNeverDropped(t *testing.T) {
 // that fails, and let back in when it is fast again.
 func TestBreaker_hang_slowCallThreshold(t *testing.T) {
 	b, mock := newBreaker(t, breaker.WithSlowCall(250*time.Millisecond))
-	const healthy, slow, fast = 10 * time.Second, 20 * time.Second, 10 * time.Second
-	slots := drive(t, b, mock, 200, 10*time.Millisecond, 30*time.Second,
+	const healthy, slow, fast = 5 * time.Second, 20 * time.Second, 5 * time.Second
+	slots := drive(t, b, mock, 200, 50*time.Millisecond, 30*time.Second,
 		phase{healthy, fixed(5 * time.Millisecond)},
 		phase{slow, fixed(2 * time.Second)},
 		phase{fast, fixed(5 * time.Millisecond)})
-	assert.Zero(t, shareDropped(slots[:int(healthy/(10*time.Millisecond))]), "no drop while fast")
+	assert.Zero(t, shareDropped(slots[:int(healthy/(50*time.Millisecond))]), "no drop while fast")
 	shed := sustained(slots, healthy, healthy+slow, func(d float64) bool { return d >= 0.9 })
 	assert.True(t, shed >= 0 && shed <= 1500*time.Millisecond, "90 %% dropped %v after the slowdown began", shed)
 	readmit := sustained(slots, healthy+slow, healthy+slow+fast, func(d float64) bool { return d <= 0.05 })

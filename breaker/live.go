@@ -128,14 +128,23 @@ func (c *counts) sum() evidence.Bucket {
 
 // live returns s's share of the live bucket: the outcomes its cohorts
 // recorded since the bucket began, and its drops.
+//
+// While the dependency hangs (see hangWatch), the calls out count as
+// failures too.
 func (s *stripe) live() evidence.Bucket {
 	b := evidence.Bucket{Drops: dropsOf(s.decided.Load())}
+	hanging := s.counts.b.hang.hanging.Load()
 	for c := s.cohort.Load(); c != nil; c = c.older.Load() {
 		if c.state.Load() != cohortOut {
 			continue // an overdue cohort's outcomes count no more; a retired one's are counted
 		}
-		b.Successes += max(0, c.successes.Load()-c.countedSuccesses.Load())
-		b.Failures += max(0, c.failures.Load()-c.countedFailures.Load())
+		started := c.started.Load()
+		successes, failures := c.successes.Load(), c.failures.Load()
+		b.Successes += max(0, successes-c.countedSuccesses.Load())
+		b.Failures += max(0, failures-c.countedFailures.Load())
+		if hanging {
+			b.Failures += max(0, started-successes-failures-c.ignored.Load())
+		}
 	}
 	return b
 }

@@ -16,7 +16,9 @@ type Stats struct {
 
 	// Successes, Failures and Drops are the calls the window holds (the
 	// last [WithWindow] of them): admitted calls that succeeded, admitted
-	// calls that failed, and calls the breaker dropped.
+	// calls that failed, and calls the breaker dropped. Failures include
+	// the calls counted against the dependency while still out (see
+	// [WithSlowCall]), and, while it hangs, the calls out now.
 	Successes, Failures, Drops int64
 
 	// TotalSuccesses, TotalFailures and TotalDrops count the same since

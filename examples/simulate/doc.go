@@ -6,6 +6,7 @@
 //	go run ./examples/simulate
 //	go run ./examples/simulate -k 2 -window 5s -outage 30s -seed 7
 //	go run ./examples/simulate -scenario examples/simulate/testdata/slow-brownout.json -svg chart.svg
+//	go run ./examples/simulate -scenario blackhole -rate 2000 -quiet
 //	go run ./examples/simulate -replay examples/simulate/testdata/trace.csv -window 5s -quiet
 //	go run ./examples/simulate -quiet -rates 2,5,20,200,2000 -seeds 1-5
 //
@@ -19,7 +20,11 @@
 // -count-drops, -trust-recent, -evidence and -horizon, with the breaker's
 // defaults and ranges (the options WithK, WithProtection, WithWindow,
 // WithBuckets, WithAggression, WithDropsCounted, WithTrustRecent and
-// WithEvidence, whose calls and horizon the last two set). -plain selects
+// WithEvidence, whose calls and horizon the last two set). -slow-call d
+// sets WithSlowCall(d): a call slower than d counts as a failure, and one
+// in flight longer than d counts against the dependency before it
+// returns; left out (or 0), the breaker judges calls in flight against
+// the latency it learned as normal. -plain selects
 // the plain formula (WithPlainFormula): aggression 1, drops not counted, no
 // trust in recent buckets and no evidence read back, whatever the flags
 // of those say. -seed seeds the breaker's random source and the
@@ -32,7 +37,9 @@
 // per second (1 to 1,000,000), -errors the share of the calls served that
 // fail in every phase but the outage, -capacity the share of the offered
 // rate served while overloaded, and -healthy, -outage, -healed and
-// -overload the length of each phase (0 leaves it out).
+// -overload the length of each phase (0 leaves it out). -latency, a
+// latency as a scenario file gives it (see below), sets every phase's, 0
+// by default; -timeout the client's timeout, none by default.
 // testdata/standard.json is the same scenario as a file;
 // testdata/standard-no-errors-after-outage.json is the scenario as it was
 // until issue 20, in which the healed and overloaded dependency served
@@ -65,7 +72,11 @@
 //     criticality does.
 //   - -shuffle, with a mix: the levels of each 100 ms slot come in a random
 //     order drawn from -seed, rather than spread evenly.
-//   - -scenario file: simulate the phases of a scenario file instead.
+//   - -scenario file: simulate the phases of a scenario file instead; or
+//     -scenario name, a scenario built in under that name (see "Hangs and
+//     slowdowns" below).
+//   - -timeout d: the client's timeout (see "Hangs and slowdowns"); it
+//     replaces a scenario file's or a named scenario's; 0 for none.
 //   - -replay trace: replay a trace instead of simulating.
 //   - -record file: write the simulated calls to file as a trace. A
 //     dropped call is written with the outcome it would have had (served if
@@ -84,17 +95,19 @@
 //     keep them whole.
 //   - -quiet: leave out the per-second table (in a sweep, the rows per
 //     seed).
-//   - -rates list: sweep the built-in scenario over these rates, a
-//     comma-separated list of requests/s such as 2,5,20,200,2000 (at most
-//     100), in place of -rate.
+//   - -rates list: sweep the built-in scenario, or a named one, over
+//     these rates, a comma-separated list of requests/s such as
+//     2,5,20,200,2000 (at most 100), in place of -rate.
 //   - -seeds list: sweep over these seeds, a comma-separated list of seeds
 //     and ranges such as 1-5 or 1,7,10-12 (at most 1,000), in place of
-//     -seed; with -scenario, over the file's scenario.
+//     -seed; with -scenario, over the file's or the named scenario.
 //
 // -scenario and -replay replace the built-in scenario, so they cannot be
-// combined with its flags, nor with each other; -record needs a simulation.
+// combined with its flags, nor with each other; a named scenario takes
+// -rate and -latency, though. -record needs a simulation, -timeout too.
 // A sweep (-rates or -seeds) makes many runs, so it takes neither -svg nor
-// -record, nor -replay; -rates takes no -scenario.
+// -record, nor -replay; -rates takes no scenario file, but does take a
+// named scenario.
 //
 // The report goes to stdout, the same with or without -svg and -record.
 // Each file written is then named on stderr, even with -quiet:
@@ -131,12 +144,29 @@
 //     worth and one call. So it means the same at any
 //     rate: 2 calls/s offered against a capacity of 1/s serve every other
 //     call. Leave it out for no limit; 0 serves nothing.
-//   - latency: a Go duration, from a call's admission until its outcome
-//     reaches the breaker; default 0, at most 1h. Meanwhile the call is in
-//     flight, and later calls are decided without knowing its outcome.
+//   - latency: from a call's admission until its outcome reaches the
+//     breaker; default 0. Meanwhile the call is in flight, and later calls
+//     are decided without knowing its outcome. One of:
+//     a Go duration such as "200ms", the same for every call;
+//     "uniform(1s,5s)", drawn uniformly between the two;
+//     "tail(5ms,200ms,1s)", heavy-tailed through a median, a p99 and a
+//     p99.9: the quantile function goes through (0, median/2),
+//     (0.5, median), (0.99, p99), (0.999, p99.9) and (1, p99.9²/p99), the
+//     logarithm of the latency linear between two points, so that the
+//     longest call takes p99.9²/p99 (5 s here), what the p99.99 would be
+//     if the tail kept growing as from the p99 to the p99.9; or "hang": the
+//     call never answers, and the client's timeout ends it, which the
+//     scenario must then give. Every duration from 0 to 1h, a tail's
+//     longest included, and 0 < median ≤ p99 ≤ p99.9. The draws come from
+//     a random source of their own, seeded by -seed, one draw a call
+//     (none for a fixed latency).
 //   - name: up to 32 characters; default "phase N".
 //   - role: which figures of the comparison row the phase gives: healthy,
 //     outage, healed or overload, each at most once; default none.
+//
+// A scenario file may also give the client's timeout, "timeout": "30s":
+// a call that has not answered within it, or never answers, fails then
+// (see "Hangs and slowdowns"); none by default, at most 1h.
 //
 // A scenario file may also give a mix, four weights as -mix takes them:
 // "mix": [20, 40, 20, 20], and with it "fifo": true and "shuffle": true,
@@ -148,6 +178,40 @@
 // Unknown fields are errors. A run may last at most 24 hours and make at most
 // 100 million calls. Errors name the line (for JSON syntax) or the phase and
 // field that was wrong.
+//
+// # Hangs and slowdowns
+//
+// A call is asked about (Allow) when it is made and its outcome is
+// reported (Accept or Reject) when it ends, so that with latencies many
+// calls are in flight at once. With a client's timeout, a call that has
+// not answered by then (at latency ≥ timeout, or never, for a hang) is
+// reported as failed, with the reason "context deadline exceeded", at
+// exactly its start plus the timeout: a call made while the dependency
+// hangs times out even if the dependency healed meanwhile. Its latency
+// is drawn, and its fate decided, when it is made, by the phase in force
+// then.
+//
+// These scenarios are built in, selected by name with -scenario; each
+// runs at its own rate unless -rate says otherwise, with a client's
+// timeout of 30 s unless -timeout does, and fails no call outright:
+//
+//   - blackhole, at 200 requests/s: healthy for 10 s, answering in
+//     tail(5ms,25ms,100ms); hung for 40 s (latency hang; role outage), so
+//     that its calls time out 30 s after they were made, until 30 s after
+//     healing; healed for 40 s (role healed), as before.
+//     testdata/blackhole.json is the same scenario as a file.
+//   - slowdown, at 200 requests/s: answering in 5 ms for 10 s, in 2 s for
+//     20 s (role outage), then in 5 ms for 20 s (role healed).
+//   - heavy-tail, at 200 requests/s: healthy for 60 s, answering in
+//     tail(5ms,200ms,1s).
+//   - long-calls, at 50 requests/s: healthy for 60 s, answering in
+//     uniform(1s,5s).
+//   - long-polls, at 10 requests/s: healthy for 60 s, each call a long
+//     poll answered after 20 s.
+//
+// The last three are healthy throughout (role healthy): any call dropped
+// is a false drop. -latency replaces the latency of the phases in which
+// the dependency is well: all but the hang and the slow phase.
 //
 // # Traces
 //
@@ -204,6 +268,17 @@
 //     Left out when that is 0.
 //   - attempts per success: the overload phase's admitted calls per call that
 //     succeeded.
+//
+// Then, if any call was in flight, the peak calls in flight: the most
+// calls admitted at once whose outcome had not reached the breaker yet
+// (a fleet's, added up), with when and in which phase it was first
+// reached; and, with a client's timeout, per phase, the calls made then
+// that timed out, and their share of those allowed. In the named
+// scenarios, the outage's figures are those of the hang or the
+// slowdown: from its start until 90 % of the calls were dropped,
+// sustained, and the share of its calls that reached the dependency; the
+// healed phase's, from healing (or the latency's return) until 95 % were
+// admitted, sustained.
 //
 // The built-in scenario gives each phase the role it is named after; the
 // healed phase also prints the share of its calls that were dropped.

@@ -34,7 +34,11 @@ type breakerConfig struct {
 	evidence   int           // calls the formula reads back for; 0 for the window alone
 	horizon    time.Duration // how far back; 0 for the breaker's default
 	plain      bool          // the plain formula: overrides aggression and countDrops
-	seed       uint64
+	// slowCall is WithSlowCall's threshold: a call slower counts as a
+	// failure, one out longer counts against the dependency before it
+	// returns; 0 leaves the option out, for the normal the breaker learns.
+	slowCall time.Duration
+	seed     uint64
 }
 
 // knob returns the breaker option that sets k.
@@ -50,12 +54,19 @@ func (bc breakerConfig) options() []breaker.Option {
 	if bc.plain {
 		opts = append(opts, breaker.WithPlainFormula())
 	}
+	if bc.slowCall != 0 {
+		opts = append(opts, breaker.WithSlowCall(bc.slowCall))
+	}
 	return opts
 }
 
 // failureReason is the reason every failed call is rejected with; a constant
 // keeps the breaker's hot path free of allocations.
 const failureReason = "dependency failed"
+
+// timeoutReason is the reason a call the client's timeout ended is rejected
+// with: the text of context.DeadlineExceeded, which such a call returns.
+const timeoutReason = "context deadline exceeded"
 
 // driver runs calls through a breaker on a virtual clock. Calls with a
 // latency stay in flight, and their outcomes reach the breaker at admission
@@ -65,7 +76,25 @@ type driver struct {
 	b        breaker.Breaker
 	ctxs     [4]context.Context // a context per level, in the order of levels
 	inFlight callHeap
-	seq      uint64 // orders calls finishing at the same instant by admission
+	seq      uint64       // orders calls finishing at the same instant by admission
+	gauge    *flightGauge // counts the calls in flight; nil for none. A fleet's drivers share one
+}
+
+// flightGauge counts the calls admitted whose outcome the breaker has not
+// heard yet, and the most there were at once.
+type flightGauge struct {
+	now, peak int
+	peakAt    time.Time // when peak was first reached
+}
+
+func (g *flightGauge) add(n int, at time.Time) {
+	if g == nil {
+		return
+	}
+	g.now += n
+	if g.now > g.peak {
+		g.peak, g.peakAt = g.now, at
+	}
 }
 
 // newDriver builds the breaker with the clock at start: the window's bucket
@@ -77,7 +106,7 @@ func newDriver(bc breakerConfig, start time.Time) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{clk: clk, b: b}
+	d := &driver{clk: clk, b: b, gauge: &flightGauge{}}
 	for i, c := range levels {
 		d.ctxs[i] = criticality.With(context.Background(), c)
 	}
@@ -112,12 +141,25 @@ func (d *driver) allow(at time.Time) srebreaker.Promise {
 // latency is 0, otherwise once the clock reaches at + latency.
 func (d *driver) finish(p srebreaker.Promise, at time.Time, latency time.Duration, ok bool) {
 	if latency <= 0 {
-		report(p, ok)
+		report(p, ok, false)
 		return
 	}
+	d.push(call{done: at.Add(latency), p: p, ok: ok})
+}
+
+// timeOut reports an admitted call that arrived at at as failed by the
+// client's timeout (context deadline exceeded), once the clock reaches at
+// + timeout.
+func (d *driver) timeOut(p srebreaker.Promise, at time.Time, timeout time.Duration) {
+	d.push(call{done: at.Add(timeout), p: p, timedOut: true})
+}
+
+// push puts c in flight; its key and seq are set here.
+func (d *driver) push(c call) {
 	d.seq++
-	done := at.Add(latency)
-	d.inFlight.push(call{done: done, key: done.UnixNano(), seq: d.seq, p: p, ok: ok})
+	c.key, c.seq = c.done.UnixNano(), d.seq
+	d.inFlight.push(c)
+	d.gauge.add(1, d.clk.now)
 }
 
 // settle reports, in order, the outcomes of the calls in flight that finish
@@ -126,7 +168,8 @@ func (d *driver) settle(t time.Time) {
 	for len(d.inFlight) > 0 && !d.inFlight[0].done.After(t) {
 		c := d.inFlight.pop()
 		d.clk.now = c.done
-		report(c.p, c.ok)
+		d.gauge.add(-1, c.done)
+		report(c.p, c.ok, c.timedOut)
 	}
 }
 
@@ -135,14 +178,19 @@ func (d *driver) drain() {
 	for len(d.inFlight) > 0 {
 		c := d.inFlight.pop()
 		d.clk.now = c.done
-		report(c.p, c.ok)
+		d.gauge.add(-1, c.done)
+		report(c.p, c.ok, c.timedOut)
 	}
 }
 
-func report(p srebreaker.Promise, ok bool) {
-	if ok {
+// report tells the breaker a call's outcome.
+func report(p srebreaker.Promise, ok, timedOut bool) {
+	switch {
+	case ok:
 		p.Accept()
-	} else {
+	case timedOut:
+		p.Reject(timeoutReason)
+	default:
 		p.Reject(failureReason)
 	}
 }
@@ -154,6 +202,9 @@ type call struct {
 	seq  uint64
 	p    srebreaker.Promise
 	ok   bool
+	// timedOut: the client's timeout ended the call; reported as a
+	// failure with timeoutReason.
+	timedOut bool
 }
 
 func (c *call) before(o *call) bool {
@@ -210,6 +261,7 @@ type counts struct {
 	phase                                string
 	offered, allowed, succeeded, dropped int
 	falseDrops                           int            // dropped calls a trace says would have succeeded
+	timedOut                             int            // admitted calls the client's timeout ended
 	levels                               [4]levelCounts // by criticality, in the order of levels; with a mix only
 }
 
@@ -219,6 +271,7 @@ func (c *counts) add(o counts) {
 	c.succeeded += o.succeeded
 	c.dropped += o.dropped
 	c.falseDrops += o.falseDrops
+	c.timedOut += o.timedOut
 	for i := range c.levels {
 		c.levels[i].add(o.levels[i])
 	}

@@ -166,6 +166,9 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 		if err != nil {
 			return nil, nil, err
 		}
+		if j > 0 {
+			d.gauge = drivers[0].gauge // one count of the fleet's calls in flight
+		}
 		drivers[j] = d
 		links[j], _ = fleet.Of(d.b)
 	}
@@ -192,6 +195,7 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 	}
 
 	dependencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+1))
+	latencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+4)) // as a single breaker's
 	res := &result{scenario: sc, phases: make([]counts, len(sc.phases)), slots: make([][]counts, len(sc.phases))}
 	fr := &fleetResult{clients: make([][]counts, n)}
 	for j := range fr.clients {
@@ -220,10 +224,8 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 				if promise := d.allow(epoch.Add(at)); promise != nil {
 					c.allowed = 1
 					ok := capacity.take(since) && !fails(dependencyRand, errorRate)
-					if ok {
-						c.succeeded = 1
-					}
-					d.finish(promise, epoch.Add(at), ph.latency, ok)
+					latency, timedOut := ph.answer(sc.timeout, latencyRand)
+					c.finish(d, promise, epoch.Add(at), latency, ok, timedOut)
 				} else {
 					c.dropped = 1
 				}
@@ -238,6 +240,8 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 	for _, d := range drivers {
 		d.drain()
 	}
+	g := drivers[0].gauge
+	res.peakInFlight, res.peakAt = g.peak, g.peakAt.Sub(epoch)
 	return res, fr, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/srebreaker/srebreaker/internal/tuning"
 	"io"
 	"os"
+	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
 )
@@ -27,7 +28,10 @@ func main() {
 
 // scenarioFlags describe the built-in scenario; a scenario file or a trace
 // replaces them.
-var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload"}
+var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload", "latency"}
+
+// namedScenarioFlags are those of scenarioFlags a named scenario takes too.
+var namedScenarioFlags = map[string]bool{"rate": true, "latency": true}
 
 // sweepConflicts says why a flag cannot be given with -rates or -seeds.
 var sweepConflicts = map[string]string{
@@ -67,22 +71,39 @@ report, the scenario and trace formats.
 	fs.BoolVar(&cfg.trust, "trust-recent", true, "when the newest buckets agree (only failures, or only successes), act on them at once rather than on the whole window")
 	fs.IntVar(&cfg.evidence, "evidence", cfg.evidence, "admitted calls the formula wants to judge on: with fewer in the window, it reads back into older calls, up to -horizon (0 for the window alone)")
 	fs.DurationVar(&cfg.horizon, "horizon", cfg.horizon, "how far back the formula reads for -evidence (0 for the breaker's default, 30 windows)")
+	fs.DurationVar(&cfg.slowCall, "slow-call", 0, "a call slower than this counts as a failure, and one in flight longer counts against the dependency before it returns (WithSlowCall; a bucket of the window to 2m); 0 for the normal the breaker learns")
 	fs.BoolVar(&cfg.plain, "plain", false, "the plain formula (go-zero's, the SRE book's): aggression 1, drops not counted, no trust in recent buckets; overrides -aggression, -count-drops and -trust-recent")
-	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000)")
+	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000); a named scenario runs at its own unless this is given")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls served that fail, in every phase but the outage (0 to 1); in the overload phase the calls beyond -capacity fail too")
 	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate the dependency serves in the overload phase (0 to 1)")
 	fs.DurationVar(&cfg.phases[healthy].length, "healthy", cfg.phases[healthy].length, "length of the healthy phase, in which -errors of the calls fail (0 leaves it out)")
 	fs.DurationVar(&cfg.phases[outage].length, "outage", cfg.phases[outage].length, "length of the outage phase, in which every call fails (0 leaves it out)")
 	fs.DurationVar(&cfg.phases[healed].length, "healed", cfg.phases[healed].length, "length of the healed phase, in which -errors of the calls fail again (0 leaves it out)")
 	fs.DurationVar(&cfg.phases[overload].length, "overload", cfg.phases[overload].length, "length of the overload phase, in which the calls beyond -capacity fail, and -errors of the others (0 leaves it out)")
-	fs.StringVar(&cfg.scenarioFile, "scenario", "", "simulate the phases of this JSON `file` instead of the built-in four")
+	fs.StringVar(&cfg.scenarioFile, "scenario", "", "simulate the phases of this JSON `file` instead of the built-in four, or those of a scenario built in under this name: "+namedScenarioList())
+	fs.Func("latency", "the dependency's `latency` while well, in every phase of the built-in scenario or the phases of a named one that are neither hung nor slow: a Go duration, uniform(low,high), tail(median,p99,p99.9) or hang", func(s string) error {
+		base, d, err := parseLatency(s)
+		if err == nil {
+			err = checkLatency(base, d)
+		}
+		cfg.latency = &wellLatency{base: base, distribution: d}
+		return err
+	})
+	fs.Func("timeout", "the client's `timeout`: a call not answered by then fails (context deadline exceeded); 0 for none. Default: none for the built-in scenario, 30s for a named one, a scenario file's own", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err == nil && (d < 0 || d > maxLatency) {
+			err = fmt.Errorf("must be between 0 (none) and %v", maxLatency)
+		}
+		cfg.timeout = &d
+		return err
+	})
 	fs.StringVar(&cfg.replayFile, "replay", "", "replay this CSV `trace` of timestamp,outcome rows instead of simulating")
 	fs.StringVar(&cfg.recordFile, "record", "", "write the simulated calls to this `file` as a trace for -replay, and name it on stderr")
 	fs.StringVar(&cfg.svgFile, "svg", "", "write a chart of the run to this SVG `file`, and name it on stderr")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the random sources; the same seed prints the same output")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "leave out the per-second table, or in a sweep the rows per seed")
 	var rates, seeds string
-	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
+	fs.StringVar(&rates, "rates", "", "sweep: run the built-in scenario, or a named one, at each of these comma-separated `rates` (requests/s, e.g. 2,5,20,200,2000) and print a row of figures per rate")
 	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
 	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing histories as redisbreaker does (1 to 1,000)")
 	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share histories through an in-process store with redisbreaker's semantics; false keeps each client on its own history")
@@ -107,8 +128,16 @@ report, the scenario and trace formats.
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if n, ok := namedScenarios[cfg.scenarioFile]; ok {
+		cfg.named, cfg.scenarioFile = cfg.scenarioFile, ""
+		if !set["rate"] {
+			cfg.rate = n.rate
+		}
+	}
 	replaces := ""
 	switch {
+	case set["timeout"] && set["replay"]:
+		return fail(errors.New("-timeout and -replay: give one; a trace's calls end when its rows say"))
 	case set["scenario"] && set["replay"]:
 		return fail(errors.New("-scenario and -replay: give one; a trace brings its own traffic"))
 	case set["mix"] && set["replay"]:
@@ -121,12 +150,15 @@ report, the scenario and trace formats.
 		return fail(errors.New("-record: writes the trace of one breaker, not of -clients"))
 	case set["scenario"]:
 		replaces = "-scenario"
+		if cfg.named != "" {
+			replaces = "-scenario " + cfg.named
+		}
 	case set["replay"]:
 		replaces = "-replay"
 	}
 	if replaces != "" {
 		for _, name := range scenarioFlags {
-			if set[name] {
+			if set[name] && !(cfg.named != "" && namedScenarioFlags[name]) {
 				return fail(fmt.Errorf("-%s: describes the built-in scenario, which %s replaces", name, replaces))
 			}
 		}
@@ -144,7 +176,7 @@ report, the scenario and trace formats.
 	}
 	for _, c := range [][2]string{{"rates", "rate"}, {"rates", "scenario"}, {"rates", "replay"}, {"seeds", "seed"},
 		{"seeds", "replay"}, {"rates", "record"}, {"seeds", "record"}, {"rates", "svg"}, {"seeds", "svg"}} {
-		if set[c[0]] && set[c[1]] {
+		if set[c[0]] && set[c[1]] && !(c[1] == "scenario" && cfg.named != "") {
 			return fail(fmt.Errorf("-%s and -%s: %s", c[0], c[1], sweepConflicts[c[1]]))
 		}
 	}

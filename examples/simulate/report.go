@@ -17,22 +17,32 @@ func pct(part, whole int) float64 {
 
 // breakerLine describes the breaker under test.
 func breakerLine(bc breakerConfig) string {
+	slowCall := ""
+	if bc.slowCall != 0 {
+		slowCall = fmt.Sprintf(" slow call=%v", bc.slowCall)
+	}
 	if bc.plain {
-		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets)
+		return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d, plain formula", bc.k, bc.protection, bc.window, bc.buckets) + slowCall
 	}
 	evidence := fmt.Sprintf(" evidence=%d", bc.evidence)
 	if bc.horizon != 0 && bc.evidence > 0 {
 		evidence += fmt.Sprintf(" within %v", bc.horizon)
 	}
 	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d aggression=%v drops counted=%v trust recent=%v",
-		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence
+		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence + slowCall
 }
 
 // trafficLine describes what a simulation offered.
 func trafficLine(cfg config, sc scenario) string {
 	line := fmt.Sprintf("scenario %s: %d phases over %v", sc.source, len(sc.phases), sc.length())
-	if sc.source == "" {
+	switch {
+	case sc.source == "":
 		line = fmt.Sprintf("%d requests/s offered", cfg.rate)
+	case cfg.named != "":
+		line += fmt.Sprintf(", %d requests/s", cfg.rate)
+	}
+	if sc.timeout > 0 {
+		line += fmt.Sprintf(", timeout %v", sc.timeout)
 	}
 	if sc.mix.set() {
 		line += fmt.Sprintf(", criticality mix %s", sc.mix)
@@ -110,13 +120,38 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 		fmt.Fprintf(out, "overload: goodput, share of capacity         %.1f%%\n", f.goodput)
 		fmt.Fprintf(out, "overload: attempts per success               %s\n", attempts)
 	}
+	printInFlight(out, res)
 	fmt.Fprintln(out)
 	printComparisonRow(out, res, f)
 }
 
+// printInFlight prints the most calls in flight at once, if any call was,
+// and the calls the client's timeout ended, per phase, if it has one.
+func printInFlight(out io.Writer, res *result) {
+	sc := res.scenario
+	if res.peakInFlight > 0 {
+		fmt.Fprintf(out, "calls:    peak in flight                     %d, at %.1f s (%s)\n",
+			res.peakInFlight, res.peakAt.Seconds(), sc.phases[sc.phaseAt(res.peakAt)].name)
+	}
+	if sc.timeout == 0 {
+		return
+	}
+	for p, c := range res.phases {
+		if sc.phases[p].length > 0 {
+			fmt.Fprintf(out, "%-9s timed out                          %d (%.1f%% of those allowed)\n",
+				c.phase+":", c.timedOut, pct(c.timedOut, c.allowed))
+		}
+	}
+}
+
 // printPhases describes the phases of a scenario file.
 func printPhases(out io.Writer, sc scenario, nameWidth int) {
-	fmt.Fprintf(out, "%-*s %9s %10s %7s %10s %9s  %s\n", nameWidth, "phase", "length", "offered/s", "errors", "capacity/s", "latency", "role")
+	latencyWidth := 9
+	for _, p := range sc.phases {
+		latencyWidth = max(latencyWidth, len(p.distribution.format(p.latency)))
+	}
+	fmt.Fprintf(out, "%-*s %9s %10s %7s %10s %*s  %s\n", nameWidth, "phase", "length", "offered/s", "errors", "capacity/s",
+		latencyWidth, "latency", "role")
 	for _, p := range sc.phases {
 		capacity := "unlimited"
 		if !math.IsInf(p.capacity, 1) {
@@ -126,8 +161,8 @@ func printPhases(out io.Writer, sc scenario, nameWidth int) {
 		if r == "" {
 			r = "-"
 		}
-		fmt.Fprintf(out, "%-*s %9v %10g %6.1f%% %10s %9v  %s\n",
-			nameWidth, p.name, p.length, p.rate, 100*p.errors, capacity, p.latency, r)
+		fmt.Fprintf(out, "%-*s %9v %10g %6.1f%% %10s %*s  %s\n",
+			nameWidth, p.name, p.length, p.rate, 100*p.errors, capacity, latencyWidth, p.distribution.format(p.latency), r)
 	}
 	fmt.Fprintln(out)
 }

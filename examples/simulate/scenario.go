@@ -49,7 +49,10 @@ type phase struct {
 	rate     float64       // requests offered per second, evenly spaced; 0 to maxRate
 	errors   float64       // share of the served calls that fail, 0 to 1
 	capacity float64       // calls per second the dependency serves; the excess fails; +Inf for no limit
-	latency  time.Duration // from a call's admission to its outcome reaching the breaker
+	latency  time.Duration // from a call's admission to its outcome reaching the breaker, if distribution is fixed
+	// distribution is how the latency varies from call to call; the zero
+	// value gives every call latency.
+	distribution distribution
 }
 
 // requests returns how many calls the phase offers: floor(length·rate).
@@ -83,6 +86,9 @@ type scenario struct {
 	// shuffle gives the levels of each 100 ms slot in a seeded random
 	// order rather than spread evenly.
 	fifo, shuffle bool
+	// timeout is the client's: a call unanswered after it fails then
+	// ("context deadline exceeded"); 0 for none.
+	timeout time.Duration
 }
 
 func (s scenario) length() time.Duration {
@@ -111,10 +117,10 @@ func (s scenario) phaseAt(d time.Duration) int {
 	return last
 }
 
-// hasLatency reports whether any call's outcome is delayed.
+// hasLatency reports whether any call's outcome may be delayed.
 func (s scenario) hasLatency() bool {
 	for _, p := range s.phases {
-		if p.latency > 0 {
+		if p.distribution.delays(p.latency) {
 			return true
 		}
 	}
@@ -130,6 +136,9 @@ func (s scenario) validate() error {
 	if (s.fifo || s.shuffle) && !s.mix.set() {
 		return errors.New("fifo and shuffle: describe calls with a criticality; give a mix too")
 	}
+	if s.timeout < 0 || s.timeout > maxLatency {
+		return fmt.Errorf("timeout %v: must be between 0 (none) and %v", s.timeout, maxLatency)
+	}
 	if len(s.phases) > maxPhases {
 		return fmt.Errorf("%d phases: at most %d", len(s.phases), maxPhases)
 	}
@@ -139,6 +148,9 @@ func (s scenario) validate() error {
 	for i, p := range s.phases {
 		if err := p.validate(); err != nil {
 			return fmt.Errorf("phase %d (%q): %w", i+1, p.name, err)
+		}
+		if p.distribution.shape == shapeHang && s.timeout == 0 {
+			return fmt.Errorf("phase %d (%q): latency hang: its calls never answer; give the client a timeout", i+1, p.name)
 		}
 		if p.role != noRole {
 			if j, ok := roles[p.role]; ok {
@@ -173,12 +185,8 @@ func (p phase) validate() error {
 		return fmt.Errorf("errors %v: must be between 0 and 1", p.errors)
 	case math.IsNaN(p.capacity) || p.capacity < 0:
 		return fmt.Errorf("capacity %v: must be at least 0 requests/s (leave it out for no limit)", p.capacity)
-	case p.latency < 0:
-		return fmt.Errorf("latency %v: must not be negative", p.latency)
-	case p.latency > maxLatency:
-		return fmt.Errorf("latency %v: at most %v", p.latency, maxLatency)
 	}
-	return nil
+	return checkLatency(p.latency, p.distribution)
 }
 
 // scenarioJSON is the file format; see the package comment.
@@ -188,6 +196,7 @@ type scenarioJSON struct {
 	Mix         []float64   `json:"mix"` // weights of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE
 	FIFO        bool        `json:"fifo"`
 	Shuffle     bool        `json:"shuffle"`
+	Timeout     string      `json:"timeout"` // the client's, a Go duration; none if empty
 }
 
 type phaseJSON struct {
@@ -251,6 +260,11 @@ func parseScenario(r io.Reader) (scenario, error) {
 		}
 	}
 	s.fifo, s.shuffle = file.FIFO, file.Shuffle
+	if file.Timeout != "" {
+		if s.timeout, err = time.ParseDuration(file.Timeout); err != nil {
+			return scenario{}, fmt.Errorf(`timeout %q: not a Go duration such as "30s"`, file.Timeout)
+		}
+	}
 	if err := s.validate(); err != nil {
 		return scenario{}, err
 	}
@@ -282,8 +296,8 @@ func (pj phaseJSON) phase(i int) (phase, error) {
 		p.capacity = *pj.Capacity
 	}
 	if pj.Latency != "" {
-		if p.latency, err = time.ParseDuration(pj.Latency); err != nil {
-			return p, fmt.Errorf(`latency %q: not a Go duration such as "250ms"`, pj.Latency)
+		if p.latency, p.distribution, err = parseLatency(pj.Latency); err != nil {
+			return p, err
 		}
 	}
 	if pj.Role != "" {

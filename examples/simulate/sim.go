@@ -44,6 +44,15 @@ type config struct {
 	recordFile   string // write the simulated calls here as a trace
 	quiet        bool
 
+	named string // a scenario of namedScenarios, at rate; replaces the flags' scenario when set
+	// latency (-latency) replaces the latency of every phase of the flags'
+	// scenario, or of a named scenario's phases in which the dependency is
+	// well; nil leaves them as they are.
+	latency *wellLatency
+	// timeout (-timeout) is the client's, replacing a scenario's; nil
+	// leaves it as it is (none for the flags' scenario).
+	timeout *time.Duration
+
 	// A sweep, when either is set: the scenario at each rate (the
 	// built-in scenario's) for each seed.
 	rates []int
@@ -122,16 +131,28 @@ func (c config) scenario() (scenario, error) {
 			s.mix = c.mix
 		}
 		s.fifo, s.shuffle = s.fifo || c.fifo, s.shuffle || c.shuffle
+		if c.timeout != nil {
+			s.timeout = *c.timeout
+		}
 		return s, s.validate()
+	}
+	if c.named != "" {
+		return c.namedScenario()
 	}
 	if err := c.validate(); err != nil {
 		return scenario{}, err
 	}
 	var s scenario
+	if c.timeout != nil {
+		s.timeout = *c.timeout
+	}
 	for i, p := range c.phases {
 		p.role = role(i + 1)
 		p.rate = float64(c.rate)
 		p.capacity = math.Inf(1)
+		if c.latency != nil {
+			p.latency, p.distribution = c.latency.base, c.latency.distribution
+		}
 		p.errors = c.errorRate // a dependency fails a few calls before its outage and after it
 		switch i {
 		case outage:
@@ -145,12 +166,39 @@ func (c config) scenario() (scenario, error) {
 	return s, s.validate()
 }
 
+// namedScenario returns the named scenario c selects, at c's rate, with
+// c's timeout and latency while well if given.
+func (c config) namedScenario() (scenario, error) {
+	n, ok := namedScenarios[c.named]
+	if !ok {
+		return scenario{}, fmt.Errorf("-scenario %s: no such built-in scenario; the names are %s", c.named, namedScenarioList())
+	}
+	if c.rate < 1 || c.rate > maxRate {
+		return scenario{}, fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxRate)
+	}
+	well, timeout := n.well, namedTimeout
+	if c.latency != nil {
+		well = *c.latency
+	}
+	if c.timeout != nil {
+		timeout = *c.timeout
+	}
+	s := n.build(c.named, c.rate, timeout, well)
+	s.mix, s.fifo, s.shuffle = c.mix, c.fifo, c.shuffle
+	return s, s.validate()
+}
+
 type result struct {
 	scenario scenario
 	fleet    *fleetResult // nil for one breaker
 	timeline
 	phases []counts   // per phase of the scenario
 	slots  [][]counts // per phase, per 100 ms since it began, for the timings
+	// peakInFlight is the most calls admitted at once whose outcome the
+	// breaker had not heard yet (all clients' in a fleet), first reached
+	// peakAt since the start.
+	peakInFlight int
+	peakAt       time.Duration
 }
 
 // simulate runs the scenario cfg gives through a breaker built from cfg.
@@ -191,6 +239,11 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 	// have fared, without disturbing the draws of the calls that ran.
 	dependencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+1))
 	whatIf := rand.New(rand.NewPCG(bc.seed, bc.seed+2))
+	// The calls' latencies, drawn from sources of their own, so that a
+	// fixed latency, which draws nothing, leaves the other draws as they
+	// were.
+	latencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+4))
+	whatIfLatency := rand.New(rand.NewPCG(bc.seed, bc.seed+5))
 
 	res := &result{scenario: sc, phases: make([]counts, len(sc.phases)), slots: make([][]counts, len(sc.phases))}
 	length := sc.length()
@@ -235,12 +288,10 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 					served = capacity.takeFor(since, level)
 				}
 				ok := served && !fails(dependencyRand, ph.errors)
-				if ok {
-					c.succeeded = 1
-				}
-				d.finish(promise, epoch.Add(at), ph.latency, ok)
+				latency, timedOut := ph.answer(sc.timeout, latencyRand)
+				c.finish(d, promise, epoch.Add(at), latency, ok, timedOut)
 				if tw != nil {
-					tw.write(at, ok, ph.latency)
+					tw.write(at, c.succeeded == 1, latency)
 				}
 			} else {
 				c.dropped = 1
@@ -249,7 +300,9 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 					if level >= 0 && !sc.fifo {
 						room = capacity.roomFor(since, level)
 					}
-					tw.write(at, room && !fails(whatIf, ph.errors), ph.latency)
+					ok := room && !fails(whatIf, ph.errors)
+					latency, timedOut := ph.answer(sc.timeout, whatIfLatency)
+					tw.write(at, ok && !timedOut, latency)
 				}
 			}
 			if level >= 0 {
@@ -262,12 +315,28 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 		elapsed += ph.length
 	}
 	d.drain()
+	res.peakInFlight, res.peakAt = d.gauge.peak, d.gauge.peakAt.Sub(epoch)
 	if tw != nil {
 		if err := tw.flush(); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// finish counts an admitted call as succeeded if ok and not timedOut, or as
+// timed out, and has d report it after latency: the call's answer, or the
+// client's timeout.
+func (c *counts) finish(d *driver, p srebreaker.Promise, at time.Time, latency time.Duration, ok, timedOut bool) {
+	if timedOut {
+		c.timedOut = 1
+		d.timeOut(p, at, latency)
+		return
+	}
+	if ok {
+		c.succeeded = 1
+	}
+	d.finish(p, at, latency, ok)
 }
 
 // fails draws whether a served call fails. It draws only for a rate

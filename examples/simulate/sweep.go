@@ -95,8 +95,11 @@ func runSweep(cfg config, rates []int, seeds []uint64, out io.Writer) error {
 		return err
 	}
 	what := "the built-in scenario (" + builtInLine(cfg) + ")"
-	if cfg.scenarioFile != "" {
+	switch {
+	case cfg.scenarioFile != "":
 		what = "scenario " + cfg.scenarioFile
+	case cfg.named != "":
+		what = "scenario " + cfg.named + " (" + namedScenarios[cfg.named].about + ")"
 	}
 	runs := rows[0].runs
 	fmt.Fprintf(out, "breaker: %s; %s; seeds %s\n\n", breakerLine(cfg.breakerConfig), what,
