@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // PreviousAttemptsKey is the metadata key that carries how many attempts
@@ -18,38 +20,14 @@ const PreviousAttemptsKey = "grpc-previous-rpc-attempts"
 // MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
 // claims more is read as MaxAttempt. An attempt number is a client's claim
 // about itself; the cap keeps what a server does with it bounded.
-const MaxAttempt = 100
+const MaxAttempt = serverside.MaxAttempt
 
 // AttemptOf returns the attempt number of the incoming call ctx belongs
 // to, 1-based: one more than its [PreviousAttemptsKey] metadata (the
 // highest, if it carries several), 1 when it has none or no value is a
 // non-negative integer, at most [MaxAttempt].
 func AttemptOf(ctx context.Context) int {
-	n := 1
-	for _, v := range metadata.ValueFromIncomingContext(ctx, PreviousAttemptsKey) {
-		if !isDigits(v) {
-			continue
-		}
-		p, err := strconv.Atoi(v)
-		if err != nil || p >= MaxAttempt { // err: too large for an int
-			return MaxAttempt
-		}
-		n = max(n, p+1)
-	}
-	return n
-}
-
-// isDigits reports whether v is a non-empty run of ASCII digits.
-func isDigits(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return serverside.AfterPrevious(metadata.ValueFromIncomingContext(ctx, PreviousAttemptsKey))
 }
 
 // withOutgoingAttempt returns ctx with the attempt number of the call (see

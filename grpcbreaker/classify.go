@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // code is the status code a call ended with: nil is OK; an error without a
@@ -25,12 +26,12 @@ func code(err error) codes.Code {
 }
 
 // outcome is how a finished call is recorded.
-type outcome int
+type outcome = serverside.Outcome
 
 const (
-	succeeded outcome = iota
-	failed
-	ignored
+	succeeded = serverside.Success
+	failed    = serverside.Failure
+	ignored   = serverside.Ignore
 )
 
 // classify tells how a call that ended with err went. ctx is the call's

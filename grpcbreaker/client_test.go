@@ -39,7 +39,7 @@ func newClient(t *testing.T, opts ...grpcbreaker.Option) *client {
 	return &client{server: es, cc: cc, reg: reg, target: addr}
 }
 
-func (c *client) outcomes(method string) [3]int64 { return outcomes(c.reg, c.target+method) }
+func (c *client) outcomes(method string) [3]int64 { return c.reg.Outcomes(c.target + method) }
 
 var (
 	success = [3]int64{1, 0, 0}
@@ -83,7 +83,7 @@ func TestUnaryClientInterceptor_callerCancelIsIgnored(t *testing.T) {
 func TestUnaryClientInterceptor_deadlineIsFailure(t *testing.T) {
 	cl := newClient(t)
 	ctx := newManualDeadline()
-	go func() { <-cl.server.arrived; ctx.expire() }()
+	go func() { <-cl.server.arrived; ctx.Expire() }()
 	_, err := call(ctx, cl.cc, "block")
 	assert.Equal(t, codes.DeadlineExceeded, status.Code(err))
 	assert.Equal(t, failure, cl.outcomes(callMethod))
@@ -181,7 +181,7 @@ func TestUnaryClientInterceptor_withKey(t *testing.T) {
 	require.NoError(t, s.CloseSend())
 	for s.RecvMsg(new(wrapperspb.StringValue)) == nil {
 	}
-	assert.Equal(t, [3]int64{2, 0, 0}, outcomes(cl.reg, cl.target), "one breaker for the whole server")
+	assert.Equal(t, [3]int64{2, 0, 0}, cl.reg.Outcomes(cl.target), "one breaker for the whole server")
 }
 
 // panicky is a unary interceptor, after the breaker's, that panics.
@@ -195,7 +195,7 @@ func TestUnaryClientInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	unary := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithBreakers(reg.Get))
 	cc := dial(t, addr, grpc.WithChainUnaryInterceptor(unary, panicky))
 	assert.PanicsWithValue(t, "interceptor bug", func() { _, _ = call(context.Background(), cc, "a") })
-	assert.Equal(t, failure, outcomes(reg, addr+callMethod))
+	assert.Equal(t, failure, reg.Outcomes(addr+callMethod))
 }
 
 func TestStreamClientInterceptor_serverStream(t *testing.T) {
@@ -251,7 +251,7 @@ func TestStreamClientInterceptor_serverStreamHeader(t *testing.T) {
 	require.NoError(t, s.SendMsg(wrapperspb.String("header,block")))
 	require.NoError(t, s.CloseSend())
 	<-cl.server.arrived
-	waitReported(t, cl.reg)
+	cl.reg.WaitReported(t)
 	assert.Equal(t, success, cl.outcomes(listMethod), "the header is the server's answer")
 	cancel()
 	assert.Equal(t, codes.Canceled, status.Code(s.RecvMsg(new(wrapperspb.StringValue))))
@@ -319,7 +319,7 @@ func TestStreamClientInterceptor_abandonedByCancel(t *testing.T) {
 	require.NoError(t, s.SendMsg(wrapperspb.String("block")))
 	<-cl.server.arrived
 	cancel() // the caller walks away before the server answered
-	waitReported(t, cl.reg)
+	cl.reg.WaitReported(t)
 	assert.Equal(t, neither, cl.outcomes(chatMethod))
 
 	// Reading now sees Canceled; it is not recorded a second time.
@@ -334,8 +334,8 @@ func TestStreamClientInterceptor_abandonedByDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.SendMsg(wrapperspb.String("block")))
 	<-cl.server.arrived
-	ctx.expire() // the deadline passes while the server works on it
-	waitReported(t, cl.reg)
+	ctx.Expire() // the deadline passes while the server works on it
+	cl.reg.WaitReported(t)
 	assert.Equal(t, failure, cl.outcomes(chatMethod), "a deadline is a failure")
 	assert.Equal(t, codes.DeadlineExceeded, status.Code(s.RecvMsg(new(wrapperspb.StringValue))))
 	assert.Equal(t, failure, cl.outcomes(chatMethod), "recorded exactly once")
@@ -412,9 +412,9 @@ func TestClientInterceptors_concurrent(t *testing.T) {
 	wg.Wait()
 	const n = goroutines * calls
 	target := addr
-	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, outcomes(reg, target+callMethod))
+	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, reg.Outcomes(target+callMethod))
 	// A stream is recorded when its first message arrives: a success.
-	assert.Equal(t, [3]int64{n, 0, 0}, outcomes(reg, target+listMethod))
+	assert.Equal(t, [3]int64{n, 0, 0}, reg.Outcomes(target+listMethod))
 	assert.Equal(t, int64(2*n), es.received.Load())
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // CriticalityKey is the metadata key that carries a call's
@@ -44,18 +45,14 @@ const CriticalityKey = "x-request-criticality"
 //
 // docs/criticality.md says more.
 type CriticalityPolicy struct {
-	kind policyKind
-	max  criticality.Level                                              // TrustMetadata's
-	fn   func(ctx context.Context, fullMethod string) criticality.Level // LevelFunc's
+	p serverside.Policy[incoming]
 }
 
-type policyKind int8
-
-const (
-	ignoreMetadata policyKind = iota
-	trustMetadata
-	levelFunc
-)
+// incoming is an incoming call as a policy reads it.
+type incoming struct {
+	ctx        context.Context
+	fullMethod string
+}
 
 // IgnoreMetadata returns the policy the server interceptors have by
 // default: every call is served at [criticality.Default], whatever
@@ -72,7 +69,7 @@ func IgnoreMetadata() CriticalityPolicy { return CriticalityPolicy{} }
 // each other reach. max must be one of the four levels; the interceptor
 // constructors panic otherwise.
 func TrustMetadata(max criticality.Level) CriticalityPolicy {
-	return CriticalityPolicy{kind: trustMetadata, max: max}
+	return CriticalityPolicy{serverside.Trust[incoming](max)}
 }
 
 // LevelFunc returns a policy that serves a call at the level f gives for
@@ -84,73 +81,21 @@ func TrustMetadata(max criticality.Level) CriticalityPolicy {
 // not be nil, and may be called from many goroutines at once; a panic in
 // it goes on up, and nothing is recorded.
 func LevelFunc(f func(ctx context.Context, fullMethod string) criticality.Level) CriticalityPolicy {
-	return CriticalityPolicy{kind: levelFunc, fn: f}
+	if f == nil {
+		return CriticalityPolicy{serverside.Decided[incoming](nil)}
+	}
+	return CriticalityPolicy{serverside.Decided(func(in incoming) criticality.Level { return f(in.ctx, in.fullMethod) })}
 }
 
 // Level returns the level p serves an incoming call at, given its context
 // and full method: always one of the four levels,
 // [criticality.Default] for a policy the constructors would refuse.
 func (p CriticalityPolicy) Level(ctx context.Context, fullMethod string) criticality.Level {
-	var c criticality.Level
-	switch p.kind {
-	case trustMetadata:
-		if !p.max.Valid() {
-			return criticality.Default
-		}
-		c = min(incomingCriticality(ctx), p.max)
-	case levelFunc:
-		if p.fn != nil {
-			c = p.fn(ctx, fullMethod)
-		}
-	default:
-		return criticality.Default
-	}
-	if !c.Valid() {
-		return criticality.Default
-	}
-	return c
+	return p.p.Level(incoming{ctx, fullMethod}, claimedLevel)
 }
 
 // String describes p as the code that makes it, for error messages.
-func (p CriticalityPolicy) String() string {
-	switch p.kind {
-	case trustMetadata:
-		if p.max.Valid() {
-			return "TrustMetadata(criticality." + levelName(p.max) + ")"
-		}
-		return "TrustMetadata(criticality." + p.max.String() + ")"
-	case levelFunc:
-		if p.fn == nil {
-			return "LevelFunc(nil)"
-		}
-		return "LevelFunc(f)"
-	}
-	return "IgnoreMetadata()"
-}
-
-// validate returns what is wrong with p, or "".
-func (p CriticalityPolicy) validate() string {
-	switch {
-	case p.kind == trustMetadata && !p.max.Valid():
-		return "max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"
-	case p.kind == levelFunc && p.fn == nil:
-		return "function must not be nil"
-	}
-	return ""
-}
-
-// levelName returns the Go name of a valid level.
-func levelName(c criticality.Level) string {
-	switch c {
-	case criticality.CriticalPlus:
-		return "CriticalPlus"
-	case criticality.Critical:
-		return "Critical"
-	case criticality.SheddablePlus:
-		return "SheddablePlus"
-	}
-	return "Sheddable"
-}
+func (p CriticalityPolicy) String() string { return p.p.String("TrustMetadata", "IgnoreMetadata") }
 
 // withOutgoingCriticality returns ctx with its criticality in the outgoing
 // metadata, unless it is the default.
@@ -161,18 +106,14 @@ func withOutgoingCriticality(ctx context.Context) context.Context {
 	return ctx
 }
 
-// incomingCriticality returns the level the call's metadata names, or the
-// default.
-func incomingCriticality(ctx context.Context) criticality.Level {
-	vs := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
+// claimedLevel returns the level the first value of the call's
+// CriticalityKey metadata names, or the default.
+func claimedLevel(in incoming) criticality.Level {
+	vs := metadata.ValueFromIncomingContext(in.ctx, CriticalityKey)
 	if len(vs) == 0 {
 		return criticality.Default
 	}
-	c, err := criticality.Parse(vs[0])
-	if err != nil {
-		return criticality.Default
-	}
-	return c
+	return serverside.Claimed(vs[0])
 }
 
 // serverAdmit asks b about an incoming call at the level policy gives it.

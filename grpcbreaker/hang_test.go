@@ -56,8 +56,8 @@ func TestStreamClientInterceptor_longStreamIsNotOut(t *testing.T) {
 				tc.quick(t, cc)
 				mock.Add(20 * time.Millisecond)
 			}
-			for len(reg.reported) > 0 {
-				<-reg.reported
+			for len(reg.Reported()) > 0 {
+				<-reg.Reported()
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -68,7 +68,7 @@ func TestStreamClientInterceptor_longStreamIsNotOut(t *testing.T) {
 				require.NoError(t, s.RecvMsg(new(wrapperspb.StringValue)))
 			} else {
 				<-es.arrived
-				waitReported(t, reg) // when the header arrived
+				reg.WaitReported(t) // when the header arrived
 			}
 			// The stream stays open for 5 s, 50 times the normal.
 			for range 50 {
@@ -99,8 +99,8 @@ func TestStreamServerInterceptor_longStreamIsNotOut(t *testing.T) {
 		quick()
 		mock.Add(20 * time.Millisecond)
 	}
-	for len(reg.reported) > 0 {
-		<-reg.reported
+	for len(reg.Reported()) > 0 {
+		<-reg.Reported()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -109,7 +109,7 @@ func TestStreamServerInterceptor_longStreamIsNotOut(t *testing.T) {
 	require.NoError(t, s.SendMsg(wrapperspb.String("header,block")))
 	require.NoError(t, s.CloseSend())
 	<-es.arrived
-	waitReported(t, reg) // the handler sent its header
+	reg.WaitReported(t) // the handler sent its header
 	// The stream stays open for 5 s, 50 times the normal.
 	for range 50 {
 		mock.Add(100 * time.Millisecond)

@@ -5,12 +5,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -18,9 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/srebreaker/srebreaker"
-	"github.com/srebreaker/srebreaker/breaker"
-	"github.com/srebreaker/srebreaker/proba"
+	"github.com/srebreaker/srebreaker/internal/transporttest"
 )
 
 // The test service, test.Echo, is described by hand; its messages are
@@ -191,129 +186,11 @@ func call(ctx context.Context, cc *grpc.ClientConn, v string) (string, error) {
 	return out.GetValue(), err
 }
 
-// newRegistry returns a registry whose breakers read a mock clock and a
-// seeded random source, and count what is reported on their promises.
-func newRegistry(opts ...breaker.Option) *countingRegistry {
-	m := clock.NewMock()
-	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return &countingRegistry{
-		Registry: breaker.NewRegistry(append([]breaker.Option{
-			breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
-		}, opts...)...),
-		counts:   map[string]*counts{},
-		reported: make(chan struct{}, 1<<16),
-	}
-}
+// The helpers the transports' tests share, under the names these tests
+// use.
+type countingRegistry = transporttest.Registry
 
-// countingRegistry hands out the real breakers of a breaker.Registry,
-// wrapped so that the outcomes reported on their promises are counted per
-// key.
-type countingRegistry struct {
-	*breaker.Registry
-	mu     sync.Mutex
-	counts map[string]*counts // guarded by mu
-	// reported gets a value after each outcome is reported, for tests in
-	// which the client can see the answer before the server reports.
-	reported chan struct{}
-}
-
-// counts are the outcomes reported for one key.
-type counts struct {
-	accepts, rejects, ignores atomic.Int64
-	reported                  chan<- struct{}
-}
-
-func (c *counts) report(n *atomic.Int64) {
-	n.Add(1)
-	select {
-	case c.reported <- struct{}{}:
-	default:
-	}
-}
-
-func (r *countingRegistry) countsFor(key string) *counts {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.counts[key]
-	if !ok {
-		c = &counts{reported: r.reported}
-		r.counts[key] = c
-	}
-	return c
-}
-
-func (r *countingRegistry) Get(key string) breaker.Breaker {
-	return countingBreaker{Breaker: r.Registry.Get(key), c: r.countsFor(key)}
-}
-
-type countingBreaker struct {
-	breaker.Breaker
-	c *counts
-}
-
-func (b countingBreaker) Allow() (srebreaker.Promise, error) {
-	p, err := b.Breaker.Allow()
-	if err != nil {
-		return nil, err
-	}
-	return countingPromise{p: p, c: b.c}, nil
-}
-
-func (b countingBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
-	p, err := b.Breaker.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return countingPromise{p: p, c: b.c}, nil
-}
-
-type countingPromise struct {
-	p srebreaker.Promise
-	c *counts
-}
-
-func (p countingPromise) Accept()              { p.p.Accept(); p.c.report(&p.c.accepts) }
-func (p countingPromise) Reject(reason string) { p.p.Reject(reason); p.c.report(&p.c.rejects) }
-func (p countingPromise) Ignore()              { srebreaker.Ignore(p.p); p.c.report(&p.c.ignores) }
-
-// waitReported waits until an outcome is reported, for a test in which the
-// report comes from another goroutine; it fails the test rather than hang.
-func waitReported(t *testing.T, r *countingRegistry) {
-	t.Helper()
-	select {
-	case <-r.reported:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no outcome was reported")
-	}
-}
-
-// outcomes returns what was reported for key: successes, failures and
-// calls recorded as neither.
-func outcomes(r *countingRegistry, key string) [3]int64 {
-	c := r.countsFor(key)
-	return [3]int64{c.accepts.Load(), c.rejects.Load(), c.ignores.Load()}
-}
-
-// manualDeadline is a context whose deadline passes when the test says so,
-// without waiting for a clock.
-type manualDeadline struct {
-	context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func newManualDeadline() *manualDeadline {
-	return &manualDeadline{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *manualDeadline) expire()                     { c.once.Do(func() { close(c.done) }) }
-func (c *manualDeadline) Done() <-chan struct{}       { return c.done }
-func (c *manualDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c *manualDeadline) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
+var (
+	newRegistry       = transporttest.NewRegistry
+	newManualDeadline = transporttest.NewManualDeadline
+)

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // ErrInvalidOption is wrapped by the error an interceptor constructor
@@ -88,14 +89,6 @@ func endpoint(target string) string {
 // to the server interceptors; every other option to all four.
 type Option func(*options)
 
-// side tells which constructor applies the options.
-type side int
-
-const (
-	clientSide side = iota
-	serverSide
-)
-
 type options struct {
 	registry *breaker.Registry
 	get      func(key string) breaker.Breaker // registry.Get, unless a test sets it
@@ -107,9 +100,16 @@ type options struct {
 	policySet   bool
 }
 
+// The sides whose constructors apply the options: the client
+// interceptors' and the server interceptors'.
+const (
+	clientSide = serverside.ClientSide
+	serverSide = serverside.ServerSide
+)
+
 // mustOptions applies opts over the defaults and validates them; it panics
 // with an error wrapping ErrInvalidOption when one is invalid.
-func mustOptions(s side, opts []Option) *options {
+func mustOptions(s serverside.Side, opts []Option) *options {
 	o, err := newOptions(s, opts)
 	if err != nil {
 		panic(err)
@@ -118,23 +118,21 @@ func mustOptions(s side, opts []Option) *options {
 }
 
 // newOptions applies opts over the defaults of s and validates them.
-func newOptions(s side, opts []Option) (*options, error) {
+func newOptions(s serverside.Side, opts []Option) (*options, error) {
 	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
 	for _, opt := range opts {
 		opt(o)
 	}
+	get, invalid := serverside.Breakers(o.registry, o.get, o.key != nil)
+	policy := o.criticality.p.Check(s, o.policySet, o.criticality.String(),
+		"the server interceptors, not to a client's: a client interceptor sends the level of the call's context")
 	switch {
-	case o.registry == nil:
-		return nil, fmt.Errorf("%w: WithRegistry(nil): registry must not be nil", ErrInvalidOption)
-	case o.key == nil:
-		return nil, fmt.Errorf("%w: WithKey(nil): key function must not be nil", ErrInvalidOption)
+	case invalid != "":
+		return nil, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	case len(o.codes) == 0:
 		return nil, fmt.Errorf("%w: WithFailureCodes(): at least one code is needed", ErrInvalidOption)
-	case s == clientSide && o.policySet:
-		return nil, fmt.Errorf("%w: WithCriticalityPolicy applies to the server interceptors, not to a client's: "+
-			"a client interceptor sends the level of the call's context", ErrInvalidOption)
-	case o.criticality.validate() != "":
-		return nil, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
+	case policy != "":
+		return nil, fmt.Errorf("%w: %s", ErrInvalidOption, policy)
 	}
 	for _, c := range o.codes {
 		if c == codes.OK || c > maxCode {
@@ -143,9 +141,7 @@ func newOptions(s side, opts []Option) (*options, error) {
 		}
 		o.failures |= 1 << c
 	}
-	if o.get == nil {
-		o.get = o.registry.Get
-	}
+	o.get = get
 	return o, nil
 }
 

@@ -148,7 +148,7 @@ func TestUnaryClientInterceptor_serverShedIsNeither(t *testing.T) {
 		}
 	}
 	key := grpcbreaker.DefaultKey(context.Background(), addr, callMethod)
-	got := outcomes(reg, key)
+	got := reg.Outcomes(key)
 	assert.Greater(t, shed, 40)
 	assert.Equal(t, [3]int64{int64(served), 0, int64(shed)}, got, "successes, failures, neither")
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
 )
 
@@ -51,7 +52,7 @@ func withPushback(err error, trailer metadata.MD) error {
 		return err
 	}
 	e := &pushbackError{err: err}
-	if isDigits(vs[0]) {
+	if serverside.IsDigits(vs[0]) {
 		ms, perr := strconv.ParseInt(vs[0], 10, 64)
 		e.retry = true
 		e.d = MaxPushback
@@ -99,7 +100,7 @@ func outgoingAttempt(ctx context.Context) (n int, fromRetry bool) {
 		return n, true
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
-	if vs := md[middlewareAttemptKey]; len(vs) > 0 && isDigits(vs[0]) {
+	if vs := md[middlewareAttemptKey]; len(vs) > 0 && serverside.IsDigits(vs[0]) {
 		k, err := strconv.Atoi(vs[0])
 		if err != nil || k >= MaxAttempt {
 			return MaxAttempt, false

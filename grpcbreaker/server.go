@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // UnaryServerInterceptor returns an interceptor that sheds load: it runs a
@@ -44,7 +45,7 @@ import (
 // sheds carries the detail too, so that a client interceptor leaves it out
 // of its own breaker's counts (see [ShedByServer]). While the calls it
 // served have failed, several in a row with no success since, the
-// interceptor serves the 32nd call in a row its breaker drops all the
+// interceptor serves the 40th call in a row its breaker drops all the
 // same, as a probe whose outcome the breaker does not see; once a probe
 // succeeds, it serves the calls the breaker drops until one fails.
 //
@@ -66,7 +67,7 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 		if guard(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see guard
 		}
-		if ov.finish(o, p, ctx, err) && advice != "" {
+		if finish(ov, o, p, ctx, err) && advice != "" {
 			err = failureAnswer(err, advice)
 			setTrailer(ctx, pushback(advice, false))
 		}
@@ -119,7 +120,7 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if as != nil && !as.recorded.CompareAndSwap(false, true) {
 			return err // recorded when the handler answered
 		}
-		if ov.finish(o, p, ctx, err) && advice != "" {
+		if finish(ov, o, p, ctx, err) && advice != "" {
 			err = failureAnswer(err, advice)
 			if md := pushback(advice, false); md != nil {
 				ss.SetTrailer(md)
@@ -132,38 +133,41 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 // admit asks the breaker for the call's key about an incoming call, as
 // serverAdmit does, and returns the memory of that key too. A call the
 // breaker drops is served all the same when it is a probe (see
-// overload.probe), with the promise probe{}; otherwise its error carries
+// serverside.Overload.Probe), with the promise serverside.Probe{}; otherwise its error carries
 // the interceptor's advice, which admit returns too, for the trailer (""
 // for a call whose client has gone). For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding.
 func (ms *memories) admit(o *options, ctx context.Context, fullMethod string,
-	attempt int) (_ context.Context, ov *overload, _ srebreaker.Promise, advice string, _ error) {
+	attempt int) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, advice string, _ error) {
 	key := o.key(ctx, "", fullMethod)
-	ov = ms.of(key)
+	ov = ms.Of(key)
 	ctx, p, err := serverAdmit(o.get(key), ctx, o.criticality, fullMethod)
 	if err == nil {
-		return ctx, ov, p, ov.served(attempt), nil
+		return ctx, ov, p, ov.Served(attempt), nil
 	}
 	var shed *shedError
 	if !errors.As(err, &shed) {
 		return ctx, ov, nil, "", err // the client has gone
 	}
-	if ov.probe() {
-		return ctx, ov, probe{}, ov.advice(), nil
+	if ov.Probe() {
+		return ctx, ov, serverside.Probe{}, ov.Advice(), nil
 	}
-	advice = ov.shedding(attempt)
+	advice = ov.Shedding(attempt)
 	shed.advise(advice)
 	return ctx, ov, nil, advice, shed
 }
 
 // finish records how a served call ended on p and in ov, and reports
 // whether it failed.
-func (ov *overload) finish(o *options, p srebreaker.Promise, ctx context.Context, err error) bool {
+func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx context.Context, err error) bool {
 	x := o.record(p, ctx, err)
-	_, isProbe := p.(probe)
-	ov.outcome(x, isProbe)
+	_, isProbe := p.(serverside.Probe)
+	ov.Finished(x, isProbe)
 	return x == failed
 }
+
+// memories are the server side's memories of an interceptor's keys.
+type memories struct{ serverside.Memories }
 
 // answerStream is the stream of a handler with server streaming: it
 // records the call as a success when the handler first sends its header
@@ -171,7 +175,7 @@ func (ov *overload) finish(o *options, p srebreaker.Promise, ctx context.Context
 type answerStream struct {
 	grpc.ServerStream
 	o        *options
-	ov       *overload
+	ov       *serverside.Overload
 	p        srebreaker.Promise
 	ctx      context.Context
 	recorded atomic.Bool // the call was recorded, when it answered or ended
@@ -196,7 +200,7 @@ func (s *answerStream) SendMsg(m any) error {
 // answered records the call as a success, unless it was recorded.
 func (s *answerStream) answered() {
 	if s.recorded.CompareAndSwap(false, true) {
-		s.ov.finish(s.o, s.p, s.ctx, nil)
+		finish(s.ov, s.o, s.p, s.ctx, nil)
 	}
 }
 

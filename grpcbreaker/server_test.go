@@ -99,7 +99,7 @@ func TestUnaryServerInterceptor_classifiesCodes(t *testing.T) {
 			gs := newGuardedServer(t)
 			_, err := call(context.Background(), gs.cc, fmt.Sprintf("code:%d", tc.code))
 			assert.Equal(t, tc.code, status.Code(err))
-			assert.Equal(t, tc.want, outcomes(gs.reg, serverKey(callMethod)))
+			assert.Equal(t, tc.want, gs.reg.Outcomes(serverKey(callMethod)))
 		})
 	}
 }
@@ -110,8 +110,8 @@ func TestUnaryServerInterceptor_clientCancelIsIgnored(t *testing.T) {
 	go func() { <-gs.server.arrived; cancel() }()
 	_, err := call(ctx, gs.cc, "block")
 	assert.Equal(t, codes.Canceled, status.Code(err))
-	waitReported(t, gs.reg) // the handler returns after the client has gone
-	assert.Equal(t, neither, outcomes(gs.reg, serverKey(callMethod)), "the client gave up: the server is not to blame")
+	gs.reg.WaitReported(t) // the handler returns after the client has gone
+	assert.Equal(t, neither, gs.reg.Outcomes(serverKey(callMethod)), "the client gave up: the server is not to blame")
 }
 
 func TestUnaryServerInterceptor_sheds(t *testing.T) {
@@ -132,7 +132,7 @@ func TestUnaryServerInterceptor_sheds(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150, "a failing server sheds")
 	assert.Equal(t, served, gs.server.received.Load(), "a shed call never reaches the handler")
-	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, serverKey(callMethod)), "sheds are not recorded")
+	assert.Equal(t, [3]int64{0, served, 0}, gs.reg.Outcomes(serverKey(callMethod)), "sheds are not recorded")
 }
 
 func TestUnaryServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
@@ -140,7 +140,7 @@ func TestUnaryServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	_, err := call(context.Background(), gs.cc, "panic")
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.Equal(t, "handler bug", <-gs.panics, "the same value is raised again")
-	assert.Equal(t, failure, outcomes(gs.reg, serverKey(callMethod)))
+	assert.Equal(t, failure, gs.reg.Outcomes(serverKey(callMethod)))
 }
 
 func TestUnaryServerInterceptor_withKey(t *testing.T) {
@@ -148,23 +148,23 @@ func TestUnaryServerInterceptor_withKey(t *testing.T) {
 	_, err := call(context.Background(), gs.cc, "a")
 	require.NoError(t, err)
 	require.NoError(t, list(context.Background(), gs.cc, "n:1"))
-	assert.Equal(t, [3]int64{2, 0, 0}, outcomes(gs.reg, "server"))
+	assert.Equal(t, [3]int64{2, 0, 0}, gs.reg.Outcomes("server"))
 }
 
 func TestStreamServerInterceptor_classifies(t *testing.T) {
 	gs := newGuardedServer(t)
 	require.NoError(t, list(context.Background(), gs.cc, "n:3"))
-	assert.Equal(t, success, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, success, gs.reg.Outcomes(serverKey(listMethod)))
 	err := list(context.Background(), gs.cc, fmt.Sprintf("code:%d", codes.Unavailable))
 	assert.Equal(t, codes.Unavailable, status.Code(err))
-	assert.Equal(t, [3]int64{1, 1, 0}, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, [3]int64{1, 1, 0}, gs.reg.Outcomes(serverKey(listMethod)))
 	err = list(context.Background(), gs.cc, fmt.Sprintf("code:%d", codes.NotFound))
 	assert.Equal(t, codes.NotFound, status.Code(err))
-	assert.Equal(t, [3]int64{2, 1, 0}, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, [3]int64{2, 1, 0}, gs.reg.Outcomes(serverKey(listMethod)))
 	// The handler answered with a message: what follows is not recorded.
 	err = list(context.Background(), gs.cc, fmt.Sprintf("n:1,code:%d", codes.Unavailable))
 	assert.Equal(t, codes.Unavailable, status.Code(err))
-	assert.Equal(t, [3]int64{3, 1, 0}, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, [3]int64{3, 1, 0}, gs.reg.Outcomes(serverKey(listMethod)))
 }
 
 func TestStreamServerInterceptor_sheds(t *testing.T) {
@@ -184,7 +184,7 @@ func TestStreamServerInterceptor_sheds(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150)
 	assert.Equal(t, served, gs.server.received.Load(), "a shed stream never reaches the handler")
-	assert.Equal(t, [3]int64{0, served, 0}, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, [3]int64{0, served, 0}, gs.reg.Outcomes(serverKey(listMethod)))
 }
 
 func TestStreamServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
@@ -192,7 +192,7 @@ func TestStreamServerInterceptor_panicIsFailureAndRaised(t *testing.T) {
 	err := list(context.Background(), gs.cc, "panic")
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.Equal(t, "handler bug", <-gs.panics)
-	assert.Equal(t, failure, outcomes(gs.reg, serverKey(listMethod)))
+	assert.Equal(t, failure, gs.reg.Outcomes(serverKey(listMethod)))
 }
 
 func TestServerInterceptors_shedErrorInProcess(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
 )
 
@@ -16,13 +17,13 @@ import (
 const AttemptHeader = "Srebreaker-Attempt"
 
 // RetryNo is the value of [RetryHeader] that says "don't retry".
-const RetryNo = "no"
+const RetryNo = serverside.RetryNo
 
 // MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
 // claims more is read as MaxAttempt. An attempt number is a client's claim
 // about itself; the cap keeps what a server does with it (a histogram, a
 // share of retries) bounded.
-const MaxAttempt = 100
+const MaxAttempt = serverside.MaxAttempt
 
 // AttemptOf returns the attempt number r carries in its [AttemptHeader]:
 // 1 when it has none or the value is not a positive integer, at most
@@ -32,33 +33,7 @@ func AttemptOf(r *http.Request) int {
 	if len(vs) == 0 {
 		return 1
 	}
-	return parseAttempt(vs[0])
-}
-
-// parseAttempt reads an attempt number: 1 unless v is a positive integer,
-// at most MaxAttempt.
-func parseAttempt(v string) int {
-	if !isDigits(v) {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n >= MaxAttempt { // err: too large for an int
-		return MaxAttempt
-	}
-	return max(n, 1)
-}
-
-// isDigits reports whether v is a non-empty run of ASCII digits.
-func isDigits(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return serverside.ParseAttempt(vs[0])
 }
 
 // withAttempt returns req with its AttemptHeader saying the attempt number

@@ -8,6 +8,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // CriticalityHeader is the request header that carries a call's
@@ -42,18 +43,8 @@ const CriticalityHeader = "X-Request-Criticality"
 //
 // docs/criticality.md says more.
 type CriticalityPolicy struct {
-	kind policyKind
-	max  criticality.Level                     // TrustHeader's
-	fn   func(*http.Request) criticality.Level // LevelFunc's
+	p serverside.Policy[*http.Request]
 }
-
-type policyKind int8
-
-const (
-	ignoreHeader policyKind = iota
-	trustHeader
-	levelFunc
-)
 
 // IgnoreHeader returns the policy a [Handler] has by default: every
 // request is served at [criticality.Default], whatever its
@@ -71,7 +62,7 @@ func IgnoreHeader() CriticalityPolicy { return CriticalityPolicy{} }
 // header). max must be one of the four levels; [NewHandler] refuses it
 // otherwise.
 func TrustHeader(max criticality.Level) CriticalityPolicy {
-	return CriticalityPolicy{kind: trustHeader, max: max}
+	return CriticalityPolicy{serverside.Trust[*http.Request](max)}
 }
 
 // LevelFunc returns a policy that serves a request at the level f gives:
@@ -82,72 +73,17 @@ func TrustHeader(max criticality.Level) CriticalityPolicy {
 // called from many goroutines at once; a panic in it goes on up, and
 // nothing is recorded.
 func LevelFunc(f func(r *http.Request) criticality.Level) CriticalityPolicy {
-	return CriticalityPolicy{kind: levelFunc, fn: f}
+	return CriticalityPolicy{serverside.Decided(f)}
 }
 
 // Level returns the level p serves r at: always one of the four levels,
 // [criticality.Default] for a policy [NewHandler] would refuse.
 func (p CriticalityPolicy) Level(r *http.Request) criticality.Level {
-	var c criticality.Level
-	switch p.kind {
-	case trustHeader:
-		if !p.max.Valid() {
-			return criticality.Default
-		}
-		c = min(headerCriticality(r), p.max)
-	case levelFunc:
-		if p.fn != nil {
-			c = p.fn(r)
-		}
-	default:
-		return criticality.Default
-	}
-	if !c.Valid() {
-		return criticality.Default
-	}
-	return c
+	return p.p.Level(r, headerCriticality)
 }
 
 // String describes p as the code that makes it, for error messages.
-func (p CriticalityPolicy) String() string {
-	switch p.kind {
-	case trustHeader:
-		if p.max.Valid() {
-			return "TrustHeader(criticality." + levelName(p.max) + ")"
-		}
-		return "TrustHeader(criticality." + p.max.String() + ")"
-	case levelFunc:
-		if p.fn == nil {
-			return "LevelFunc(nil)"
-		}
-		return "LevelFunc(f)"
-	}
-	return "IgnoreHeader()"
-}
-
-// validate returns what is wrong with p, or "".
-func (p CriticalityPolicy) validate() string {
-	switch {
-	case p.kind == trustHeader && !p.max.Valid():
-		return "max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"
-	case p.kind == levelFunc && p.fn == nil:
-		return "function must not be nil"
-	}
-	return ""
-}
-
-// levelName returns the Go name of a valid level.
-func levelName(c criticality.Level) string {
-	switch c {
-	case criticality.CriticalPlus:
-		return "CriticalPlus"
-	case criticality.Critical:
-		return "Critical"
-	case criticality.SheddablePlus:
-		return "SheddablePlus"
-	}
-	return "Sheddable"
-}
+func (p CriticalityPolicy) String() string { return p.p.String("TrustHeader", "IgnoreHeader") }
 
 // withCriticality returns req with the CriticalityHeader set to c, on a
 // copy: a RoundTripper must not change the request it is given.
@@ -158,15 +94,7 @@ func withCriticality(req *http.Request, c criticality.Level) *http.Request {
 // headerCriticality returns the level r's CriticalityHeader names, or the
 // default.
 func headerCriticality(r *http.Request) criticality.Level {
-	v := r.Header.Get(CriticalityHeader)
-	if v == "" {
-		return criticality.Default
-	}
-	c, err := criticality.Parse(v)
-	if err != nil {
-		return criticality.Default
-	}
-	return c
+	return serverside.Claimed(r.Header.Get(CriticalityHeader))
 }
 
 // admit asks b about r at the level policy gives it. Above or below the

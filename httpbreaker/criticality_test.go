@@ -173,6 +173,6 @@ func TestHandler_leveledRequestOfAClientGone(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	assert.Equal(t, 0, app.handled, "not served")
 	assert.Empty(t, rec.Body.String(), "nothing to answer")
-	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	_, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), total, "nothing recorded")
 }

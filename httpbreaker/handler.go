@@ -9,6 +9,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // Handler is an [http.Handler] that sheds load: it passes a request to the
@@ -40,7 +41,7 @@ import (
 //
 // While the requests it served have failed, several in a row with no
 // success since (a dependency that looks down), the Handler serves the
-// 32nd request in a row that its breaker drops all the same, as a probe,
+// 40th request in a row that its breaker drops all the same, as a probe,
 // whose outcome the breaker does not see (it counted a drop); once a probe
 // succeeds, it serves the requests the breaker drops until one fails,
 // while the breaker, which admits some of them, sees the dependency heal.
@@ -79,7 +80,7 @@ type Handler struct {
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
-	memories   memories // per key
+	memories   serverside.Memories // per key
 }
 
 // NewHandler returns a Handler that wraps next. It returns an error
@@ -128,21 +129,21 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	attempt := AttemptOf(r)
 	key := h.key(r)
-	ov := h.memories.of(key)
+	ov := h.memories.Of(key)
 	r, p, err := admit(h.breakers(key), r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
-		if ov.probe() {
-			if h.serve(ov, probe{}, w, r, ov.advice()) {
+		if ov.Probe() {
+			if h.serve(ov, serverside.Probe{}, w, r, ov.Advice()) {
 				panic(nil) // raised again: see serve
 			}
 			return
 		}
 		hdr := w.Header()
 		hdr.Set("Retry-After", h.retryAfter)
-		hdr.Set(RetryHeader, ov.shedding(attempt))
+		hdr.Set(RetryHeader, ov.Shedding(attempt))
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -150,7 +151,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if h.serve(ov, p, w, r, ov.served(attempt)) {
+	if h.serve(ov, p, w, r, ov.Served(attempt)) {
 		panic(nil) // raised again: see serve
 	}
 }
@@ -164,7 +165,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: serve then returns true, and only then, for
 // ServeHTTP to raise it again.
-func (h *Handler) serve(ov *overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
+func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
 	advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: advice, h: h, ov: ov, p: p, r: r}
 	returned := false
@@ -204,7 +205,7 @@ func (h *Handler) serve(ov *overload, p srebreaker.Promise, w http.ResponseWrite
 
 // finish classifies the call and records it on p and in ov. A panic in the classifier
 // is recorded as a failure and goes on up.
-func (h *Handler) finish(ov *overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
+func (h *Handler) finish(ov *serverside.Overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
 	resp := rw.response(r)
 	recorded := false
 	defer func() {
@@ -215,6 +216,6 @@ func (h *Handler) finish(ov *overload, p srebreaker.Promise, r *http.Request, rw
 	o := h.classifier(r, resp, err)
 	recorded = true
 	record(p, o, resp, err)
-	_, isProbe := p.(probe)
-	ov.outcome(o, isProbe)
+	_, isProbe := p.(serverside.Probe)
+	ov.Finished(outcomeOf(o), isProbe)
 }

@@ -74,7 +74,7 @@ func TestHandler_ServeHTTP_classifiesStatuses(t *testing.T) {
 			code, _, err := get(client, fmt.Sprintf("%s/status/%d", base, tc.status))
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, code)
-			accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+			accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 			assert.Equal(t, int64(1), total)
 			if tc.ok {
 				assert.Equal(t, int64(1), accepts, "status %d is a success", tc.status)
@@ -90,7 +90,7 @@ func TestHandler_ServeHTTP_implicitOK(t *testing.T) {
 	code, _, err := get(client, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts, "a handler that writes nothing answers 200")
 	assert.Equal(t, int64(1), total)
 }
@@ -104,7 +104,7 @@ func TestHandler_ServeHTTP_informationalThenFailure(t *testing.T) {
 	code, _, err := get(client, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, 500, code)
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts, "the final status counts, not 103 Early Hints")
 	assert.Equal(t, int64(1), total)
 }
@@ -135,7 +135,7 @@ func TestHandler_ServeHTTP_shedsWith503(t *testing.T) {
 	}
 	assert.Greater(t, shed, 150, "a failing handler is shed")
 	assert.Equal(t, int64(served), a.served.Load(), "a shed request never reaches the handler")
-	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	_, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(served), total, "sheds are not recorded")
 }
 
@@ -153,10 +153,10 @@ func TestHandler_ServeHTTP_withKey(t *testing.T) {
 		assert.Equal(t, 200, code, "another route has its own breaker")
 		assert.Equal(t, "ok", body)
 	}
-	accepts, total := totals(reg, "other")
+	accepts, total := reg.Totals("other")
 	assert.Equal(t, int64(50), accepts)
 	assert.Equal(t, int64(50), total)
-	accepts, total = totals(reg, "status")
+	accepts, total = reg.Totals("status")
 	assert.Equal(t, int64(0), accepts)
 	assert.Less(t, total, int64(50), "the failing route was shed")
 }
@@ -186,7 +186,7 @@ func TestHandler_ServeHTTP_panicIsFailureAndRaised(t *testing.T) {
 	require.ErrorAs(t, classified, &perr, "the classifier sees a *PanicError")
 	assert.Equal(t, "kaboom", perr.Value)
 	assert.EqualError(t, perr, "httpbreaker: handler panicked: kaboom")
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -216,8 +216,8 @@ func TestHandler_ServeHTTP_abortHandler(t *testing.T) {
 	_, _, err = get(http.DefaultClient, "http://"+ln.Addr().String()+"/panic/abort")
 	require.Error(t, err, "the connection is closed without an answer")
 	assert.ErrorIs(t, <-classified, http.ErrAbortHandler, "the classifier can tell an abort")
-	<-reg.reported
-	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	<-reg.Reported()
+	_, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), total)
 	require.NoError(t, srv.Close())
 	logMu.Lock()
@@ -246,9 +246,9 @@ func TestHandler_ServeHTTP_panicAfterClientLeftIsIgnored(t *testing.T) {
 	_, err = http.DefaultClient.Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, http.ErrAbortHandler, <-got)
-	_, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	_, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), total)
-	assert.Equal(t, int64(1), ignored(reg, httpbreaker.DefaultHandlerKey), "the client left: recorded as neither")
+	assert.Equal(t, int64(1), reg.Ignored(httpbreaker.DefaultHandlerKey), "the client left: recorded as neither")
 }
 
 func TestHandler_ServeHTTP_flushStreams(t *testing.T) {
@@ -277,7 +277,7 @@ func TestHandler_ServeHTTP_flushStreams(t *testing.T) {
 	rest, err := io.ReadAll(br)
 	require.NoError(t, err)
 	assert.Equal(t, "second\n", string(rest))
-	accepts, _ := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, _ := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts)
 }
 
@@ -295,8 +295,8 @@ func TestHandler_ServeHTTP_hijack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
 	assert.Equal(t, "hijacked", body)
-	<-reg.reported // the client can read the answer before the handler returns
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	<-reg.Reported() // the client can read the answer before the handler returns
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -325,7 +325,7 @@ func TestHandler_ServeHTTP_classifierPanicIsFailure(t *testing.T) {
 	_, _, err := get(http.DefaultClient, base+"/")
 	require.NoError(t, err)
 	assert.Equal(t, "classifier bug", <-got)
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -356,7 +356,7 @@ func TestHandler_ServeHTTP_concurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(goroutines*calls), total)
 	assert.Equal(t, int64(goroutines*calls*4/5), accepts)
 	assert.Equal(t, int64(goroutines*calls), a.served.Load())
@@ -429,10 +429,10 @@ func TestHandler_ServeHTTP_answerAfterClientLeftIsIgnored(t *testing.T) {
 			for range clients {
 				<-finished
 			}
-			accepts, total := totals(reg, httpbreaker.DefaultHandlerKey)
+			accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 			assert.Equal(t, int64(0), total, "recorded as a success or a failure")
 			assert.Equal(t, int64(0), accepts)
-			assert.Equal(t, int64(clients), ignored(reg, httpbreaker.DefaultHandlerKey), "the clients left: neither")
+			assert.Equal(t, int64(clients), reg.Ignored(httpbreaker.DefaultHandlerKey), "the clients left: neither")
 			s, _ := breaker.StatsOf(reg.Registry.Get(httpbreaker.DefaultHandlerKey))
 			assert.Equal(t, int64(0), s.TotalFailures)
 		})

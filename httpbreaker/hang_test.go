@@ -76,8 +76,8 @@ func TestHandler_ServeHTTP_longStreamIsNotOut(t *testing.T) {
 				quick()
 				mock.Add(20 * time.Millisecond)
 			}
-			for len(reg.reported) > 0 {
-				<-reg.reported
+			for len(reg.Reported()) > 0 {
+				<-reg.Reported()
 			}
 			req, err := http.NewRequest(http.MethodGet, base+"/stream", nil)
 			require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestHandler_ServeHTTP_longStreamIsNotOut(t *testing.T) {
 			defer resp.Body.Close()
 			tc.read(t, resp)
 			select { // the answer went out
-			case <-reg.reported:
+			case <-reg.Reported():
 			case <-time.After(10 * time.Second):
 				t.Fatal("the stream was not recorded when its answer went out")
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // ErrInvalidOption is wrapped by the error [NewTransport] and [NewHandler]
@@ -32,11 +33,11 @@ const DefaultHandlerKey = "server:http"
 type Option func(*options)
 
 // side tells which constructor applies the options.
-type side int
+type side = serverside.Side
 
 const (
-	clientSide side = iota
-	serverSide
+	clientSide = serverside.ClientSide
+	serverSide = serverside.ServerSide
 )
 
 type options struct {
@@ -63,29 +64,25 @@ func newOptions(s side, opts []Option) (options, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	get, invalid := serverside.Breakers(o.registry, o.get, o.key != nil)
 	switch {
-	case o.registry == nil:
-		return o, fmt.Errorf("%w: WithRegistry(nil): registry must not be nil", ErrInvalidOption)
-	case o.key == nil:
-		return o, fmt.Errorf("%w: WithKey(nil): key function must not be nil", ErrInvalidOption)
+	case invalid != "":
+		return o, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	case o.classifier == nil:
 		return o, fmt.Errorf("%w: WithClassifier(nil): classifier must not be nil", ErrInvalidOption)
 	case s == serverSide && o.fallbackSet:
 		return o, fmt.Errorf("%w: WithFallback applies to a Transport, not to a Handler", ErrInvalidOption)
 	case s == clientSide && o.retryAfterSet:
 		return o, fmt.Errorf("%w: WithRetryAfter applies to a Handler, not to a Transport", ErrInvalidOption)
-	case s == clientSide && o.policySet:
-		return o, fmt.Errorf("%w: WithCriticalityPolicy applies to a Handler, not to a Transport: "+
-			"a Transport sends the level of the request's context", ErrInvalidOption)
-	case o.criticality.validate() != "":
-		return o, fmt.Errorf("%w: WithCriticalityPolicy(%v): %s", ErrInvalidOption, o.criticality, o.criticality.validate())
 	case o.retryAfter < time.Second || o.retryAfter%time.Second != 0:
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
 	}
-	if o.get == nil {
-		o.get = o.registry.Get
+	if invalid := o.criticality.p.Check(s, o.policySet, o.criticality.String(),
+		"a Handler, not to a Transport: a Transport sends the level of the request's context"); invalid != "" {
+		return o, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	}
+	o.get = get
 	return o, nil
 }
 

@@ -148,11 +148,11 @@ func TestTransport_serverShedIsNeither(t *testing.T) {
 		}
 	}
 	key := base[len("http://"):]
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Greater(t, shed, int64(40))
 	assert.Equal(t, int64(50)-shed, accepts, "the requests served (404) are successes")
 	assert.Equal(t, accepts, total, "no failure")
-	assert.Equal(t, shed, ignored(reg, key), "the sheds are neither")
+	assert.Equal(t, shed, reg.Ignored(key), "the sheds are neither")
 }
 
 func TestHandler_ServeHTTP_retryKeepsItsLevel(t *testing.T) {
@@ -248,13 +248,13 @@ func TestHandler_forwardedShedIsNeither(t *testing.T) {
 		default:
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		<-reg.reported // the gateway's Handler reports after it answers
+		<-reg.Reported() // the gateway's Handler reports after it answers
 	}
 	require.Positive(t, shed)
-	c := reg.countsFor(httpbreaker.DefaultHandlerKey)
-	assert.Equal(t, int64(0), c.rejects.Load(), "no forwarded shed is a failure")
-	assert.Equal(t, int64(shed), c.ignores.Load())
-	assert.Equal(t, int64(served), c.accepts.Load())
+	c := reg.CountsFor(httpbreaker.DefaultHandlerKey)
+	assert.Equal(t, int64(0), c.Rejects.Load(), "no forwarded shed is a failure")
+	assert.Equal(t, int64(shed), c.Ignores.Load())
+	assert.Equal(t, int64(served), c.Accepts.Load())
 }
 
 // The advice a shedding Handler adds to its own failures does not make
@@ -281,7 +281,7 @@ func TestHandler_ownFailureWhileSheddingIsAFailure(t *testing.T) {
 			require.Equal(t, "later", rec.Header().Get(httpbreaker.RetryHeader), "served while shedding")
 		}
 	}
-	c := reg.countsFor(httpbreaker.DefaultHandlerKey)
-	assert.Equal(t, int64(failed), c.rejects.Load())
-	assert.Equal(t, int64(0), c.ignores.Load())
+	c := reg.CountsFor(httpbreaker.DefaultHandlerKey)
+	assert.Equal(t, int64(failed), c.Rejects.Load())
+	assert.Equal(t, int64(0), c.Ignores.Load())
 }

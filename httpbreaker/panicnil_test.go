@@ -28,7 +28,7 @@ func TestPanicNilWithPanicnil1(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
 	require.NoError(t, err)
 	assert.True(t, panicked(func() { _, _ = tr.RoundTrip(req) }), "the Transport raises panic(nil) again")
-	accepts, total := totals(reg, "127.0.0.1:1")
+	accepts, total := reg.Totals("127.0.0.1:1")
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total, "recorded as a failure")
 
@@ -37,7 +37,7 @@ func TestPanicNilWithPanicnil1(t *testing.T) {
 	r, err := http.NewRequest(http.MethodGet, "/", strings.NewReader(""))
 	require.NoError(t, err)
 	assert.True(t, panicked(func() { h.ServeHTTP(discard{}, r) }), "the Handler raises panic(nil) again")
-	accepts, total = totals(reg, httpbreaker.DefaultHandlerKey)
+	accepts, total = reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total, "recorded as a failure")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
 )
 
@@ -86,7 +87,7 @@ func retryAfter(resp *http.Response) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if isDigits(v) {
+	if serverside.IsDigits(v) {
 		s, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || s > int64(MaxRetryAfter/time.Second) {
 			return MaxRetryAfter

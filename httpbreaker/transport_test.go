@@ -113,7 +113,7 @@ func TestTransport_RoundTrip_classifiesStatuses(t *testing.T) {
 			if tc.status != 204 && tc.status != 304 {
 				assert.Equal(t, fmt.Sprintf("status %d", tc.status), body, "the body reaches the caller whole")
 			}
-			accepts, total := totals(reg, key)
+			accepts, total := reg.Totals(key)
 			assert.Equal(t, int64(1), total)
 			if tc.ok {
 				assert.Equal(t, int64(1), accepts, "status %d is a success", tc.status)
@@ -130,7 +130,7 @@ func TestTransport_RoundTrip_transportErrorIsFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, breaker.ErrServiceUnavailable))
 	assert.Equal(t, int64(1), dep.received.Load())
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -147,10 +147,10 @@ func TestTransport_RoundTrip_callerCancelIsIgnored(t *testing.T) {
 	}()
 	_, err = client.Do(req)
 	require.ErrorIs(t, err, context.Canceled)
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(0), total, "the caller gave up: recorded as neither")
-	assert.Equal(t, int64(1), ignored(reg, key), "reported through Ignore")
+	assert.Equal(t, int64(1), reg.Ignored(key), "reported through Ignore")
 }
 
 func TestTransport_RoundTrip_deadlineIsFailure(t *testing.T) {
@@ -160,11 +160,11 @@ func TestTransport_RoundTrip_deadlineIsFailure(t *testing.T) {
 	require.NoError(t, err)
 	go func() {
 		<-dep.arrived
-		ctx.expire() // the deadline passes while the server works on it
+		ctx.Expire() // the deadline passes while the server works on it
 	}()
 	_, err = client.Do(req)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total, "a deadline is a failure")
 }
@@ -180,7 +180,7 @@ func TestTransport_RoundTrip_ctxAlreadyDone(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int64(0), dep.received.Load(), "nothing is sent")
 	assert.Equal(t, int64(1), body.closes.Load(), "the request body is closed")
-	_, total := totals(reg, key)
+	_, total := reg.Totals(key)
 	assert.Equal(t, int64(0), total, "nothing is recorded")
 }
 
@@ -226,7 +226,7 @@ func TestTransport_RoundTrip_dropsNeverReachTheServer(t *testing.T) {
 	}
 	assert.Greater(t, dropped, 150, "a failing dependency is shed")
 	assert.Equal(t, before+int64(sent), dep.received.Load(), "dropped requests never reach the server")
-	_, total := totals(reg, key)
+	_, total := reg.Totals(key)
 	assert.Equal(t, before+int64(sent), total, "drops are not recorded")
 }
 
@@ -317,7 +317,7 @@ func TestTransport_RoundTrip_requestBodySent(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, "hello", string(body))
-	accepts, _ := totals(reg, key)
+	accepts, _ := reg.Totals(key)
 	assert.Equal(t, int64(1), accepts)
 }
 
@@ -331,10 +331,10 @@ func TestTransport_RoundTrip_breakerPerHost(t *testing.T) {
 		require.NoError(t, err, "another host has its own breaker")
 		assert.Equal(t, 200, code)
 	}
-	accepts, total := totals(reg, strings.TrimPrefix(healthy, "http://"))
+	accepts, total := reg.Totals(strings.TrimPrefix(healthy, "http://"))
 	assert.Equal(t, int64(50), accepts)
 	assert.Equal(t, int64(50), total)
-	_, total = totals(reg, strings.TrimPrefix(failing, "http://"))
+	_, total = reg.Totals(strings.TrimPrefix(failing, "http://"))
 	assert.Equal(t, before, total)
 }
 
@@ -347,10 +347,10 @@ func TestTransport_RoundTrip_withKey(t *testing.T) {
 		require.NoError(t, err, "another route has its own breaker")
 		assert.Equal(t, 200, code)
 	}
-	accepts, total := totals(reg, host+" echo")
+	accepts, total := reg.Totals(host + " echo")
 	assert.Equal(t, int64(50), accepts)
 	assert.Equal(t, int64(50), total)
-	_, total = totals(reg, host+" status")
+	_, total = reg.Totals(host + " status")
 	assert.Equal(t, before, total)
 	assert.Equal(t, before+50, dep.received.Load())
 }
@@ -388,10 +388,10 @@ func TestTransport_RoundTrip_withClassifier(t *testing.T) {
 	require.Error(t, err)
 
 	assert.Equal(t, []seen{{"GET", 404, false}, {"GET", 503, false}, {"GET", 0, true}}, calls)
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Equal(t, int64(1), accepts, "503 is a success here")
 	assert.Equal(t, int64(2), total)
-	assert.Equal(t, int64(1), ignored(reg, key), "the transport error is ignored")
+	assert.Equal(t, int64(1), reg.Ignored(key), "the transport error is ignored")
 }
 
 func TestTransport_RoundTrip_unknownOutcomeIsFailure(t *testing.T) {
@@ -399,7 +399,7 @@ func TestTransport_RoundTrip_unknownOutcomeIsFailure(t *testing.T) {
 		func(*http.Request, *http.Response, error) httpbreaker.Outcome { return httpbreaker.Outcome(42) }))
 	_, _, err := get(client, base+"/status/200")
 	require.NoError(t, err)
-	accepts, total := totals(reg, key)
+	accepts, total := reg.Totals(key)
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -415,7 +415,7 @@ func TestTransport_RoundTrip_panicIsFailureAndRaised(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
 	require.NoError(t, err)
 	assert.PanicsWithValue(t, "transport bug", func() { _, _ = tr.RoundTrip(req) })
-	accepts, total := totals(reg, "127.0.0.1:1")
+	accepts, total := reg.Totals("127.0.0.1:1")
 	assert.Equal(t, int64(0), accepts)
 	assert.Equal(t, int64(1), total)
 }
@@ -424,7 +424,7 @@ func TestTransport_RoundTrip_classifierPanicIsFailure(t *testing.T) {
 	_, base, key, reg, client := setup(t, httpbreaker.WithClassifier(
 		func(*http.Request, *http.Response, error) httpbreaker.Outcome { panic("classifier bug") }))
 	assert.PanicsWithValue(t, "classifier bug", func() { _, _, _ = get(client, base+"/status/200") })
-	_, total := totals(reg, key)
+	_, total := reg.Totals(key)
 	assert.Equal(t, int64(1), total)
 }
 
@@ -462,7 +462,7 @@ func TestTransport_RoundTrip_concurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	accepts, total := totals(reg, strings.TrimPrefix(base, "http://"))
+	accepts, total := reg.Totals(strings.TrimPrefix(base, "http://"))
 	assert.Equal(t, int64(goroutines*calls), total)
 	assert.Equal(t, int64(goroutines*calls*4/5), accepts)
 	assert.Equal(t, int64(goroutines*calls), dep.received.Load())
@@ -544,6 +544,6 @@ func TestTransport_RoundTrip_classifierPanicClosesTheResponseBody(t *testing.T) 
 	assert.PanicsWithValue(t, "classifier bug", func() { _, _ = tr.RoundTrip(req) })
 	require.Len(t, inner.bodies, 1)
 	assert.Equal(t, int64(1), inner.bodies[0].closes.Load(), "the response body is closed")
-	_, total := totals(reg, strings.TrimPrefix(base, "http://"))
+	_, total := reg.Totals(strings.TrimPrefix(base, "http://"))
 	assert.Equal(t, int64(1), total, "recorded as a failure")
 }

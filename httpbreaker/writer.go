@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // responseWriter passes everything on to the writer it wraps and notes the
@@ -25,7 +26,7 @@ type responseWriter struct {
 	// or when the handler returns, whichever comes first; h is nil for a
 	// writer that records nothing early.
 	h        *Handler
-	ov       *overload
+	ov       *serverside.Overload
 	p        srebreaker.Promise
 	r        *http.Request
 	recorded bool // the call was recorded

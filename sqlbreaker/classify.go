@@ -109,6 +109,26 @@ func (o *options) record(ctx context.Context, p srebreaker.Promise, op string, e
 // nor panicked with a value.
 const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
 
+// guarded asks the breaker about a call of op (a word for the failure
+// reason: "query", "exec"), runs f if admitted, and records how it ended,
+// as guard does; a panic(nil) that guard stopped is raised again here. It
+// returns what f returned, or the breaker's drop error, or ctx's error when
+// the caller has gone. f does not escape, so a closure passed to guarded
+// stays on the stack.
+func guarded[T any](ctx context.Context, o *options, op string, f func() (T, error)) (v T, err error) {
+	p, err := o.b.AllowCtx(ctx)
+	if err != nil {
+		return v, err
+	}
+	if guard(p, func() {
+		v, err = f()
+		o.record(ctx, p, op, err, false)
+	}) {
+		panic(nil) // raised again: see guard
+	}
+	return v, err
+}
+
 // guard runs call, which makes an admitted call and records its outcome on
 // p, and records a call that neither returns nor is recorded as a failure:
 // a panic is recorded and goes on from here, with the caller's frames on

@@ -110,27 +110,17 @@ func (c *conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (rows driver.Rows, err error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if c.queryer == nil {
 		return c.queryLegacy(ctx, query, args)
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if guard(p, func() {
-		rows, err = c.queryer.QueryContext(ctx, query, args)
-		c.o.record(ctx, p, "query", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return rows, err
+	return guarded(ctx, c.o, "query", func() (driver.Rows, error) { return c.queryer.QueryContext(ctx, query, args) })
 }
 
 // queryLegacy is QueryContext for a connection without QueryerContext, as
 // database/sql does it: the legacy Queryer if there is one, driver.ErrSkip
 // (prepare, then query the statement) otherwise.
-func (c *conn) queryLegacy(ctx context.Context, query string, args []driver.NamedValue) (rows driver.Rows, err error) {
+func (c *conn) queryLegacy(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if c.queryer0 == nil {
 		return nil, driver.ErrSkip
 	}
@@ -138,39 +128,19 @@ func (c *conn) queryLegacy(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if guard(p, func() {
-		rows, err = c.queryer0.Query(query, dargs)
-		c.o.record(ctx, p, "query", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return rows, err
+	return guarded(ctx, c.o, "query", func() (driver.Rows, error) { return c.queryer0.Query(query, dargs) })
 }
 
-func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (res driver.Result, err error) {
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if c.execer == nil {
 		return c.execLegacy(ctx, query, args)
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if guard(p, func() {
-		res, err = c.execer.ExecContext(ctx, query, args)
-		c.o.record(ctx, p, "exec", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return res, err
+	return guarded(ctx, c.o, "exec", func() (driver.Result, error) { return c.execer.ExecContext(ctx, query, args) })
 }
 
 // execLegacy is ExecContext for a connection without ExecerContext, as
 // database/sql does it.
-func (c *conn) execLegacy(ctx context.Context, query string, args []driver.NamedValue) (res driver.Result, err error) {
+func (c *conn) execLegacy(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if c.execer0 == nil {
 		return nil, driver.ErrSkip
 	}
@@ -178,39 +148,21 @@ func (c *conn) execLegacy(ctx context.Context, query string, args []driver.Named
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if guard(p, func() {
-		res, err = c.execer0.Exec(query, dargs)
-		c.o.record(ctx, p, "exec", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return res, err
+	return guarded(ctx, c.o, "exec", func() (driver.Result, error) { return c.execer0.Exec(query, dargs) })
 }
 
-func (c *conn) PrepareContext(ctx context.Context, query string) (st driver.Stmt, err error) {
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var si driver.Stmt
-	if guard(p, func() {
+func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	si, err := guarded(ctx, c.o, "prepare", func() (driver.Stmt, error) {
 		if c.preparer != nil {
-			si, err = c.preparer.PrepareContext(ctx, query)
-		} else {
-			si, err = c.ci.Prepare(query)
-			if err == nil && ctx.Err() != nil { // as database/sql does
-				_ = si.Close()
-				si, err = nil, ctx.Err()
-			}
+			return c.preparer.PrepareContext(ctx, query)
 		}
-		c.o.record(ctx, p, "prepare", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
+		si, err := c.ci.Prepare(query)
+		if err == nil && ctx.Err() != nil { // as database/sql does
+			_ = si.Close()
+			return nil, ctx.Err()
+		}
+		return si, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +176,7 @@ var (
 	errReadOnly  = errors.New("sql: driver does not support read-only transactions")
 )
 
-func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (tx driver.Tx, err error) {
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if c.beginner == nil { // database/sql's checks, before anything is sent
 		if opts.Isolation != driver.IsolationLevel(sql.LevelDefault) {
 			return nil, errIsolation
@@ -233,24 +185,17 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (tx driver.Tx
 			return nil, errReadOnly
 		}
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if guard(p, func() {
+	tx, err := guarded(ctx, c.o, "begin", func() (driver.Tx, error) {
 		if c.beginner != nil {
-			tx, err = c.beginner.BeginTx(ctx, opts)
-		} else {
-			tx, err = c.ci.Begin()
-			if err == nil && ctx.Err() != nil { // as database/sql does
-				_ = tx.Rollback()
-				tx, err = nil, ctx.Err()
-			}
+			return c.beginner.BeginTx(ctx, opts)
 		}
-		c.o.record(ctx, p, "begin", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
+		tx, err := c.ci.Begin()
+		if err == nil && ctx.Err() != nil { // as database/sql does
+			_ = tx.Rollback()
+			return nil, ctx.Err()
+		}
+		return tx, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -260,20 +205,11 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (tx driver.Tx
 
 // Ping pings the server if the connection implements driver.Pinger, and
 // returns nil otherwise, as database/sql does.
-func (c *conn) Ping(ctx context.Context) (err error) {
+func (c *conn) Ping(ctx context.Context) error {
 	if c.pinger == nil {
 		return nil
 	}
-	p, err := c.o.b.AllowCtx(ctx)
-	if err != nil {
-		return err
-	}
-	if guard(p, func() {
-		err = c.pinger.Ping(ctx)
-		c.o.record(ctx, p, "ping", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
+	_, err := guarded(ctx, c.o, "ping", func() (struct{}, error) { return struct{}{}, c.pinger.Ping(ctx) })
 	return err
 }
 

@@ -75,52 +75,26 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 	return s.QueryContext(context.Background(), valueToNamedValue(args))
 }
 
-func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res driver.Result, err error) {
-	var dargs []driver.Value
-	if s.execer == nil {
-		if dargs, err = namedValueToValue(args); err != nil {
-			return nil, err
-		}
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if s.execer != nil {
+		return guarded(ctx, s.c.o, "exec", func() (driver.Result, error) { return s.execer.ExecContext(ctx, args) })
 	}
-	p, err := s.c.o.b.AllowCtx(ctx)
+	dargs, err := namedValueToValue(args)
 	if err != nil {
 		return nil, err
 	}
-	if guard(p, func() {
-		if s.execer != nil {
-			res, err = s.execer.ExecContext(ctx, args)
-		} else {
-			res, err = s.si.Exec(dargs)
-		}
-		s.c.o.record(ctx, p, "exec", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return res, err
+	return guarded(ctx, s.c.o, "exec", func() (driver.Result, error) { return s.si.Exec(dargs) })
 }
 
-func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows driver.Rows, err error) {
-	var dargs []driver.Value
-	if s.queryer == nil {
-		if dargs, err = namedValueToValue(args); err != nil {
-			return nil, err
-		}
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if s.queryer != nil {
+		return guarded(ctx, s.c.o, "query", func() (driver.Rows, error) { return s.queryer.QueryContext(ctx, args) })
 	}
-	p, err := s.c.o.b.AllowCtx(ctx)
+	dargs, err := namedValueToValue(args)
 	if err != nil {
 		return nil, err
 	}
-	if guard(p, func() {
-		if s.queryer != nil {
-			rows, err = s.queryer.QueryContext(ctx, args)
-		} else {
-			rows, err = s.si.Query(dargs)
-		}
-		s.c.o.record(ctx, p, "query", err, false)
-	}) {
-		panic(nil) // raised again: see guard
-	}
-	return rows, err
+	return guarded(ctx, s.c.o, "query", func() (driver.Rows, error) { return s.si.Query(dargs) })
 }
 
 // valueToNamedValue is the reverse of namedValueToValue, for the legacy
