@@ -14,9 +14,12 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
 # requires the published ones). retrytest measures retries through the
 # peers' retry libraries (go-retryablehttp, go-grpc-middleware), unpublished.
+# faulttest runs every integration against real servers behind toxiproxy
+# (a Go module, run in its tests' process), unpublished: toxiproxy stays
+# out of every published go.mod.
 # leakcheck comes last: it fails while the core leaves goroutines running.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
-                       retrytest \
+                       retrytest faulttest \
                        examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
@@ -33,7 +36,7 @@ RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-# redisbreaker's, goredisbreaker's and examples/fleet's tests start a real redis-server on a
+# redisbreaker's, goredisbreaker's, faulttest's and examples/fleet's tests start a real redis-server on a
 # loopback port: Debian's package, installed here when missing (as root, or
 # through sudo), so that make test works on a fresh machine.
 redis: ## install redis-server (Debian's package) if it is missing
@@ -42,7 +45,7 @@ redis: ## install redis-server (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server; }
 
-# sqlbreaker's tests initialize and start a real PostgreSQL server on a
+# sqlbreaker's and faulttest's tests initialize and start a real PostgreSQL server on a
 # loopback port (as the user postgres when run as root): Debian's package,
 # installed here when missing in the same way. Its server programs live in
 # /usr/lib/postgresql/<version>/bin, off the PATH.

@@ -71,13 +71,29 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 }
 
 // StreamClientInterceptor returns an interceptor that opens a stream only
-// if the breaker for its key admits it, and records how the stream ended,
-// exactly once: when RecvMsg returns io.EOF (a success) or an error, when
-// SendMsg returns an error other than io.EOF, when the response of a
-// stream without server streaming arrives, or, if the caller abandons the
-// stream first, when the call's context is done (canceled: neither; past
-// its deadline: DeadlineExceeded). Set it inline with
-// grpc.WithStreamInterceptor or grpc.WithChainStreamInterceptor.
+// if the breaker for its key admits it, and records how the call went,
+// exactly once. A stream with server streaming (a server stream or a
+// bidirectional one) is recorded as a success when the server's header
+// arrives, or its first message: the server answered, and the stream may
+// then last as long as the caller likes (a watch, a chat) without being
+// counted against the server as a call that does not come back; a
+// failure after that is not recorded. A stream that ends before (a
+// trailers-only answer, a connection that fails) and a stream without
+// server streaming are recorded when they end: when RecvMsg returns io.EOF
+// (a success) or an error, when SendMsg returns an error other than
+// io.EOF, when the response of a stream without server streaming arrives,
+// or, if the caller abandons the stream first, when the call's context is
+// done (canceled: neither; past its deadline: DeadlineExceeded). Set it
+// inline with grpc.WithStreamInterceptor or
+// grpc.WithChainStreamInterceptor.
+//
+// A server that streams nothing for long after it is called (a watch
+// waiting for its first event) answers when it sends its header: until
+// then the breaker cannot tell its stream from one that hangs. Such a
+// server should send its header at once (grpc.SendHeader, or
+// ServerStream.SendHeader). To notice the header before a message, the
+// interceptor waits for it in a goroutine of its own, which ends when the
+// header arrives or the stream ends.
 //
 // Breakers, keys, retries and their budget, drops, a context already done,
 // panics and invalid options are handled as by [UnaryClientInterceptor]:
@@ -109,8 +125,11 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 			o.record(p, ctx, err)
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, o: o, p: p, ctx: ctx, serverStreams: desc.ServerStreams}
+		s := &clientStream{ClientStream: cs, o: o, p: p, ctx: ctx}
 		s.stop = context.AfterFunc(ctx, s.abandoned)
+		if desc.ServerStreams {
+			go s.awaitHeader()
+		}
 		return s, nil
 	}
 }
@@ -118,12 +137,11 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 // clientStream notes when a stream ends and records its outcome once.
 type clientStream struct {
 	grpc.ClientStream
-	o             *options
-	p             srebreaker.Promise
-	ctx           context.Context
-	serverStreams bool
-	stop          func() bool // stops the context watch; set before the stream is handed out
-	ended         atomic.Bool
+	o     *options
+	p     srebreaker.Promise
+	ctx   context.Context
+	stop  func() bool // stops the context watch; set before the stream is handed out
+	ended atomic.Bool
 }
 
 // end records the stream's outcome, the first time it is called.
@@ -131,6 +149,15 @@ func (s *clientStream) end(err error) {
 	if s.ended.CompareAndSwap(false, true) {
 		s.stop()
 		s.o.record(s.p, s.ctx, err)
+	}
+}
+
+// awaitHeader records a success when the server's header arrives. Header
+// returns nil when the stream ended without one (a trailers-only answer,
+// a failure): RecvMsg or the context then tells how it ended.
+func (s *clientStream) awaitHeader() {
+	if md, _ := s.ClientStream.Header(); md != nil {
+		s.end(nil)
 	}
 }
 
@@ -159,8 +186,11 @@ func (s *clientStream) RecvMsg(m any) error {
 		s.end(err)
 		// The stream has ended: its trailer is there to read.
 		return withPushback(err, s.ClientStream.Trailer())
-	case !s.serverStreams:
-		s.end(nil) // the one response arrived, and with it an OK status
+	default:
+		// A message of a server stream: the header came before it. The one
+		// response of a stream without server streaming: it came with an
+		// OK status.
+		s.end(nil)
 	}
 	return err
 }

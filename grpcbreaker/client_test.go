@@ -206,7 +206,8 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 		code  codes.Code
 	}{
 		{"ok", "n:3", success, codes.OK},
-		{"fails after messages", fmt.Sprintf("n:2,code:%d", codes.Unavailable), failure, codes.Unavailable},
+		// The server answered: what follows is not recorded.
+		{"fails after messages", fmt.Sprintf("n:2,code:%d", codes.Unavailable), success, codes.Unavailable},
 		{"fails at once", fmt.Sprintf("code:%d", codes.Internal), failure, codes.Internal},
 		{"not a failure code", fmt.Sprintf("n:1,code:%d", codes.NotFound), success, codes.NotFound},
 	} {
@@ -221,7 +222,7 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 				out := new(wrapperspb.StringValue)
 				require.NoError(t, s.RecvMsg(out))
 				assert.Equal(t, fmt.Sprint(i), out.GetValue())
-				assert.Equal(t, [3]int64{}, cl.outcomes(listMethod), "nothing is recorded before the end")
+				assert.Equal(t, success, cl.outcomes(listMethod), "recorded when the server's answer begins")
 			}
 			err = s.RecvMsg(new(wrapperspb.StringValue))
 			if tc.code == codes.OK {
@@ -236,6 +237,25 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 			assert.Equal(t, tc.want, cl.outcomes(listMethod), "recorded exactly once")
 		})
 	}
+}
+
+// A server stream is recorded when the server's header arrives, before
+// any message: a watch that sends its header at once and then waits for
+// events is not a call that does not come back.
+func TestStreamClientInterceptor_serverStreamHeader(t *testing.T) {
+	cl := newClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := cl.cc.NewStream(ctx, &listDesc, listMethod)
+	require.NoError(t, err)
+	require.NoError(t, s.SendMsg(wrapperspb.String("header,block")))
+	require.NoError(t, s.CloseSend())
+	<-cl.server.arrived
+	cl.reg.WaitReported(t)
+	assert.Equal(t, success, cl.outcomes(listMethod), "the header is the server's answer")
+	cancel()
+	assert.Equal(t, codes.Canceled, status.Code(s.RecvMsg(new(wrapperspb.StringValue))))
+	assert.Equal(t, success, cl.outcomes(listMethod), "recorded exactly once")
 }
 
 func TestStreamClientInterceptor_clientStream(t *testing.T) {
@@ -256,17 +276,28 @@ func TestStreamClientInterceptor_bidiFailure(t *testing.T) {
 	cl := newClient(t)
 	s, err := cl.cc.NewStream(context.Background(), &chatDesc, chatMethod)
 	require.NoError(t, err)
+	require.NoError(t, s.SendMsg(wrapperspb.String(fmt.Sprintf("code:%d", codes.ResourceExhausted))))
+	err = s.RecvMsg(new(wrapperspb.StringValue))
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Equal(t, failure, cl.outcomes(chatMethod), "a failure before the server answered")
+	// SendMsg after the end reports io.EOF and records nothing more.
+	_ = s.SendMsg(wrapperspb.String("late"))
+	assert.Equal(t, failure, cl.outcomes(chatMethod))
+}
+
+func TestStreamClientInterceptor_bidiFailureAfterAnswer(t *testing.T) {
+	cl := newClient(t)
+	s, err := cl.cc.NewStream(context.Background(), &chatDesc, chatMethod)
+	require.NoError(t, err)
 	require.NoError(t, s.SendMsg(wrapperspb.String("hi")))
 	out := new(wrapperspb.StringValue)
 	require.NoError(t, s.RecvMsg(out))
 	assert.Equal(t, "hi", out.GetValue())
+	assert.Equal(t, success, cl.outcomes(chatMethod), "recorded when the server's answer begins")
 	require.NoError(t, s.SendMsg(wrapperspb.String(fmt.Sprintf("code:%d", codes.ResourceExhausted))))
 	err = s.RecvMsg(out)
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
-	assert.Equal(t, failure, cl.outcomes(chatMethod))
-	// SendMsg after the end reports io.EOF and records nothing more.
-	_ = s.SendMsg(wrapperspb.String("late"))
-	assert.Equal(t, failure, cl.outcomes(chatMethod))
+	assert.Equal(t, success, cl.outcomes(chatMethod), "what follows the answer is not recorded")
 }
 
 func TestStreamClientInterceptor_bidiSuccess(t *testing.T) {
@@ -285,9 +316,9 @@ func TestStreamClientInterceptor_abandonedByCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := cl.cc.NewStream(ctx, &chatDesc, chatMethod)
 	require.NoError(t, err)
-	require.NoError(t, s.SendMsg(wrapperspb.String("hi")))
-	require.NoError(t, s.RecvMsg(new(wrapperspb.StringValue)))
-	cancel() // the caller walks away without reading the end
+	require.NoError(t, s.SendMsg(wrapperspb.String("block")))
+	<-cl.server.arrived
+	cancel() // the caller walks away before the server answered
 	cl.reg.WaitReported(t)
 	assert.Equal(t, neither, cl.outcomes(chatMethod))
 
@@ -382,7 +413,8 @@ func TestClientInterceptors_concurrent(t *testing.T) {
 	const n = goroutines * calls
 	target := addr
 	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, reg.Outcomes(target+callMethod))
-	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, reg.Outcomes(target+listMethod))
+	// A stream is recorded when its first message arrives: a success.
+	assert.Equal(t, [3]int64{n, 0, 0}, reg.Outcomes(target+listMethod))
 	assert.Equal(t, int64(2*n), es.received.Load())
 }
 

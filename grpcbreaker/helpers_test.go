@@ -24,6 +24,7 @@ import (
 //	"code:N"  ends the call with status code N (after the messages of n:)
 //	"n:K"     (List only) sends K messages first
 //	"block"   tells arrived, then waits until the call's context is done
+//	"header," (List only, as a prefix) sends the header first
 //	"panic"   panics
 //	anything else: answers with the same value
 const (
@@ -103,13 +104,19 @@ func listHandler(srv any, stream grpc.ServerStream) error {
 	if err := stream.RecvMsg(in); err != nil {
 		return err
 	}
-	_, n := parse(in.GetValue())
+	v, header := strings.CutPrefix(in.GetValue(), "header,")
+	if header {
+		if err := stream.SendHeader(nil); err != nil {
+			return err
+		}
+	}
+	_, n := parse(v)
 	for i := range n {
 		if err := stream.SendMsg(wrapperspb.String(strconv.Itoa(i))); err != nil {
 			return err
 		}
 	}
-	_, err := s.answer(stream.Context(), in.GetValue())
+	_, err := s.answer(stream.Context(), v)
 	return err
 }
 

@@ -3,8 +3,10 @@ package grpcbreaker
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/internal/serverside"
@@ -74,7 +76,16 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 }
 
 // StreamServerInterceptor is [UnaryServerInterceptor] for streaming
-// handlers: it records how the handler ended, once it returns. Set it
+// handlers: it records how the handler ended, once it returns, or, for a
+// stream with server streaming, as a success when the handler first sends
+// its header or a message: the handler answered, and the stream may then
+// last as long as its client likes (a watch, a chat) without being
+// counted against the server as a call that does not come back; what the
+// handler does after, a failure or a panic included, is not recorded. A
+// handler that streams nothing for long after it is called should send
+// its header at once (ServerStream.SendHeader): until then its stream is
+// out, and counts against the server once out for much longer than the
+// method's calls take. Set it
 // inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
 // panics as UnaryServerInterceptor does when an option is invalid. With
 // grpc.UnknownServiceHandler, the full methods it sees are whatever clients
@@ -97,8 +108,17 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 		if ctx != ss.Context() {
 			ss = &levelStream{ServerStream: ss, ctx: ctx}
 		}
-		if guard(p, func() { err = handler(srv, ss) }) {
+		guarded := p
+		var as *answerStream
+		if info.IsServerStream {
+			as = &answerStream{ServerStream: ss, o: o, ov: ov, p: p, ctx: ctx}
+			ss, guarded = as, unlessAnswered{as}
+		}
+		if guard(guarded, func() { err = handler(srv, ss) }) {
 			panic(nil) // raised again: see guard
+		}
+		if as != nil && !as.recorded.CompareAndSwap(false, true) {
+			return err // recorded when the handler answered
 		}
 		if finish(ov, o, p, ctx, err) && advice != "" {
 			err = failureAnswer(err, advice)
@@ -148,3 +168,54 @@ func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx conte
 
 // memories are the server side's memories of an interceptor's keys.
 type memories struct{ serverside.Memories }
+
+// answerStream is the stream of a handler with server streaming: it
+// records the call as a success when the handler first sends its header
+// or a message.
+type answerStream struct {
+	grpc.ServerStream
+	o        *options
+	ov       *serverside.Overload
+	p        srebreaker.Promise
+	ctx      context.Context
+	recorded atomic.Bool // the call was recorded, when it answered or ended
+}
+
+func (s *answerStream) SendHeader(md metadata.MD) error {
+	err := s.ServerStream.SendHeader(md)
+	if err == nil {
+		s.answered()
+	}
+	return err
+}
+
+func (s *answerStream) SendMsg(m any) error {
+	err := s.ServerStream.SendMsg(m)
+	if err == nil {
+		s.answered()
+	}
+	return err
+}
+
+// answered records the call as a success, unless it was recorded.
+func (s *answerStream) answered() {
+	if s.recorded.CompareAndSwap(false, true) {
+		finish(s.ov, s.o, s.p, s.ctx, nil)
+	}
+}
+
+// unlessAnswered is the promise of an answerStream's call for a handler
+// that panics: it records the panic unless the call was recorded.
+type unlessAnswered struct{ s *answerStream }
+
+func (u unlessAnswered) Accept() {
+	if u.s.recorded.CompareAndSwap(false, true) {
+		u.s.p.Accept()
+	}
+}
+
+func (u unlessAnswered) Reject(reason string) {
+	if u.s.recorded.CompareAndSwap(false, true) {
+		u.s.p.Reject(reason)
+	}
+}

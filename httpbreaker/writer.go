@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // responseWriter passes everything on to the writer it wraps and notes the
@@ -18,6 +21,29 @@ type responseWriter struct {
 	// advised is set when the writer added RetryHeader to a 5xx answer
 	// whose handler had not: the classifier does not see it.
 	advised bool
+
+	// The call's record, made at the first Flush or Hijack (see answered)
+	// or when the handler returns, whichever comes first; h is nil for a
+	// writer that records nothing early.
+	h        *Handler
+	ov       *serverside.Overload
+	p        srebreaker.Promise
+	r        *http.Request
+	recorded bool // the call was recorded
+}
+
+// answered records the call, the first time the handler's answer goes out
+// before it returns: at the first Flush of a stream (server-sent events, a
+// long download) or when it takes the connection over (a WebSocket). The
+// handler answered, and may go on for as long as its client stays: the
+// call is not one that does not come back. What it does after is not
+// recorded.
+func (w *responseWriter) answered() {
+	if w.h == nil || w.recorded {
+		return
+	}
+	w.recorded = true
+	w.h.finish(w.ov, w.p, w.r, w, nil)
 }
 
 // note records that the response started with status code, unless it
@@ -68,16 +94,21 @@ func (w *responseWriter) Flush() {
 // http.ErrNotSupported when the wrapped writer cannot flush.
 func (w *responseWriter) FlushError() error {
 	w.note(http.StatusOK)
-	return http.NewResponseController(w.ResponseWriter).Flush()
+	err := http.NewResponseController(w.ResponseWriter).Flush()
+	if err == nil {
+		w.answered()
+	}
+	return err
 }
 
 // Hijack implements http.Hijacker. A hijacked connection belongs to the
-// handler; unless it wrote a status first, the call is recorded with 101
-// Switching Protocols.
+// handler; the call is recorded then, unless it wrote a status first with
+// 101 Switching Protocols.
 func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err == nil {
 		w.note(http.StatusSwitchingProtocols)
+		w.answered()
 	}
 	return conn, rw, err
 }
