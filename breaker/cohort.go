@@ -38,8 +38,8 @@ type cohort struct {
 	// older is the next older cohort of the stripe with calls out. Written
 	// under the breaker's mu.
 	older atomic.Pointer[cohort]
-	// seen is the oldest age, in buckets, at which a take found calls of
-	// the cohort out. Guarded by the breaker's mu.
+	// seen is the age, in buckets, at which the last take found calls of
+	// the cohort out; 0 if none did. Guarded by the breaker's mu.
 	seen int64
 	// Padding keeps two stripes' cohorts, allocated one after the other,
 	// off the pair of cache lines the other one's calls write.
