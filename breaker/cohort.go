@@ -246,7 +246,7 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 		live.bucket.Store(next)
 	}
 	track := track(s.counts.b.span)
-	after := min(w.after(track), track)
+	after := w.after(track)
 	prev := live
 	for c := live.older.Load(); c != nil; c = c.older.Load() {
 		started := c.started.Load() // before the outcomes: a call that ends between is not taken for one out
