@@ -53,9 +53,20 @@ func libraryNamed(name string) *library {
 // newOurs: srebreaker's defaults, which count the calls still out against
 // the dependency once they are overdue against the latency it has learned.
 func newOurs() allowFunc {
-	b := breaker.MustNew(breaker.WithName("hang"))
+	return promisesAllow(breaker.MustNew(breaker.WithName("hang")).Allow)
+}
+
+// promise is the two-step API srebreaker and go-zero share: a call asked
+// for returns a promise, on which its outcome is reported.
+type promise interface {
+	Accept()
+	Reject(reason string)
+}
+
+// promisesAllow asks allow for a promise, and reports the outcome on it.
+func promisesAllow[P promise](allow func() (P, error)) allowFunc {
 	return func() (func(error), bool) {
-		p, err := b.Allow()
+		p, err := allow()
 		if err != nil {
 			return nil, false
 		}
@@ -121,20 +132,7 @@ func newGobreaker() allowFunc {
 // newGoZero: go-zero's breaker, over a window of 10 s, with K = 1.5 and a
 // protection of 5 calls.
 func newGoZero() allowFunc {
-	b := gozero.NewBreaker()
-	return func() (func(error), bool) {
-		p, err := b.Allow()
-		if err != nil {
-			return nil, false
-		}
-		return func(err error) {
-			if err == nil {
-				p.Accept()
-			} else {
-				p.Reject(err.Error())
-			}
-		}, true
-	}
+	return promisesAllow(gozero.NewBreaker().Allow)
 }
 
 // newAegis: aegis's sre breaker, over a window of 3 s, with K = 1/0.6,
