@@ -122,8 +122,8 @@ func TestSharer_Sync_v2AndV3SideBySide(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client()
 	clk := newVirtualClock()
-	v3 := newProcess(t, srv, clk, "v3")
-	quiet := newProcess(t, srv, clk, "quiet", redisbreaker.WithV2(false))
+	v3 := newProcess(t, srv, clk, "v3", redisbreaker.WithV3(true))
+	quiet := newProcess(t, srv, clk, "quiet", redisbreaker.WithV3(true), redisbreaker.WithV2(false))
 	clk.advance(breaker.DefaultWindow)
 
 	// The v3 processes publish; the v2 process reads the one that

@@ -47,6 +47,7 @@ type options struct {
 	clock   clock.Clock
 	id      string
 	v2      bool
+	v3      bool
 }
 
 // WithPrefix sets the prefix of the keys the sharer reads and writes: one
@@ -100,6 +101,19 @@ func WithClock(c clock.Clock) Option {
 // not starting with "=".
 func WithProcessID(id string) Option {
 	return func(o *options) { o.id = id }
+}
+
+// WithV3 sets whether the sharer also publishes each breaker's history in
+// layout v3, as redisbreaker published it before layout v4 (counters on a
+// grid of buckets), for the processes of the fleet that still run such a
+// version, and reads theirs: a fleet in a rolling upgrade from v3 shares
+// one fleet's evidence when it upgrades in two steps, first with
+// WithV3(true) on every upgraded process, then, once no process runs the
+// old version, without it. Each round then also runs layout v3's script
+// per breaker, which costs Redis about a hundred times a v4 round (see the
+// package documentation, "Layouts"). Default false.
+func WithV3(publish bool) Option {
+	return func(o *options) { o.v3 = publish }
 }
 
 // WithV2 sets whether the sharer also publishes each breaker's state in

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -52,7 +53,8 @@ type Sharer struct {
 
 	round  sync.Mutex // one round at a time; guards down, loaded and the members' round state
 	down   bool       // the last round failed as a whole, and that was logged
-	loaded bool       // the last round ran the script: Redis has it
+	loaded bool       // the last round ran the v3 script: Redis has it
+	batch  bool       // one MGET reads every breaker's blocks: a client of one node
 }
 
 // member is a shared breaker.
@@ -61,9 +63,13 @@ type member struct {
 	fleet *fleet.Member
 	key   string
 
-	own fleet.History // guarded by Sharer.round; what the round published
+	own  fleet.History // guarded by Sharer.round; what the round published in layout v3
+	grid gridState     // guarded by Sharer.round; layout v4
 
-	bad bool // guarded by Sharer.round; the last read was unusable, and that was logged
+	bad  bool // guarded by Sharer.round; the last read was unusable, and that was logged
+	lost bool // guarded by Sharer.round; the breaker's node of Redis was unreachable, and that was logged
+
+	status atomic.Pointer[Status] // what the last round learnt of the fleet
 }
 
 // New returns a sharer that keeps its state in Redis through client: a
@@ -79,7 +85,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sharer{client: client, o: o, members: make(map[string]*member)}, nil
+	_, single := client.(*redis.Client)
+	return &Sharer{client: client, o: o, members: make(map[string]*member), batch: single}, nil
 }
 
 // ProcessID returns the name this process publishes its histories under; see
@@ -114,7 +121,7 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 		}
 		old.fleet.ClearOthers()
 	}
-	s.members[name] = &member{b: b, fleet: link, key: s.o.prefix + name}
+	s.members[name] = &member{b: b, fleet: link, key: s.o.prefix + name, grid: newGridState(s.o.prefix, name)}
 	return nil
 }
 
@@ -156,7 +163,7 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 	defer ticker.Stop()
 	for {
 		rctx, cancel := context.WithTimeout(ctx, s.o.timeout)
-		_ = s.Sync(rctx) // logged by Sync
+		_ = s.sync(rctx, false) // logged by sync
 		cancel()
 		select {
 		case <-ctx.Done():
@@ -190,25 +197,33 @@ func (s *Sharer) Close() error {
 	return nil
 }
 
-// Sync runs one round, as the loop does every period: in one pipelined
-// round trip, for each shared breaker, a script in Redis publishes the
-// breaker's history ([fleet.Member.History]) under this process's ID,
-// renews the expiry of its key, deletes the histories of processes that
-// stopped publishing, and returns the others' published within the
-// breaker's window ([fleet.Member.Window]); the sharer merges them and the
-// breaker decides on them ([fleet.Member.SetOthers]). Histories older than
-// that are stale, and left out.
+// Sync runs one round for every shared breaker, as the loop does for
+// each breaker whose round is due (see [Sharer.Status]): in one pipelined
+// round trip, for each breaker, it adds what the breaker counted since its
+// last round to the fleet's counters on the grid of buckets (layout v4,
+// see the package documentation), reads the fleet's counters back, and
+// feeds the other processes' part of them to the breaker
+// ([fleet.Member.SetOthers]). With [WithV3], it also publishes the
+// breaker's history in layout v3 and takes, bucket by bucket, the higher of
+// what the two layouts hold.
 //
 // When the round trip fails as a whole (Redis down, slow, or refusing),
 // every breaker decides on its own history, Sync logs it once until a
 // round succeeds again, which it logs too, and returns an error wrapping
-// [ErrUnreachable]. A breaker whose key holds what the sharer cannot use
-// (a key of another type) decides on its own history, is logged once, and
-// Sync returns an error wrapping [ErrBadData] for it; so it does for
-// values of other processes that cannot be parsed, or whose buckets do
-// not add up to the breaker's (another window), which are left out of the
-// fleet's while the rest still count.
-func (s *Sharer) Sync(ctx context.Context) error {
+// [ErrUnreachable]. A breaker whose node alone fails (a master of a
+// cluster being replaced) decides on its own history until its node is
+// back, and Sync returns an error wrapping ErrUnreachable for it; the other
+// breakers go on. A breaker whose keys hold what the sharer cannot use (a
+// key of another type, or a block longer than its window's) decides on its
+// own history, is logged once, and Sync returns an error wrapping
+// [ErrBadData] for it. What a breaker counted is added to the fleet's
+// counters once: a round that fails after sending adds nothing again (it
+// may have been counted), one that could not connect adds it next round.
+func (s *Sharer) Sync(ctx context.Context) error { return s.sync(ctx, true) }
+
+// sync runs a round for every breaker, or, with all false, for those
+// whose round is due.
+func (s *Sharer) sync(ctx context.Context, all bool) error {
 	s.round.Lock()
 	defer s.round.Unlock()
 	s.mu.Lock()
@@ -218,51 +233,145 @@ func (s *Sharer) Sync(ctx context.Context) error {
 	}
 	closed := s.closed
 	s.mu.Unlock()
-	if len(members) == 0 || closed {
+	if closed {
+		return nil
+	}
+	now := s.o.clock.Now()
+	if !all {
+		members = slices.DeleteFunc(members, func(m *member) bool { return now.Before(m.grid.next) })
+	}
+	if len(members) == 0 {
 		return nil
 	}
 	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.key, b.key) })
 
-	now := s.o.clock.Now()
-	results, err := s.exchange(ctx, members, now, s.loaded)
-	if err != nil && s.loaded && anyNoScript(results) {
+	plans := make([]*gridPlan, len(members))
+	pipe := s.client.Pipeline()
+	for i, m := range members {
+		plans[i] = planGrid(m)
+		plans[i].queue(ctx, pipe, keyTTLv4(m.fleet.Window(), plans[i].horizon), s.batch)
+	}
+	if s.batch {
+		var keys []string
+		for _, p := range plans {
+			p.readAt = len(keys)
+			keys = append(keys, p.keys...)
+		}
+		read := pipe.MGet(ctx, keys...)
+		for _, p := range plans {
+			p.read = read
+		}
+	}
+	var v3 []*redis.Cmd
+	if s.o.v3 {
+		var err error
+		if v3, err = s.exchange(ctx, pipe, members, now, s.loaded); err != nil {
+			return err // a breaker's own history is always valid
+		}
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	if s.o.v3 && s.loaded && anyNoScript(v3) {
 		// The script is gone (Redis restarted or flushed its scripts, or a
 		// node of a cluster has not seen it): send it whole, once more.
-		results, err = s.exchange(ctx, members, now, false)
+		pipe := s.client.Pipeline()
+		v3, _ = s.exchange(ctx, pipe, members, now, false)
+		_, _ = pipe.Exec(ctx)
 	}
-	if err != nil && (!isReply(err) || allFailed(results)) {
+
+	errs := make([]error, len(members))
+	down := true
+	for i, p := range plans {
+		errs[i] = p.err()
+		if errs[i] == nil && v3 != nil {
+			errs[i] = v3[i].Err()
+		}
+		if errs[i] == nil || isReply(errs[i]) {
+			down = false
+		}
+	}
+	if down {
 		s.loaded = false
-		for _, m := range members {
-			m.fleet.ClearOthers()
+		for i, p := range plans {
+			_, _ = p.settle(now, s.o.period) // what was sent counts as added
+			members[i].fleet.ClearOthers()
 		}
 		if !s.down {
 			s.down = true
 			s.o.logger.Warn("redisbreaker: Redis unreachable; breakers decide on their own histories until it is back",
-				"prefix", s.o.prefix, "err", err)
+				"prefix", s.o.prefix, "err", errs[0])
 		}
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, errs[0])
 	}
 	if s.down {
 		s.down = false
 		s.o.logger.Info("redisbreaker: Redis reachable again; breakers decide on the fleet's histories", "prefix", s.o.prefix)
 	}
-	s.loaded = true
-	var errs []error
+	if v3 != nil {
+		s.loaded = true
+	}
+	var out []error
 	for i, m := range members {
-		if err := s.take(m, results[i]); err != nil {
-			errs = append(errs, err)
+		if err := s.take(m, plans[i], v3, i, now); err != nil {
+			out = append(out, err)
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(out...)
 }
 
-// exchange runs the script for each member in one pipeline: by its SHA1
-// once Redis has it (loaded), whole otherwise. The error is the pipeline's:
-// that of its first failed command. It keeps what each member published
-// in member.own, which reading the others' takes the grid from.
-func (s *Sharer) exchange(ctx context.Context, members []*member, now time.Time, loaded bool) ([]*redis.Cmd, error) {
+// take settles m's part of a round and feeds m the others' history.
+func (s *Sharer) take(m *member, p *gridPlan, v3 []*redis.Cmd, i int, now time.Time) error {
+	others, err := p.settle(now, s.o.period)
+	m.grid.next = now.Add(m.grid.period)
+	m.status.Store(&Status{Processes: m.grid.processes, Period: m.grid.period, Synced: m.grid.synced})
+	switch {
+	case err != nil && !isReply(err):
+		m.fleet.ClearOthers()
+		if !m.lost {
+			m.lost = true
+			s.o.logger.Warn("redisbreaker: Redis unreachable for a breaker; it decides on its own history until it is back",
+				"key", m.grid.base, "err", err)
+		}
+		return fmt.Errorf("%w: key %.300q: %w", ErrUnreachable, m.grid.base, err)
+	case m.lost:
+		m.lost = false
+		s.o.logger.Info("redisbreaker: Redis reachable again for a breaker", "key", m.grid.base)
+	}
+	swept := true
+	if err == nil && v3 != nil {
+		var old fleet.History
+		old, swept, err = parseResult(m, v3[i])
+		if err == nil || errors.Is(err, errUnparsed) {
+			others = highest(others, old)
+		}
+	}
+	if err == nil || errors.Is(err, errUnparsed) {
+		if serr := m.fleet.SetOthers(others); serr != nil {
+			err = serr
+		}
+	}
+	if err != nil && !errors.Is(err, errUnparsed) {
+		m.fleet.ClearOthers()
+	}
+	switch {
+	case err != nil:
+		if !m.bad {
+			m.bad = true
+			s.o.logger.Warn("redisbreaker: unusable data in Redis; left out of the fleet's",
+				"key", m.grid.base, "err", err)
+		}
+		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.grid.base, err)
+	case m.bad && swept: // only a sweep reads every process's v3 history
+		m.bad = false
+		s.o.logger.Info("redisbreaker: data in Redis usable again", "key", m.grid.base)
+	}
+	return nil
+}
+
+// exchange queues the v3 script for each member in pipe: by its SHA1
+// once Redis has it (loaded), whole otherwise. It keeps what each member
+// published in member.own, which reading the others' takes the grid from.
+func (s *Sharer) exchange(ctx context.Context, pipe redis.Pipeliner, members []*member, now time.Time, loaded bool) ([]*redis.Cmd, error) {
 	results := make([]*redis.Cmd, len(members))
-	pipe := s.client.Pipeline()
 	for i, m := range members {
 		window := m.fleet.Window()
 		m.own = m.fleet.History()
@@ -282,8 +391,7 @@ func (s *Sharer) exchange(ctx context.Context, members []*member, now time.Time,
 			results[i] = pipe.Eval(ctx, exchangeSource, keys, args...)
 		}
 	}
-	_, err := pipe.Exec(ctx)
-	return results, err
+	return results, nil
 }
 
 // isReply reports whether err is an error reply of Redis to a command
@@ -291,16 +399,6 @@ func (s *Sharer) exchange(ctx context.Context, members []*member, now time.Time,
 func isReply(err error) bool {
 	var reply redis.Error
 	return errors.As(err, &reply)
-}
-
-// allFailed reports whether every command of a round failed.
-func allFailed(results []*redis.Cmd) bool {
-	for _, r := range results {
-		if r.Err() == nil {
-			return false
-		}
-	}
-	return true
 }
 
 // anyNoScript reports whether Redis did not know the script for a command.
@@ -311,32 +409,6 @@ func anyNoScript(results []*redis.Cmd) bool {
 		}
 	}
 	return false
-}
-
-// take feeds m the others' history the script returned.
-func (s *Sharer) take(m *member, result *redis.Cmd) error {
-	others, swept, err := parseResult(m, result)
-	if err == nil || errors.Is(err, errUnparsed) {
-		if serr := m.fleet.SetOthers(others); serr != nil {
-			err = serr
-		}
-	}
-	if err != nil && !errors.Is(err, errUnparsed) {
-		m.fleet.ClearOthers()
-	}
-	switch {
-	case err != nil:
-		if !m.bad {
-			m.bad = true
-			s.o.logger.Warn("redisbreaker: unusable histories in Redis; left out of the fleet's",
-				"key", m.key, "err", err)
-		}
-		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.key, err)
-	case m.bad && swept: // only a sweep reads every process's history
-		m.bad = false
-		s.o.logger.Info("redisbreaker: histories in Redis usable again", "key", m.key)
-	}
-	return nil
 }
 
 // errUnparsed is returned by parseResult, with the others' history, when
@@ -376,8 +448,50 @@ func parseResult(m *member, result *redis.Cmd) (others fleet.History, swept bool
 	return others, swept, nil
 }
 
-// keyTTL is how long a breaker's key lives without a write: two windows
-// and a period, well after the histories in it went stale (one window).
+// keyTTL is how long a breaker's v3 key lives without a write: two
+// windows and a period, well after the histories in it went stale (one
+// window).
 func keyTTL(window, period time.Duration) time.Duration {
 	return 2*window + period
+}
+
+// keyTTLv4 is how long a block's key lives: the blocks a breaker reads
+// back (horizon), the two newest, and one more.
+func keyTTLv4(window time.Duration, horizon int64) time.Duration {
+	return time.Duration(horizon+3) * window
+}
+
+// Status is what a sharer learnt of a shared breaker's fleet in its last
+// round.
+type Status struct {
+	// Processes is how many processes share the breaker: those that
+	// counted themselves in its two newest blocks (a window each), the
+	// larger of the two counts.
+	Processes int64
+	// Period is how long the sharer waits between two rounds of the
+	// breaker: [WithPeriod], lengthened for a large fleet so that its
+	// processes make at most 10,000 rounds a second on the breaker, up to
+	// one second (see the package documentation, "Load on Redis").
+	Period time.Duration
+	// Synced is when the sharer last read the fleet's counters for the
+	// breaker: the breaker's view of its fleet is as old as that. Zero
+	// before the first round that did.
+	Synced time.Time
+}
+
+// Status returns what the sharer learnt of the fleet of the breaker shared
+// under name in its last round; ok is false for a name not shared, or
+// shared but not yet in a round.
+func (s *Sharer) Status(name string) (st Status, ok bool) {
+	s.mu.Lock()
+	m, ok := s.members[name]
+	s.mu.Unlock()
+	if !ok {
+		return Status{}, false
+	}
+	p := m.status.Load()
+	if p == nil {
+		return Status{}, false
+	}
+	return *p, true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/fleet"
+	"github.com/srebreaker/srebreaker/redisbreaker"
 )
 
 // sparse is a history as bucket and block numbers to their non-empty
@@ -42,7 +43,8 @@ func TestSharer_Sync_theRunningSumIsTheMerge(t *testing.T) {
 	rdb := srv.client()
 	ctx := context.Background()
 	clk := newVirtualClock()
-	procs := []*process{newProcess(t, srv, clk, "a"), newProcess(t, srv, clk, "b"), newProcess(t, srv, clk, "c")}
+	v3 := redisbreaker.WithV3(true)
+	procs := []*process{newProcess(t, srv, clk, "a", v3), newProcess(t, srv, clk, "b", v3), newProcess(t, srv, clk, "c", v3)}
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 120 {
 		for i, p := range procs {

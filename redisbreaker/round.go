@@ -1,0 +1,296 @@
+package redisbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/srebreaker/srebreaker/fleet"
+)
+
+// gridState is what a shared breaker keeps of the grid (layout v4);
+// guarded by Sharer.round.
+type gridState struct {
+	base string // prefix + "{" + name + "}"
+
+	sent     map[int64]fleet.Bucket // per bucket of the two newest blocks, what this process added
+	ownBlock map[int64]fleet.Bucket // per block, what this process added
+	joined   int64                  // the newest block this process counted itself in
+	expire   []string               // keys whose TTL this process sets in its next round
+	blocks   map[int64]fleet.Bucket // older blocks read, this process's part taken out
+
+	processes int64         // the fleet's processes, as the newest blocks count them
+	period    time.Duration // between two rounds of this breaker
+	next      time.Time     // when this breaker's next round is due
+	synced    time.Time     // the last round that read the fleet's counters
+}
+
+func newGridState(prefix, name string) gridState {
+	return gridState{base: keyBase(prefix, name), sent: make(map[int64]fleet.Bucket),
+		ownBlock: make(map[int64]fleet.Bucket), blocks: make(map[int64]fleet.Bucket), joined: minBlock}
+}
+
+// minBlock stands for "no block yet".
+const minBlock = -1 << 62
+
+// gridPlan is one breaker's part of a round: what it adds, what it
+// reads.
+type gridPlan struct {
+	m       *member
+	h       fleet.History // the breaker's history, as published
+	size    int
+	newest  int64 // the newest block: that of the breaker's live bucket
+	horizon int64 // blocks read back beyond the two newest
+
+	adds    []gridAdd
+	expires []*redis.BoolCmd
+	keys    []string // read: the newest block, the one before, then older ones
+	olds    []int64  // the blocks of keys[2:]
+	read    *redis.SliceCmd
+	readAt  int // where keys start in read's reply
+}
+
+// gridAdd is one BITFIELD of a round: the deltas it adds to a block.
+type gridAdd struct {
+	block  int64
+	key    string
+	deltas map[int64]fleet.Bucket
+	join   bool
+	cmd    *redis.Cmd
+}
+
+// planGrid returns m's part of a round.
+func planGrid(m *member) *gridPlan {
+	g := &m.grid
+	h := m.fleet.History()
+	p := &gridPlan{m: m, h: h, size: h.Size, newest: floorDiv(h.Newest, int64(h.Size))}
+	p.horizon = int64(max(minHorizon, len(h.Blocks)))
+	size := int64(h.Size)
+	first := h.Newest - int64(len(h.Buckets)) + 1
+	byBlock := make(map[int64]map[int64]fleet.Bucket)
+	for i, b := range h.Buckets {
+		n := first + int64(i)
+		d := diff(b, g.sent[n])
+		if d == (fleet.Bucket{}) {
+			continue
+		}
+		k := floorDiv(n, size)
+		if byBlock[k] == nil {
+			byBlock[k] = make(map[int64]fleet.Bucket)
+		}
+		byBlock[k][n] = d
+	}
+	join := g.joined != p.newest
+	if join && byBlock[p.newest] == nil {
+		byBlock[p.newest] = map[int64]fleet.Bucket{}
+	}
+	for k, deltas := range byBlock {
+		p.adds = append(p.adds, gridAdd{block: k, key: blockKey(g.base, k), deltas: deltas, join: join && k == p.newest})
+	}
+	p.keys = []string{blockKey(g.base, p.newest), blockKey(g.base, p.newest-1)}
+	for k := p.newest - 2; k >= p.newest-1-p.horizon && len(p.olds) < maxBlockReads; k-- {
+		if _, ok := g.blocks[k]; !ok {
+			p.keys = append(p.keys, blockKey(g.base, k))
+			p.olds = append(p.olds, k)
+		}
+	}
+	return p
+}
+
+// queue adds the plan's writes to pipe; its reads go in a MGET of their
+// own unless batch is true, when the caller reads them with others'.
+func (p *gridPlan) queue(ctx context.Context, pipe redis.Pipeliner, ttl time.Duration, batch bool) {
+	g := &p.m.grid
+	for _, key := range g.expire {
+		p.expires = append(p.expires, pipe.PExpire(ctx, key, ttl))
+	}
+	for i := range p.adds {
+		a := &p.adds[i]
+		a.cmd = pipe.Do(ctx, bitfieldArgs(a.key, a.block, p.size, a.deltas, a.join)...)
+	}
+	if !batch {
+		p.read = pipe.MGet(ctx, p.keys...)
+	}
+}
+
+// err returns the first error of the plan's commands; nil if they all
+// went through.
+func (p *gridPlan) err() error {
+	for _, a := range p.adds {
+		if err := a.cmd.Err(); err != nil {
+			return err
+		}
+	}
+	return p.read.Err()
+}
+
+// settle takes in the reply of the plan's commands: what went through is
+// counted as added, and the fleet's counters read give the others'
+// history, which it returns.
+func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, error) {
+	g := &p.m.grid
+	size := int64(p.size)
+	if len(p.expires) > 0 {
+		done := true
+		for _, c := range p.expires {
+			if err := c.Err(); err != nil && !isReply(err) {
+				done = false
+			}
+		}
+		if done {
+			g.expire = g.expire[:0]
+		}
+	}
+	for _, a := range p.adds {
+		err := a.cmd.Err()
+		if err != nil && neverSent(err) {
+			continue // added again next round
+		}
+		for n, d := range a.deltas {
+			g.sent[n] = plus(g.sent[n], d)
+			g.ownBlock[a.block] = plus(g.ownBlock[a.block], d)
+		}
+		if a.join {
+			g.joined = a.block
+			if vals, err := a.cmd.Slice(); err == nil && len(vals) > 0 {
+				if joined, ok := vals[len(vals)-1].(int64); ok && joined <= 2 {
+					// The block's first processes give it its TTL, in their next
+					// round: two of them, should one stop before.
+					g.expire = append(g.expire, a.key)
+				}
+			}
+		}
+	}
+	// Forget what no longer counts: buckets before the two newest blocks,
+	// blocks beyond the horizon.
+	for n := range g.sent {
+		if n < (p.newest-1)*size {
+			delete(g.sent, n)
+		}
+	}
+	for k := range g.ownBlock {
+		if k < p.newest-2-p.horizon {
+			delete(g.ownBlock, k)
+		}
+	}
+	for k := range g.blocks {
+		if k < p.newest-1-p.horizon {
+			delete(g.blocks, k)
+		}
+	}
+
+	vals, err := p.read.Result()
+	if err != nil {
+		return fleet.History{}, err
+	}
+	if len(vals) < p.readAt+len(p.keys) {
+		return fleet.History{}, fmt.Errorf("MGET returned %d values for %d keys", len(vals), p.readAt+len(p.keys))
+	}
+	vals = vals[p.readAt : p.readAt+len(p.keys)]
+	blocks := make([]block, len(vals))
+	for i, v := range vals {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			if len(v) > 4*(membersAt(p.size)+1) {
+				return fleet.History{}, fmt.Errorf("key %.300q holds %d bytes: more than a block of %d buckets",
+					p.keys[i], len(v), p.size)
+			}
+			blocks[i] = block(v)
+		default:
+			return fleet.History{}, fmt.Errorf("key %.300q: got %T, not a block", p.keys[i], v)
+		}
+	}
+	for i, k := range p.olds {
+		g.blocks[k] = minus(blocks[2+i].sum(p.size), g.ownBlock[k])
+	}
+	g.processes = max(blocks[0].counter(membersAt(p.size)), blocks[1].counter(membersAt(p.size)))
+	g.period = periodFor(base, g.processes)
+	g.synced = now
+	others := p.others(blocks[0], blocks[1])
+	if p.lost(blocks[0], blocks[1]) {
+		// Redis lost the counters (restarted without persistence, or a
+		// replica promoted before it had them): add the window again.
+		g.sent, g.ownBlock, g.joined = make(map[int64]fleet.Bucket), make(map[int64]fleet.Bucket), minBlock
+	}
+	return others, nil
+}
+
+// lost reports whether the counters read hold less than this process
+// added: the block it counted itself in counts no process, or a bucket
+// holds fewer calls than this process's own.
+func (p *gridPlan) lost(newest, before block) bool {
+	g := &p.m.grid
+	if g.joined == p.newest && newest.counter(membersAt(p.size)) == 0 {
+		return true
+	}
+	size := int64(p.size)
+	for n, own := range g.sent {
+		src, i := before, n-(p.newest-1)*size
+		if i >= size {
+			src, i = newest, i-size
+		}
+		if i < 0 || i >= size {
+			continue
+		}
+		b := src.bucket(int(i))
+		if b.Successes < own.Successes || b.Failures < own.Failures || b.Drops < own.Drops {
+			return true
+		}
+	}
+	return false
+}
+
+// others returns the other processes' history: the two newest blocks, and
+// the older ones read before, less what this process added.
+func (p *gridPlan) others(newest, before block) fleet.History {
+	g := &p.m.grid
+	size := int64(p.size)
+	first := (p.newest - 1) * size
+	buckets := make([]fleet.Bucket, 2*size)
+	last := p.h.Newest
+	for i := range buckets {
+		src, j := before, i
+		if int64(i) >= size {
+			src, j = newest, i-int(size)
+		}
+		n := first + int64(i)
+		buckets[i] = minus(src.bucket(j), g.sent[n])
+		if buckets[i] != (fleet.Bucket{}) {
+			last = max(last, n)
+		}
+	}
+	o := fleet.History{Span: p.h.Span, Size: p.size, Newest: last, Buckets: buckets[:last-first+1]}
+	lo := p.newest - 1 - p.horizon
+	for k := lo; k <= p.newest-2; k++ {
+		if b, ok := g.blocks[k]; ok && (b != fleet.Bucket{} || len(o.Blocks) > 0) {
+			if len(o.Blocks) == 0 {
+				o.Blocks = make([]fleet.Bucket, 0, p.newest-1-k)
+			}
+			o.Blocks = append(o.Blocks, b)
+		} else if len(o.Blocks) > 0 {
+			o.Blocks = append(o.Blocks, fleet.Bucket{})
+		}
+	}
+	if len(o.Blocks) > 0 {
+		o.NewestBlock = p.newest - 2
+	}
+	return o
+}
+
+// diff returns a − b, count by count, negative where b is larger.
+func diff(a, b fleet.Bucket) fleet.Bucket {
+	return fleet.Bucket{Successes: a.Successes - b.Successes, Failures: a.Failures - b.Failures, Drops: a.Drops - b.Drops}
+}
+
+// neverSent reports whether err says that a command never reached Redis:
+// a connection that could not be made. After any other failure the
+// command may have run, and what it added is not sent again.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
