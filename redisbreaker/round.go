@@ -145,8 +145,12 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 			g.expire = g.expire[:0]
 		}
 	}
+	var addErr error
 	for _, a := range p.adds {
 		err := a.cmd.Err()
+		if addErr == nil {
+			addErr = err
+		}
 		if err != nil && neverSent(err) {
 			continue // added again next round
 		}
@@ -187,8 +191,11 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 	if err != nil {
 		return fleet.History{}, err
 	}
+	if addErr != nil {
+		return fleet.History{}, addErr
+	}
 	if len(vals) < p.readAt+len(p.keys) {
-		return fleet.History{}, fmt.Errorf("MGET returned %d values for %d keys", len(vals), p.readAt+len(p.keys))
+		return fleet.History{}, fmt.Errorf("%w: MGET returned %d values for %d keys", errUnusable, len(vals), p.readAt+len(p.keys))
 	}
 	vals = vals[p.readAt : p.readAt+len(p.keys)]
 	blocks := make([]block, len(vals))
@@ -197,12 +204,12 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 		case nil:
 		case string:
 			if len(v) > 4*(membersAt(p.size)+1) {
-				return fleet.History{}, fmt.Errorf("key %.300q holds %d bytes: more than a block of %d buckets",
-					p.keys[i], len(v), p.size)
+				return fleet.History{}, fmt.Errorf("%w: key %.300q holds %d bytes: more than a block of %d buckets",
+					errUnusable, p.keys[i], len(v), p.size)
 			}
 			blocks[i] = block(v)
 		default:
-			return fleet.History{}, fmt.Errorf("key %.300q: got %T, not a block", p.keys[i], v)
+			return fleet.History{}, fmt.Errorf("%w: key %.300q: got %T, not a block", errUnusable, p.keys[i], v)
 		}
 	}
 	for i, k := range p.olds {
@@ -281,6 +288,10 @@ func (p *gridPlan) others(newest, before block) fleet.History {
 	}
 	return o
 }
+
+// errUnusable is wrapped by the errors of settle for counters read that
+// cannot be used.
+var errUnusable = errors.New("unusable counters")
 
 // diff returns a − b, count by count, negative where b is larger.
 func diff(a, b fleet.Bucket) fleet.Bucket {

@@ -269,13 +269,13 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 			return err // a breaker's own history is always valid
 		}
 	}
-	_, _ = pipe.Exec(ctx) // each command's error is read below
+	failUnanswered(pipe.Exec(ctx)) // each command's error is read below
 	if s.o.v3 && s.loaded && anyNoScript(v3) {
 		// The script is gone (Redis restarted or flushed its scripts, or a
 		// node of a cluster has not seen it): send it whole, once more.
 		pipe := s.client.Pipeline()
 		v3, _ = s.exchange(ctx, pipe, members, now, false)
-		_, _ = pipe.Exec(ctx)
+		failUnanswered(pipe.Exec(ctx))
 	}
 
 	errs := make([]error, len(members))
@@ -324,7 +324,7 @@ func (s *Sharer) take(m *member, p *gridPlan, v3 []*redis.Cmd, i int, now time.T
 	m.grid.next = now.Add(m.grid.period)
 	m.status.Store(&Status{Processes: m.grid.processes, Period: m.grid.period, Synced: m.grid.synced})
 	switch {
-	case err != nil && !isReply(err):
+	case err != nil && !isReply(err) && !errors.Is(err, errUnusable):
 		m.fleet.ClearOthers()
 		if !m.lost {
 			m.lost = true
@@ -392,6 +392,32 @@ func (s *Sharer) exchange(ctx context.Context, pipe redis.Pipeliner, members []*
 		}
 	}
 	return results, nil
+}
+
+// failUnanswered gives the error of a pipeline that failed to reach Redis
+// to those of its commands that got no answer: go-redis leaves a command
+// of a pipeline whose connection could not be made without an error.
+func failUnanswered(cmds []redis.Cmder, err error) {
+	if err == nil || isReply(err) {
+		return
+	}
+	for _, c := range cmds {
+		if c.Err() != nil {
+			continue
+		}
+		switch c := c.(type) {
+		case *redis.SliceCmd:
+			if len(c.Val()) == 0 {
+				c.SetErr(err)
+			}
+		case *redis.Cmd:
+			if c.Val() == nil {
+				c.SetErr(err)
+			}
+		case *redis.BoolCmd:
+			c.SetErr(err) // sent again next round, which does no harm
+		}
+	}
 }
 
 // isReply reports whether err is an error reply of Redis to a command

@@ -160,7 +160,7 @@ func TestSharer_Sync_redisKilledAndRestarted(t *testing.T) {
 	srv.stop()
 	for range 3 {
 		err := a.sync(t)
-		assert.ErrorIs(t, err, redisbreaker.ErrUnreachable)
+		assert.ErrorIs(t, err, redisbreaker.ErrUnreachable, "%v", err)
 	}
 	assert.Equal(t, 0.0, dropProbability(t, a.b), "a falls back to its own counts at once")
 	assert.Equal(t, 1, a.log.count("level=WARN msg=\"redisbreaker: Redis unreachable"), "logged once:\n%s", &a.log.buf)

@@ -1,0 +1,60 @@
+package redisbreaker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/srebreaker/srebreaker/fleet"
+)
+
+func TestPeriodFor(t *testing.T) {
+	for _, tc := range []struct {
+		base      time.Duration
+		processes int64
+		want      time.Duration
+	}{
+		{100 * time.Millisecond, 0, 100 * time.Millisecond},
+		{100 * time.Millisecond, 50, 100 * time.Millisecond},
+		{100 * time.Millisecond, 1_000, 100 * time.Millisecond},
+		{100 * time.Millisecond, 2_000, 200 * time.Millisecond},
+		{100 * time.Millisecond, 5_000, 500 * time.Millisecond},
+		{100 * time.Millisecond, 10_000, time.Second},
+		{100 * time.Millisecond, 1_000_000, time.Second}, // the view is never older than a second
+		{2 * time.Second, 10, 2 * time.Second},           // never shorter than asked
+	} {
+		assert.Equal(t, tc.want, periodFor(tc.base, tc.processes), "%v, %d processes", tc.base, tc.processes)
+	}
+}
+
+func TestBlock_counter(t *testing.T) {
+	b := block([]byte{0, 0, 0, 7, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff, 0, 0})
+	assert.Equal(t, int64(7), b.counter(0))
+	assert.Equal(t, int64(256), b.counter(1))
+	assert.Equal(t, int64(1<<32-1), b.counter(2), "unsigned")
+	assert.Equal(t, int64(0), b.counter(3), "a counter cut short reads as 0, as Redis reads it")
+	assert.Equal(t, int64(0), b.counter(100))
+	assert.Equal(t, fleet.Bucket{Successes: 7, Failures: 256, Drops: 1<<32 - 1}, b.bucket(0))
+	assert.Equal(t, fleet.Bucket{Successes: 7, Failures: 256, Drops: 1<<32 - 1}, b.sum(2))
+}
+
+func TestBitfieldArgs(t *testing.T) {
+	args := bitfieldArgs("k", 2, 20, map[int64]fleet.Bucket{41: {Successes: 3, Drops: -1}}, true)
+	assert.Equal(t, []any{"BITFIELD", "k", "OVERFLOW", "SAT", "INCRBY", "u32", "#3", int64(3), "INCRBY", "u32", "#5", int64(-1),
+		"INCRBY", "u32", "#60", int64(1)}, args, "bucket 41 is the second of block 2; zero deltas are left out; the processes last")
+}
+
+func TestHighest(t *testing.T) {
+	a := fleet.History{Span: time.Second, Size: 2, Newest: 10, Buckets: []fleet.Bucket{{Successes: 5}, {Failures: 1}},
+		NewestBlock: 3, Blocks: []fleet.Bucket{{Drops: 4}}}
+	b := fleet.History{Span: time.Second, Size: 2, Newest: 11, Buckets: []fleet.Bucket{{Successes: 2, Failures: 3}, {Drops: 1}}}
+	assert.Equal(t, fleet.History{Span: time.Second, Size: 2, Newest: 11,
+		Buckets:     []fleet.Bucket{{Successes: 5}, {Successes: 2, Failures: 3}, {Drops: 1}},
+		NewestBlock: 3, Blocks: []fleet.Bucket{{Drops: 4}}}, highest(a, b))
+	assert.Equal(t, a, highest(a, fleet.History{}))
+	assert.Equal(t, b, highest(fleet.History{}, b))
+	other := b
+	other.Size = 3
+	assert.Equal(t, a, highest(a, other), "another grid is left out")
+}
