@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/fleet"
 	"github.com/srebreaker/srebreaker/redisbreaker"
 )
 
@@ -160,4 +161,79 @@ func TestSharer_Sync_v2AndV3SideBySide(t *testing.T) {
 	clk.advance(breaker.DefaultWindow / 4)
 	_, _, bad = v2Round(t, rdb, "test:payments", "v2", clk.Now(), down)
 	assert.Equal(t, int64(1), bad)
+}
+
+// v3Round runs, for the breaker b, the round of a process of a release
+// before layout v4 (layout v3's script) under id, and returns the others'
+// history it read.
+func v3Round(t *testing.T, rdb *redis.Client, b breaker.Breaker, id string, now time.Time) fleet.History {
+	t.Helper()
+	m, ok := fleet.Of(b)
+	require.True(t, ok)
+	own, err := m.History().MarshalBinary()
+	require.NoError(t, err)
+	window := m.Window()
+	v, err := rdb.Eval(context.Background(), redisbreaker.ExchangeSourceV3, []string{"test:" + b.Name()},
+		id, own, "", now.UnixMilli(), window.Milliseconds(), (2*window + redisbreaker.DefaultPeriod).Milliseconds()).Slice()
+	require.NoError(t, err)
+	var others fleet.History
+	require.NoError(t, others.UnmarshalBinary([]byte(v[0].(string))))
+	return others
+}
+
+func failures(h fleet.History) int64 {
+	var n int64
+	for _, b := range h.Buckets {
+		n += b.Failures
+	}
+	return n
+}
+
+// A rolling upgrade from layout v3 in two steps keeps one fleet: while
+// processes of the old release run, the upgraded ones publish both
+// layouts (WithV3) and each reads both; once none runs, WithV3 goes.
+func TestSharer_Sync_v3AndV4SideBySide(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.client()
+	clk := newVirtualClock()
+	old := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk))
+	both := newProcess(t, srv, clk, "both", redisbreaker.WithV3(true))
+	v4 := newProcess(t, srv, clk, "v4")
+	clk.advance(breaker.DefaultWindow)
+
+	// Step 1: the old release's failures reach the processes that read v3.
+	fail(old, 30)
+	clk.advance(span)
+	v3Round(t, rdb, old, "old", clk.Now())
+	require.NoError(t, both.sync(t))
+	assert.Greater(t, dropProbability(t, both.b), 0.5, "an upgraded process with WithV3 sheds on the old release's failures")
+	require.NoError(t, v4.sync(t))
+	assert.Equal(t, 0.0, dropProbability(t, v4.b), "one without it reads the grid alone: hence the two steps")
+
+	// The old release reads the upgraded process's failures, and the
+	// process without WithV3 reads them on the grid.
+	clk.advance(breaker.DefaultWindow + span) // the old failures leave the window
+	require.NoError(t, both.sync(t))
+	require.Equal(t, 0.0, dropProbability(t, both.b))
+	fail(both.b, 30)
+	clk.advance(span)
+	require.NoError(t, both.sync(t))
+	m, _ := fleet.Of(both.b)
+	want := failures(m.History())
+	require.Positive(t, want)
+	assert.Equal(t, want, failures(v3Round(t, rdb, old, "old", clk.Now())), "the old release counts the upgraded process's")
+	require.NoError(t, v4.sync(t))
+	assert.Greater(t, dropProbability(t, v4.b), 0.5, "the grid holds the process with WithV3 too")
+
+	// Step 2: the old release is gone; the process with WithV3 still reads
+	// the grid, so the processes without it count.
+	clk.advance(breaker.DefaultWindow + span)
+	require.NoError(t, both.sync(t))
+	require.NoError(t, v4.sync(t))
+	require.Equal(t, 0.0, dropProbability(t, both.b))
+	fail(v4.b, 30)
+	clk.advance(span)
+	require.NoError(t, v4.sync(t))
+	require.NoError(t, both.sync(t))
+	assert.Greater(t, dropProbability(t, both.b), 0.5, "the process with WithV3 reads the grid as well as the hash")
 }
