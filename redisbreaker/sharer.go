@@ -238,7 +238,10 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 	}
 	now := s.o.clock.Now()
 	if !all {
-		members = slices.DeleteFunc(members, func(m *member) bool { return now.Before(m.grid.next) })
+		// A breaker is due at the tick nearest its time: the loop ticks every
+		// WithPeriod, and a longer period is a whole number of ticks.
+		early := now.Add(s.o.period / 2)
+		members = slices.DeleteFunc(members, func(m *member) bool { return early.Before(m.grid.next) })
 	}
 	if len(members) == 0 {
 		return nil
