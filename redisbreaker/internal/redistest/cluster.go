@@ -209,13 +209,34 @@ func (c *Cluster) WaitFailover(t testing.TB, addr string) (promoted string) {
 }
 
 // Restart starts the node at addr again, on the same ports and with its
-// cluster config file, after [Cluster.KillMaster]; it rejoins the cluster
-// as a replica of the node that took over its slots. Restart returns once
-// the node accepts connections, which may be before the cluster reports
-// it as a replica.
+// cluster config file, after [Cluster.KillMaster] and
+// [Cluster.WaitFailover]: it rejoins the cluster as a replica of the node
+// that took over its slots. Restart returns once the node reports itself a
+// replica with its link to its master up, and every running node reports
+// all slots served and cluster_state:ok; it fails the test after
+// [ClusterDeadline].
 func (c *Cluster) Restart(addr string) {
 	c.t.Helper()
-	c.node(addr).Start()
+	s := c.node(addr)
+	s.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), ClusterDeadline)
+	defer cancel()
+	c.waitFor(c.t, ctx, addr+" to rejoin as a replica", func(ctx context.Context, n *Server) error {
+		if err := c.checkInfo(ctx, n); err != nil {
+			return err
+		}
+		if n != s {
+			return nil
+		}
+		role, err := n.control().Do(ctx, "ROLE").Slice()
+		if err != nil {
+			return err
+		}
+		if role[0] != "slave" {
+			return fmt.Errorf("ROLE says %v", role[0])
+		}
+		return replicaLinked(ctx, n)
+	})
 }
 
 // node returns the node at addr, failing the test when there is none.
@@ -259,7 +280,7 @@ func (c *Cluster) checkInfo(ctx context.Context, s *Server) error {
 	if err != nil {
 		return err
 	}
-	for _, want := range []string{"cluster_state:ok", "cluster_slots_assigned:16384", "cluster_slots_ok:16384"} {
+	for _, want := range []string{"cluster_state:ok", fmt.Sprint("cluster_slots_assigned:", slots), fmt.Sprint("cluster_slots_ok:", slots)} {
 		if !strings.Contains(info, want+"\r\n") {
 			return fmt.Errorf("CLUSTER INFO lacks %s:\n%s", want, info)
 		}
