@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,12 +116,12 @@ func (c *Cluster) Client() *redis.ClusterClient {
 }
 
 // Masters returns the address of each master serving slots, as a running
-// node sees it, in slot order.
+// node sees it, in the order CLUSTER SLOTS lists them.
 func (c *Cluster) Masters() []string {
 	c.t.Helper()
 	var masters []string
 	for _, r := range c.slots() {
-		if len(masters) == 0 || masters[len(masters)-1] != r.Nodes[0].Addr {
+		if !slices.Contains(masters, r.Nodes[0].Addr) {
 			masters = append(masters, r.Nodes[0].Addr)
 		}
 	}
