@@ -37,13 +37,15 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # redisbreaker's, goredisbreaker's, faulttest's and examples/fleet's tests start a real redis-server on a
-# loopback port: Debian's package, installed here when missing (as root, or
-# through sudo), so that make test works on a fresh machine.
-redis: ## install redis-server (Debian's package) if it is missing
-	@command -v redis-server >/dev/null 2>&1 || { \
-		echo "redis-server is missing: apt-get install redis-server"; \
+# loopback port, and redisbreaker's a Redis Cluster of several, formed by
+# redis-cli: Debian's redis-server and redis-tools, installed here when
+# either is missing (as root, or through sudo), so that make test works on a
+# fresh machine.
+redis: ## install redis-server and redis-cli (Debian's packages) if either is missing
+	@{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || { \
+		echo "redis-server or redis-cli is missing: apt-get install redis-server redis-tools"; \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server; }
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq redis-server redis-tools; }
 
 # sqlbreaker's and faulttest's tests initialize and start a real PostgreSQL server on a
 # loopback port (as the user postgres when run as root): Debian's package,
