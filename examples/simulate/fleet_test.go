@@ -110,6 +110,37 @@ func TestSimulateFleet_partitionSeenByOne(t *testing.T) {
 	assert.Less(t, pct(c.allowed, c.offered), 40.0, "at 20 requests/s, client 1 sheds most of its outage")
 }
 
+// Issue 28's poison goal: 50 clients at 20 requests/s, sharing, of which
+// the outage cuts 20 off (their calls all fail) while the other 30's
+// succeed. The healthy clients drop at most 1 % of their outage's calls,
+// and each cut-off client at least 90 % of its calls from 2 s after the
+// cut to its end, seeds 1 to 5. Until a process's own successes kept the
+// fleet's failing newest buckets from shedding it, the healthy clients
+// dropped 1.1–1.4 % (the cut-off ones' first failures, and their probes,
+// shifted the fleet's newest buckets); each client on its own history
+// drops none.
+func TestSimulateFleet_cutOffPartPoisonsNone(t *testing.T) {
+	const clients, cutoff = 50, 20
+	for seed := uint64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			cfg := fleetConfigOf(clients, 20, seed)
+			cfg.cutoff = cutoff
+			res, err := simulate(cfg)
+			require.NoError(t, err)
+			p := res.phaseOf(roleOutage)
+			healthy := res.fleet.group(p, cutoff, clients)
+			assert.Equal(t, 30*20*20, healthy.offered)
+			assert.LessOrEqual(t, pct(healthy.dropped, healthy.offered), 1.0, "healthy clients' calls dropped, %")
+			for j := range cutoff {
+				c := res.fleet.settled[j]
+				assert.Equal(t, 18*20, c.offered, "client %d's calls from 2 s into the outage", j+1)
+				assert.GreaterOrEqual(t, pct(c.dropped, c.offered), 90.0,
+					"client %d's calls dropped from 2 s into the outage to its end, %%", j+1)
+			}
+		})
+	}
+}
+
 // A fleet of one draws and decides as one breaker, although publishing
 // reads its windows every bucket, between its calls: at light rates too,
 // where most buckets hold no call (a regression test: the runs of buckets
