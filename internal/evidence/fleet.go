@@ -220,7 +220,8 @@ func (r *run) finishSpan(b Bucket, n, size int64, calm bool) {
 //     part is cut off from the dependency (its calls all fail) otherwise
 //     sheds the calls of the rest each time the part's failures shift the
 //     fleet's newest buckets: 50 processes of 20 calls a second, 20 of
-//     them cut off, had the 30 others drop 1.1–1.4 % of their calls.
+//     them cut off, had the 30 others drop 1.1–1.4 % of their calls
+//     (now 0–0.02 %).
 //   - After the fleet has been down for a window, while its window holds
 //     drops alone, the fleet probes as one breaker does: once no failure is
 //     left in the window a call gets through, and here the process lets
@@ -255,14 +256,14 @@ func (s *Settings) FleetRatio(sum *Summary, live Bucket, own *Summary, ownLive B
 	return s.ratio(sum, live, recentSuccesses, recentFailures, mine)
 }
 
-// own is what a process of a fleet has of its own that the fleet's
+// ownJudgement is what a process of a fleet has of its own that the fleet's
 // judgement defers to, while the fleet's newest buckets agree on neither
 // outcome and no recovery is judged ([Settings.FleetRatio]).
-type own int
+type ownJudgement int
 
 const (
 	// ownNone: too few calls of its own; the fleet's history judges.
-	ownNone own = iota
+	ownNone ownJudgement = iota
 	// ownWindow: Evidence admitted calls; the process judges the fleet's
 	// window on its own, but the fleet's newest buckets still shift.
 	ownWindow

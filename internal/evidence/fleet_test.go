@@ -96,10 +96,10 @@ func repeated(b Bucket, n int) []Bucket {
 
 // The fleet's judgement on histories merged from a process's and the
 // others': where it leaves a process to its own window or its own
-// successes, and how a fleet down for a window probes. While the fleet was judged as Ratio judges,
-// a fleet under overload made 1.23 attempts per success where its
-// processes alone made 1.08, and a fleet of n processes probed a
-// dependency still down with n calls at once.
+// successes, and how a fleet down for a window probes. While the fleet
+// was judged as Ratio judges, a fleet under overload made 1.23 attempts
+// per success where its processes alone made 1.08, and a fleet of n
+// processes probed a dependency still down with n calls at once.
 func TestSettings_FleetRatio(t *testing.T) {
 	overloaded := repeated(Bucket{Successes: 2, Failures: 1, Drops: 1}, 20) // 57 calls admitted in the window
 	othersOverloaded := repeated(Bucket{Successes: 20, Failures: 10, Drops: 10}, 20)

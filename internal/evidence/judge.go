@@ -112,7 +112,7 @@ func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
 // judges it on its own window), with ownUp the newest buckets' as well.
 // Ratio passes ownNone.
 func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailures int64,
-	mine own) (num, den float64) {
+	mine ownJudgement) (num, den float64) {
 	window := sum.Window.Plus(live)
 	if window.Failures == 0 {
 		return 0, 1
