@@ -53,13 +53,18 @@
 // redisbreaker's hash in Redis and reads the others' published within the
 // window, added up bucket by bucket, then decides on them and its own
 // ([fleet.Member]); the clients' syncs are spread over the span.
-// -share=false keeps every client on its own history;
-// -partition fails the outage phase's calls of client 1 only (the others'
-// succeed). The report then describes the fleet, adds up its calls, and
+// -share=false keeps every client on its own history; -cutoff N (1 to
+// N−1 of -clients) fails the outage phase's calls of clients 1 to N only,
+// cut off from the dependency, while the others' succeed; -partition is
+// -cutoff 1. The report then describes the fleet, adds up its calls, and
 // gives the spread over the clients of the share of the outage that
-// reached the dependency; with -partition, client 1's share and the calls
-// the others dropped during the outage. -clients cannot be combined with
-// -replay or -record.
+// reached the dependency; with -cutoff, the cut-off clients' figures and
+// the healthy ones' apart: the share of the cut-off clients' outage calls
+// that reached the dependency and that were dropped, when 90 % of their
+// calls, added up, were shed, sustained (as below), the lowest share any
+// of them dropped of its calls from 2 s into the outage to its end, and
+// the calls the healthy clients dropped during the outage, of those they
+// offered. -clients cannot be combined with -replay or -record.
 //
 // The rest:
 //

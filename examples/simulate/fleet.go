@@ -14,9 +14,12 @@ const maxClients = 1000
 // fleetConfig is the fleet a simulation runs: clients breakers of one
 // dependency, each offering the scenario's rate.
 type fleetConfig struct {
-	clients   int  // 1 for a single breaker
-	share     bool // share counts through the store
-	partition bool // the outage phase fails client 1's calls only
+	clients int  // 1 for a single breaker
+	share   bool // share counts through the store
+	// cutoff is how many clients the outage cuts off: its phases fail the
+	// calls of clients 1 to cutoff only, and the others' succeed. 0 fails
+	// every client's; -partition is 1.
+	cutoff int
 }
 
 // validate checks the fleet's flags.
@@ -24,11 +27,18 @@ func (fc fleetConfig) validate() error {
 	switch {
 	case fc.clients < 1 || fc.clients > maxClients:
 		return fmt.Errorf("-clients %d: must be between 1 and %d", fc.clients, maxClients)
-	case fc.partition && fc.clients < 2:
-		return fmt.Errorf("-partition: needs -clients 2 or more, got %d", fc.clients)
+	case fc.cutoff != 0 && fc.clients < 2:
+		return fmt.Errorf("-cutoff %d: needs -clients 2 or more, got %d", fc.cutoff, fc.clients)
+	case fc.cutoff < 0 || fc.cutoff >= fc.clients:
+		return fmt.Errorf("-cutoff %d: must be between 1 and %d, one fewer than -clients", fc.cutoff, fc.clients-1)
 	}
 	return nil
 }
+
+// cutSettle is how long after an outage phase begins the cut-off clients'
+// calls are judged on their own in the report: from then to the phase's
+// end, each should have dropped at least 90 % of its calls.
+const cutSettle = 2 * time.Second
 
 // fleetStore holds what a fleet's breakers share, with the semantics of
 // redisbreaker's hash in Redis: per client, the history it published last
@@ -142,6 +152,11 @@ func subtract(sums []fleet.Bucket, first int64, own []fleet.Bucket, ownFirst int
 // fleetResult is what each client of a fleet saw, per phase.
 type fleetResult struct {
 	clients [][]counts // per client, per phase
+	// With a cutoff: per phase, the cut-off clients' calls per slot, added
+	// up (outage phases only; nil for the others); and per client, its
+	// calls of the outage phases from cutSettle after each began.
+	cutSlots [][]counts
+	settled  []counts
 }
 
 // simulateFleet runs sc through fc.clients breakers built from bc, each
@@ -197,7 +212,8 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 	dependencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+1))
 	latencyRand := rand.New(rand.NewPCG(bc.seed, bc.seed+4)) // as a single breaker's
 	res := &result{scenario: sc, phases: make([]counts, len(sc.phases)), slots: make([][]counts, len(sc.phases))}
-	fr := &fleetResult{clients: make([][]counts, n)}
+	fr := &fleetResult{clients: make([][]counts, n), cutSlots: make([][]counts, len(sc.phases)),
+		settled: make([]counts, n)}
 	for j := range fr.clients {
 		fr.clients[j] = make([]counts, len(sc.phases))
 	}
@@ -209,6 +225,10 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 		res.phases[p].phase = ph.name
 		res.slots[p] = make([]counts, (ph.length+slot-1)/slot)
 		capacity := newCapacity(ph.capacity)
+		cut := fc.cutoff > 0 && ph.role == roleOutage
+		if cut {
+			fr.cutSlots[p] = make([]counts, len(res.slots[p]))
+		}
 		for i := range ph.requests() {
 			for j, d := range drivers {
 				// Client j's calls come j/n of the way between two calls.
@@ -217,8 +237,8 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 				syncUntil(at)
 				slotIndex := int(since / slot)
 				errorRate := ph.errors
-				if fc.partition && ph.role == roleOutage && j != 0 {
-					errorRate = 0 // the partition cuts client 1 off alone
+				if cut && j >= fc.cutoff {
+					errorRate = 0 // the outage cuts clients 1 to cutoff off alone
 				}
 				c := counts{phase: ph.name, offered: 1}
 				if promise := d.allow(epoch.Add(at)); promise != nil {
@@ -233,6 +253,12 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 				res.phases[p].add(c)
 				res.slots[p][slotIndex].add(c)
 				fr.clients[j][p].add(c)
+				if cut && j < fc.cutoff {
+					fr.cutSlots[p][slotIndex].add(c)
+				}
+				if cut && since >= cutSettle {
+					fr.settled[j].add(c)
+				}
 			}
 		}
 		elapsed += ph.length
@@ -257,8 +283,11 @@ func fleetLine(fc fleetConfig, bc breakerConfig) string {
 	} else {
 		s += "each on its own history (-share=false)"
 	}
-	if fc.partition {
+	switch {
+	case fc.cutoff == 1:
 		s += "; the outage fails client 1's calls only"
+	case fc.cutoff > 1:
+		s += fmt.Sprintf("; the outage fails the calls of clients 1 to %d only", fc.cutoff)
 	}
 	return s
 }
@@ -274,12 +303,29 @@ func (fr *fleetResult) clientSpread(p int) (lo, hi float64) {
 	return lo, hi
 }
 
-// othersDropped returns the calls of phase p that clients other than
-// client 1 offered and had dropped.
-func (fr *fleetResult) othersDropped(p int) (dropped, offered int) {
-	for _, c := range fr.clients[1:] {
-		dropped += c[p].dropped
-		offered += c[p].offered
+// group returns the calls of phase p of clients from to to−1, added up.
+func (fr *fleetResult) group(p, from, to int) counts {
+	var sum counts
+	for _, c := range fr.clients[from:to] {
+		sum.add(c[p])
 	}
-	return dropped, offered
+	return sum
+}
+
+// cutShedAfter returns the time from the start of outage phase p until
+// the cut-off clients' calls, added up, were 90 % dropped, sustained (as
+// [result.sustainedFrom] times it), and whether they were.
+func (fr *fleetResult) cutShedAfter(p int) (time.Duration, bool) {
+	r := result{slots: fr.cutSlots}
+	return r.sustainedFrom(p, func(c counts) bool { return pct(c.dropped, c.offered) >= 90 })
+}
+
+// leastSettledDrop returns the lowest share, over clients from to to−1, of
+// their calls from cutSettle into the outage phases on that were dropped.
+func (fr *fleetResult) leastSettledDrop(from, to int) float64 {
+	least := 100.0
+	for _, c := range fr.settled[from:to] {
+		least = min(least, pct(c.dropped, c.offered))
+	}
+	return least
 }

@@ -86,13 +86,13 @@ func TestSimulateFleet_partitionSeenByOne(t *testing.T) {
 	for _, rate := range []int{2, 20} {
 		t.Run(fmt.Sprint(rate, " requests/s"), func(t *testing.T) {
 			cfg := fleetConfigOf(50, rate, 1)
-			cfg.partition = true
+			cfg.cutoff = 1
 			res, err := simulate(cfg)
 			require.NoError(t, err)
 			p := res.phaseOf(roleOutage)
-			dropped, offered := res.fleet.othersDropped(p)
-			assert.Equal(t, 0, dropped, "the other clients drop nothing")
-			assert.Equal(t, 49*20*rate, offered)
+			others := res.fleet.group(p, 1, 50)
+			assert.Equal(t, 0, others.dropped, "the other clients drop nothing")
+			assert.Equal(t, 49*20*rate, others.offered)
 
 			single := fleetConfigOf(1, rate, 1)
 			alone, err := simulate(single)
@@ -103,11 +103,42 @@ func TestSimulateFleet_partitionSeenByOne(t *testing.T) {
 		})
 	}
 	cfg := fleetConfigOf(50, 20, 1)
-	cfg.partition = true
+	cfg.cutoff = 1
 	res, err := simulate(cfg)
 	require.NoError(t, err)
 	c := res.fleet.clients[0][res.phaseOf(roleOutage)]
 	assert.Less(t, pct(c.allowed, c.offered), 40.0, "at 20 requests/s, client 1 sheds most of its outage")
+}
+
+// Issue 28's poison goal: 50 clients at 20 requests/s, sharing, of which
+// the outage cuts 20 off (their calls all fail) while the other 30's
+// succeed. The healthy clients drop at most 1 % of their outage's calls,
+// and each cut-off client at least 90 % of its calls from 2 s after the
+// cut to its end, seeds 1 to 5. Until a process's own successes kept the
+// fleet's failing newest buckets from shedding it, the healthy clients
+// dropped 1.1–1.4 % (the cut-off ones' first failures, and their probes,
+// shifted the fleet's newest buckets); each client on its own history
+// drops none.
+func TestSimulateFleet_cutOffPartPoisonsNone(t *testing.T) {
+	const clients, cutoff = 50, 20
+	for seed := uint64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			cfg := fleetConfigOf(clients, 20, seed)
+			cfg.cutoff = cutoff
+			res, err := simulate(cfg)
+			require.NoError(t, err)
+			p := res.phaseOf(roleOutage)
+			healthy := res.fleet.group(p, cutoff, clients)
+			assert.Equal(t, 30*20*20, healthy.offered)
+			assert.LessOrEqual(t, pct(healthy.dropped, healthy.offered), 1.0, "healthy clients' calls dropped, %")
+			for j := range cutoff {
+				c := res.fleet.settled[j]
+				assert.Equal(t, 18*20, c.offered, "client %d's calls from 2 s into the outage", j+1)
+				assert.GreaterOrEqual(t, pct(c.dropped, c.offered), 90.0,
+					"client %d's calls dropped from 2 s into the outage to its end, %%", j+1)
+			}
+		})
+	}
 }
 
 // A fleet of one draws and decides as one breaker, although publishing
@@ -151,12 +182,14 @@ func TestFleetStore_sync(t *testing.T) {
 
 func TestRun_fleetReport(t *testing.T) {
 	cfg := fleetConfigOf(5, 20, 1)
-	cfg.partition = true
+	cfg.cutoff = 1
 	cfg.quiet = true
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "fleet: 5 clients, each at the rate below, sharing histories every 100ms; the outage fails client 1's calls only\n")
-	assert.Contains(t, out, "outage:   client 1 (partitioned): reached")
-	assert.Contains(t, out, "outage:   the other clients: dropped         0 of 1600\n")
+	assert.Contains(t, out, "outage:   cut off (client 1): reached")
+	assert.Contains(t, out, "outage:   cut off: 90% shed, sustained, after  ")
+	assert.Contains(t, out, "outage:   cut off: dropped from 2s on, least    ")
+	assert.Contains(t, out, "outage:   healthy (clients 2 to 5): dropped 0 of 1600 (0.00%)\n")
 }
 
 func TestRun_fleetInvalid(t *testing.T) {
@@ -166,7 +199,9 @@ func TestRun_fleetInvalid(t *testing.T) {
 	}{
 		{func(c *config) { c.clients = 0 }, "-clients 0: must be between 1 and 1000"},
 		{func(c *config) { c.clients = 1001 }, "-clients 1001: must be between 1 and 1000"},
-		{func(c *config) { c.partition = true }, "-partition: needs -clients 2 or more, got 1"},
+		{func(c *config) { c.cutoff = 1 }, "-cutoff 1: needs -clients 2 or more, got 1"},
+		{func(c *config) { c.clients, c.cutoff = 50, 50 }, "-cutoff 50: must be between 1 and 49, one fewer than -clients"},
+		{func(c *config) { c.clients, c.cutoff = 50, -1 }, "-cutoff -1: must be between 1 and 49, one fewer than -clients"},
 		{func(c *config) { c.clients, c.mix = 3, mix{20, 40, 20, 20} },
 			"-clients 3: a fleet's calls carry no criticality; leave out -mix and a scenario's mix"},
 		{func(c *config) { c.clients, c.rate = 1000, 1_000_000 },
@@ -184,13 +219,19 @@ func TestRun_fleetInvalid(t *testing.T) {
 func TestParseFlags_fleet(t *testing.T) {
 	cfg, err := parseFlags([]string{"-clients", "50", "-share=false", "-partition"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, fleetConfig{clients: 50, share: false, partition: true}, cfg.fleetConfig)
+	assert.Equal(t, fleetConfig{clients: 50, share: false, cutoff: 1}, cfg.fleetConfig, "-partition is -cutoff 1")
+	cfg, err = parseFlags([]string{"-clients", "50", "-cutoff", "20"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, fleetConfig{clients: 50, share: true, cutoff: 20}, cfg.fleetConfig)
 
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-replay", "t.csv", "-clients", "3"}, "-replay: replays one breaker's trace; -clients, -share and -partition simulate a fleet"},
+		{[]string{"-replay", "t.csv", "-clients", "3"}, "-replay: replays one breaker's trace; -clients, -share, -cutoff and -partition simulate a fleet"},
+		{[]string{"-replay", "t.csv", "-cutoff", "3"}, "-replay: replays one breaker's trace; -clients, -share, -cutoff and -partition simulate a fleet"},
+		{[]string{"-clients", "3", "-cutoff", "1", "-partition"}, "-partition and -cutoff: give one; -partition is -cutoff 1"},
+		{[]string{"-clients", "3", "-cutoff", "0"}, "-cutoff 0: cuts no client off; give 1 or more, or leave -cutoff out"},
 		{[]string{"-record", "r.csv", "-clients", "3"}, "-record: writes the trace of one breaker, not of -clients"},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)

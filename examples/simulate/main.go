@@ -107,7 +107,8 @@ report, the scenario and trace formats.
 	fs.StringVar(&seeds, "seeds", "", "sweep: run with each of these `seeds` (e.g. 1-5 or 1,7,10-12) and print a row per rate and seed, then the worst over the seeds")
 	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing histories as redisbreaker does (1 to 1,000)")
 	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share histories through an in-process store with redisbreaker's semantics; false keeps each client on its own history")
-	fs.BoolVar(&cfg.partition, "partition", false, "with -clients: the outage phase fails client 1's calls only; the others' succeed")
+	fs.IntVar(&cfg.cutoff, "cutoff", 0, "with -clients: the outage phase fails the calls of clients 1 to `N` only (1 to clients-1); the others' succeed")
+	partition := fs.Bool("partition", false, "with -clients: the outage phase fails client 1's calls only; the same as -cutoff 1")
 	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
 		m, err := parseMix(s)
 		cfg.mix = m
@@ -134,6 +135,9 @@ report, the scenario and trace formats.
 			cfg.rate = n.rate
 		}
 	}
+	if *partition {
+		cfg.cutoff = 1
+	}
 	replaces := ""
 	switch {
 	case set["timeout"] && set["replay"]:
@@ -144,8 +148,12 @@ report, the scenario and trace formats.
 		return fail(errors.New("-mix and -replay: give one; a trace's calls carry no criticality"))
 	case set["record"] && set["replay"]:
 		return fail(errors.New("-record and -replay: give one; -record writes the trace of a simulation"))
-	case set["replay"] && (set["clients"] || set["share"] || set["partition"]):
-		return fail(errors.New("-replay: replays one breaker's trace; -clients, -share and -partition simulate a fleet"))
+	case set["replay"] && (set["clients"] || set["share"] || set["partition"] || set["cutoff"]):
+		return fail(errors.New("-replay: replays one breaker's trace; -clients, -share, -cutoff and -partition simulate a fleet"))
+	case set["partition"] && set["cutoff"]:
+		return fail(errors.New("-partition and -cutoff: give one; -partition is -cutoff 1"))
+	case set["cutoff"] && cfg.cutoff == 0:
+		return fail(errors.New("-cutoff 0: cuts no client off; give 1 or more, or leave -cutoff out"))
 	case set["record"] && cfg.clients > 1:
 		return fail(errors.New("-record: writes the trace of one breaker, not of -clients"))
 	case set["scenario"]:

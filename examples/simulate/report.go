@@ -99,11 +99,8 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 		if fr := res.fleet; fr != nil {
 			lo, hi := fr.clientSpread(p)
 			fmt.Fprintf(out, "outage:   share reaching it, per client      %.1f%% to %.1f%%\n", lo, hi)
-			if cfg.partition {
-				c := fr.clients[0][p]
-				dropped, offered := fr.othersDropped(p)
-				fmt.Fprintf(out, "outage:   client 1 (partitioned): reached    %.1f%%\n", pct(c.allowed, c.offered))
-				fmt.Fprintf(out, "outage:   the other clients: dropped         %d of %d\n", dropped, offered)
+			if n := cfg.cutoff; n > 0 {
+				printCutoff(out, fr, p, n, cfg.clients, sc.phases[p].length)
 			}
 		}
 	}
@@ -123,6 +120,27 @@ func printSimulation(out io.Writer, cfg config, res *result) {
 	printInFlight(out, res)
 	fmt.Fprintln(out)
 	printComparisonRow(out, res, f)
+}
+
+// printCutoff prints the figures of outage phase p for the clients it cut
+// off, the first n of clients, and for the others apart.
+func printCutoff(out io.Writer, fr *fleetResult, p, n, clients int, length time.Duration) {
+	cutName, healthyName := "clients 1 to "+fmt.Sprint(n), fmt.Sprintf("clients %d to %d", n+1, clients)
+	if n == 1 {
+		cutName = "client 1"
+	}
+	if n+1 == clients {
+		healthyName = fmt.Sprintf("client %d", clients)
+	}
+	c, h := fr.group(p, 0, n), fr.group(p, n, clients)
+	shed := math.Inf(1)
+	if d, ok := fr.cutShedAfter(p); ok {
+		shed = d.Seconds()
+	}
+	fmt.Fprintf(out, "outage:   cut off (%s): reached %.1f%%, dropped %.1f%%\n", cutName, pct(c.allowed, c.offered), pct(c.dropped, c.offered))
+	fmt.Fprintf(out, "outage:   cut off: 90%% shed, sustained, after  %s\n", formatTiming(shed, length))
+	fmt.Fprintf(out, "outage:   cut off: dropped from %v on, least    %.1f%%\n", cutSettle, fr.leastSettledDrop(0, n))
+	fmt.Fprintf(out, "outage:   healthy (%s): dropped %d of %d (%.2f%%)\n", healthyName, h.dropped, h.offered, pct(h.dropped, h.offered))
 }
 
 // printInFlight prints the most calls in flight at once, if any call was,

@@ -95,17 +95,23 @@ func repeated(b Bucket, n int) []Bucket {
 }
 
 // The fleet's judgement on histories merged from a process's and the
-// others': where it leaves a process to its own window, and how a fleet
-// down for a window probes. While the fleet was judged as Ratio judges,
-// a fleet under overload made 1.23 attempts per success where its
-// processes alone made 1.08, and a fleet of n processes probed a
-// dependency still down with n calls at once.
+// others': where it leaves a process to its own window or its own
+// successes, and how a fleet down for a window probes. While the fleet
+// was judged as Ratio judges, a fleet under overload made 1.23 attempts
+// per success where its processes alone made 1.08, and a fleet of n
+// processes probed a dependency still down with n calls at once.
 func TestSettings_FleetRatio(t *testing.T) {
 	overloaded := repeated(Bucket{Successes: 2, Failures: 1, Drops: 1}, 20) // 57 calls admitted in the window
 	othersOverloaded := repeated(Bucket{Successes: 20, Failures: 10, Drops: 10}, 20)
 	few := append(make([]Bucket, 19), Bucket{Successes: 1})
 	down := append(repeated(Bucket{Failures: 1}, 25), repeated(Bucket{Drops: 1}, 19)...)
 	othersDown := append(repeated(Bucket{Failures: 3}, 25), repeated(Bucket{Drops: 4}, 19)...)
+	ownSucceeding := repeated(Bucket{Successes: 3}, 20) // 57 calls admitted in the window, all successes
+	fewSucceeding := append(make([]Bucket, 17), repeated(Bucket{Successes: 3}, 3)...)
+	// Others of which a part is cut off from the newest bucket on: the
+	// fleet's newest bucket, the process's included, holds 20 successes
+	// and 40 failures, against 1,080 successes in the rest of the window.
+	othersCut := append(repeated(Bucket{Successes: 57}, 19), Bucket{Successes: 17, Failures: 40})
 	for _, tc := range []struct {
 		name               string
 		s                  Settings
@@ -120,6 +126,17 @@ func TestSettings_FleetRatio(t *testing.T) {
 			ownLive: Bucket{Successes: 1}, fleetLive: Bucket{Successes: 11, Failures: 5},
 			// total 643 admitted + 209 drops, num 852 − 5 − 1.5·429
 			want: 0, ratio: 203.5 / 853},
+		// Issue 28: a part of the fleet cut off made the rest shed.
+		{name: "mixed, its own calls succeed: nothing of the fleet's", s: defaults(), own: ownSucceeding,
+			others: othersCut, ownLive: Bucket{Successes: 1}, fleetLive: Bucket{Successes: 10, Failures: 20},
+			// the newest buckets shift: 30 successes of 90, num 90 − 5 − 1.5·30
+			want: 0, ratio: 40.0 / 91},
+		{name: "mixed, its own live bucket failed: the fleet's newest buckets", s: defaults(), own: ownSucceeding,
+			others: othersCut, ownLive: Bucket{Failures: 1}, fleetLive: Bucket{Successes: 9, Failures: 21},
+			want: 41.5 / 91, ratio: 41.5 / 91}, // 90 − 5 − 1.5·29
+		{name: "mixed, its own calls succeed but are too few: the fleet's", s: defaults(), own: fewSucceeding,
+			others: othersCut, ownLive: Bucket{Successes: 1}, fleetLive: Bucket{Successes: 10, Failures: 20},
+			asRatio: true},
 		{name: "mixed, too few calls of its own: the fleet's window", s: defaults(), own: few,
 			others: othersOverloaded, fleetLive: Bucket{Successes: 10, Failures: 5}, asRatio: true},
 		{name: "down for a window, drops alone: the others' share", s: defaults(), own: down, others: othersDown,

@@ -102,15 +102,17 @@ const shiftSigmas = 3
 // through once a window has passed without an admitted failure.
 func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
 	recentSuccesses, recentFailures := sum.run.recent(live)
-	return s.ratio(sum, live, recentSuccesses, recentFailures, false)
+	return s.ratio(sum, live, recentSuccesses, recentFailures, ownNone)
 }
 
-// ratio is Ratio given the newest run's counts with the live bucket. With
-// ownWindow, the formula over the window when the newest buckets agree on
-// neither outcome is left out: a process of a fleet judges it on its own
-// window ([Settings.FleetRatio]).
+// ratio is Ratio given the newest run's counts with the live bucket. When
+// the newest buckets agree on neither outcome and no recovery is judged,
+// mine says what a process of a fleet has of its own ([Settings.FleetRatio]):
+// with ownWindow the formula over the window is left out (the process
+// judges it on its own window), with ownUp the newest buckets' as well.
+// Ratio passes ownNone.
 func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailures int64,
-	ownWindow bool) (num, den float64) {
+	mine ownJudgement) (num, den float64) {
 	window := sum.Window.Plus(live)
 	if window.Failures == 0 {
 		return 0, 1
@@ -147,8 +149,11 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 			mixed, onWindow = true, true
 		}
 	}
+	if onWindow && mine == ownUp {
+		return 0, 1
+	}
 	num, den = s.formula(successes, admitted, float64(counts.Drops), protection)
-	if onWindow && ownWindow {
+	if onWindow && mine == ownWindow {
 		num, den = 0, 1
 	}
 	if mixed {
