@@ -313,10 +313,18 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 		s.loaded = true
 	}
 	var out []error
+	lost := false
 	for i, m := range members {
 		if err := s.take(m, plans[i], v3, i, now); err != nil {
 			out = append(out, err)
+			lost = lost || errors.Is(err, ErrUnreachable)
 		}
+	}
+	if c, ok := s.client.(*redis.ClusterClient); ok && lost {
+		// A node of the cluster is unreachable: its replica may have taken
+		// over, which go-redis learns by itself only from a redirection or
+		// after ten seconds.
+		c.ReloadState(ctx)
 	}
 	return errors.Join(out...)
 }
