@@ -75,7 +75,7 @@ func TestSharer_Sync_onACluster(t *testing.T) {
 
 	victim := c.MasterOf("test:{" + names[0] + "}:4:0")
 	c.KillMaster(victim)
-	clk.advance(breaker.DefaultWindow + span) // the outage's failures leave the window
+	clk.advance(breaker.DefaultWindow + span)                // the outage's failures leave the window
 	assert.ErrorIs(t, outage(), redisbreaker.ErrUnreachable) // b reaches the other masters
 	err := a.sharer.Sync(ctx)
 	assert.ErrorIs(t, err, redisbreaker.ErrUnreachable)
