@@ -93,6 +93,19 @@ func (b block) bucket(i int) fleet.Bucket {
 	return fleet.Bucket{Successes: b.counter(3 * i), Failures: b.counter(3*i + 1), Drops: b.counter(3*i + 2)}
 }
 
+// add returns b with d added to its bucket i, as Redis adds it: each
+// counter kept from 0 to 2^32−1.
+func (b block) add(i int, d fleet.Bucket) block {
+	if n := 4 * (3*i + 3); len(b) < n {
+		b = append(b, make([]byte, n-len(b))...)
+	}
+	for j, v := range []int64{d.Successes, d.Failures, d.Drops} {
+		x := min(max(b.counter(3*i+j)+v, 0), 1<<32-1)
+		binary.BigEndian.PutUint32(b[4*(3*i+j):], uint32(x))
+	}
+	return b
+}
+
 // sum returns the block's buckets added up.
 func (b block) sum(size int) fleet.Bucket {
 	var s fleet.Bucket

@@ -58,3 +58,13 @@ func TestHighest(t *testing.T) {
 	other.Size = 3
 	assert.Equal(t, a, highest(a, other), "another grid is left out")
 }
+
+func TestBlock_add(t *testing.T) {
+	var b block
+	b = b.add(1, fleet.Bucket{Successes: 3, Failures: 1})
+	assert.Len(t, b, 24, "grown to the bucket")
+	assert.Equal(t, fleet.Bucket{Successes: 3, Failures: 1}, b.bucket(1))
+	b = b.add(1, fleet.Bucket{Successes: -5, Drops: 1 << 33})
+	assert.Equal(t, fleet.Bucket{Failures: 1, Drops: 1<<32 - 1}, b.bucket(1), "kept from 0 to 2^32−1, as OVERFLOW SAT keeps them")
+	assert.Equal(t, fleet.Bucket{}, b.bucket(0))
+}

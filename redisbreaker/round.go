@@ -23,6 +23,9 @@ type gridState struct {
 	expire   []string               // keys whose TTL this process sets in its next round
 	blocks   map[int64]fleet.Bucket // older blocks read, this process's part taken out
 
+	before   block // the block before the newest, once no process adds to it any more
+	beforeAt int64 // its number; minBlock for none
+
 	processes int64         // the fleet's processes, as the newest blocks count them
 	period    time.Duration // between two rounds of this breaker
 	next      time.Time     // when this breaker's next round is due
@@ -31,7 +34,7 @@ type gridState struct {
 
 func newGridState(prefix, name string) gridState {
 	return gridState{base: keyBase(prefix, name), sent: make(map[int64]fleet.Bucket),
-		ownBlock: make(map[int64]fleet.Bucket), blocks: make(map[int64]fleet.Bucket), joined: minBlock}
+		ownBlock: make(map[int64]fleet.Bucket), blocks: make(map[int64]fleet.Bucket), joined: minBlock, beforeAt: minBlock}
 }
 
 // minBlock stands for "no block yet".
@@ -48,8 +51,9 @@ type gridPlan struct {
 
 	adds    []gridAdd
 	expires []*redis.BoolCmd
-	keys    []string // read: the newest block, the one before, then older ones
-	olds    []int64  // the blocks of keys[2:]
+	keys    []string // read: the newest block, the one before (unless known), then older ones
+	before  bool     // keys[1] is the block before the newest
+	olds    []int64  // the blocks of the keys after those
 	read    *redis.SliceCmd
 	readAt  int // where keys start in read's reply
 }
@@ -91,7 +95,10 @@ func planGrid(m *member) *gridPlan {
 	for k, deltas := range byBlock {
 		p.adds = append(p.adds, gridAdd{block: k, key: blockKey(g.base, k), deltas: deltas, join: join && k == p.newest})
 	}
-	p.keys = []string{blockKey(g.base, p.newest), blockKey(g.base, p.newest-1)}
+	p.keys = []string{blockKey(g.base, p.newest)}
+	if g.beforeAt != p.newest-1 {
+		p.keys, p.before = append(p.keys, blockKey(g.base, p.newest-1)), true
+	}
 	for k := p.newest - 2; k >= p.newest-1-p.horizon && len(p.olds) < maxBlockReads; k-- {
 		if _, ok := g.blocks[k]; !ok {
 			p.keys = append(p.keys, blockKey(g.base, k))
@@ -132,6 +139,42 @@ func (p *gridPlan) err() error {
 // counted as added, and the fleet's counters read give the others'
 // history, which it returns.
 func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, error) {
+	blocks, err := p.settleAdds()
+	if err != nil {
+		return fleet.History{}, err
+	}
+	g := &p.m.grid
+	newest, before := blocks[0], g.before
+	olds := blocks[1:]
+	if p.before {
+		before, olds = blocks[1], blocks[2:]
+		// Once every process has had a round since the block ended (the
+		// longest period, and a bucket for calls found overdue when it
+		// ended), nothing more is added to it: it is read no more.
+		settled := max(base, maxFleetPeriod) + 2*p.h.Span
+		if p.h.Newest-p.newest*int64(p.size) >= int64((settled+p.h.Span-1)/p.h.Span) {
+			g.before, g.beforeAt = append(block(nil), before...), p.newest-1
+		}
+	}
+	for i, k := range p.olds {
+		g.blocks[k] = minus(olds[i].sum(p.size), g.ownBlock[k])
+	}
+	g.processes = max(newest.counter(membersAt(p.size)), before.counter(membersAt(p.size)))
+	g.period = periodFor(base, g.processes)
+	g.synced = now
+	others := p.others(newest, before)
+	if p.lost(newest, before) {
+		// Redis lost the counters (restarted without persistence, or a
+		// replica promoted before it had them): add the window again.
+		g.sent, g.ownBlock, g.joined = make(map[int64]fleet.Bucket), make(map[int64]fleet.Bucket), minBlock
+		g.before, g.beforeAt = nil, minBlock
+	}
+	return others, nil
+}
+
+// settleAdds counts what the plan's writes added, and returns the blocks
+// it read, in the order of its keys.
+func (p *gridPlan) settleAdds() ([]block, error) {
 	g := &p.m.grid
 	size := int64(p.size)
 	if len(p.expires) > 0 {
@@ -157,6 +200,9 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 		for n, d := range a.deltas {
 			g.sent[n] = plus(g.sent[n], d)
 			g.ownBlock[a.block] = plus(g.ownBlock[a.block], d)
+			if a.block == g.beforeAt { // read no more: keep it as Redis holds it
+				g.before = g.before.add(int(n-a.block*size), d)
+			}
 		}
 		if a.join {
 			g.joined = a.block
@@ -189,13 +235,13 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 
 	vals, err := p.read.Result()
 	if err != nil {
-		return fleet.History{}, err
+		return nil, err
 	}
 	if addErr != nil {
-		return fleet.History{}, addErr
+		return nil, addErr
 	}
 	if len(vals) < p.readAt+len(p.keys) {
-		return fleet.History{}, fmt.Errorf("%w: MGET returned %d values for %d keys", errUnusable, len(vals), p.readAt+len(p.keys))
+		return nil, fmt.Errorf("%w: MGET returned %d values for %d keys", errUnusable, len(vals), p.readAt+len(p.keys))
 	}
 	vals = vals[p.readAt : p.readAt+len(p.keys)]
 	blocks := make([]block, len(vals))
@@ -204,27 +250,15 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 		case nil:
 		case string:
 			if len(v) > 4*(membersAt(p.size)+1) {
-				return fleet.History{}, fmt.Errorf("%w: key %.300q holds %d bytes: more than a block of %d buckets",
+				return nil, fmt.Errorf("%w: key %.300q holds %d bytes: more than a block of %d buckets",
 					errUnusable, p.keys[i], len(v), p.size)
 			}
 			blocks[i] = block(v)
 		default:
-			return fleet.History{}, fmt.Errorf("%w: key %.300q: got %T, not a block", errUnusable, p.keys[i], v)
+			return nil, fmt.Errorf("%w: key %.300q: got %T, not a block", errUnusable, p.keys[i], v)
 		}
 	}
-	for i, k := range p.olds {
-		g.blocks[k] = minus(blocks[2+i].sum(p.size), g.ownBlock[k])
-	}
-	g.processes = max(blocks[0].counter(membersAt(p.size)), blocks[1].counter(membersAt(p.size)))
-	g.period = periodFor(base, g.processes)
-	g.synced = now
-	others := p.others(blocks[0], blocks[1])
-	if p.lost(blocks[0], blocks[1]) {
-		// Redis lost the counters (restarted without persistence, or a
-		// replica promoted before it had them): add the window again.
-		g.sent, g.ownBlock, g.joined = make(map[int64]fleet.Bucket), make(map[int64]fleet.Bucket), minBlock
-	}
-	return others, nil
+	return blocks, nil
 }
 
 // lost reports whether the counters read hold less than this process

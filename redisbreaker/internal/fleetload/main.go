@@ -102,6 +102,7 @@ func run(args []string, out io.Writer) error {
 		addr, cfg.period, cfg.rate, 100*cfg.hog, cfg.duration, cfg.warmup)
 	fmt.Fprintln(out, "| processes × breakers | Redis CPU (s per s) | µs per process per breaker per s | commands/s | µs per command | rounds per breaker per s | processes counted (newest full block) | view age p50 / max | period | errors |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
+	var breakdowns []string
 	for _, f := range cfg.fleets {
 		r, err := measure(addr, cfg, f)
 		if err != nil {
@@ -110,6 +111,11 @@ func run(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "| %d × %d | %.3f | %.1f | %.0f | %.2f | %.2f | %s | %v / %v | %v | %d |\n",
 			f.processes, f.breakers, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers), r.commands, r.usecPerCommand,
 			r.rounds, r.counted, r.ageP50.Round(time.Millisecond), r.ageMax.Round(time.Millisecond), r.period, r.errors)
+		breakdowns = append(breakdowns, fmt.Sprintf("%d × %d: %s", f.processes, f.breakers, strings.Join(r.breakdown, ", ")))
+	}
+	fmt.Fprintln(out, "\nper command (INFO commandstats, calls a second and µs each):")
+	for _, b := range breakdowns {
+		fmt.Fprintln(out, "  "+b)
 	}
 	return nil
 }
@@ -120,6 +126,7 @@ type result struct {
 	ageP50, ageMax                        time.Duration
 	period                                time.Duration
 	errors                                int
+	breakdown                             []string
 }
 
 func measure(addr string, cfg config, f fleetSize) (result, error) {
@@ -248,6 +255,13 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 	r.commands = calls / elapsed
 	if calls > 0 {
 		r.usecPerCommand = usec / calls
+	}
+	for _, name := range []string{"bitfield", "mget", "pexpire"} {
+		c := after.commands[name].calls - before.commands[name].calls
+		if c > 0 {
+			r.breakdown = append(r.breakdown, fmt.Sprintf("%s %.0f/s %.2f µs", name, c/elapsed,
+				(after.commands[name].usec-before.commands[name].usec)/c))
+		}
 	}
 	r.rounds = (after.commands["bitfield"].calls - before.commands["bitfield"].calls) / elapsed / float64(f.processes*f.breakers)
 	r.errors = int(after.errors - before.errors)
