@@ -27,7 +27,7 @@
 //	defer sharer.Close()
 //
 // Breakers are shared under their names: the breakers named "payments" of
-// every process with the same prefix share their histories.
+// every process with the same prefix share their counts.
 //
 // # What it does
 //
@@ -35,38 +35,84 @@
 // of the fleet's history made when it was last fed to the breaker (and
 // when a bucket finishes), without a lock or an allocation. The loop that
 // [Sharer.Start] runs makes, every period ([WithPeriod], one bucket of a
-// default breaker, 100 ms), one pipelined round trip for all shared
-// breakers: for each, a script publishes this process's history
-// ([fleet.Member.History]) in the breaker's hash, under the process's ID,
-// and returns the other processes' histories published within the
-// breaker's window, added up, which the breaker then decides on
-// ([fleet.Member.SetOthers]). Histories older than a window are stale: a
-// process that stopped, or lost Redis, leaves the fleet's within a quarter
-// window more, and its field is deleted. Each key expires on its own two
-// windows and a period after the last process wrote it; no cleanup job is
-// needed.
+// default breaker, 100 ms), one pipelined round trip for the shared
+// breakers whose round is due: for each, it adds what the breaker counted
+// since its last round to the fleet's counters in Redis, and reads the
+// fleet's counters back; the other processes' part of them (the counters
+// less what this process added) is the history the breaker then decides
+// on ([fleet.Member.SetOthers]).
 //
-// # Layouts
+// # Layout v4: counters on the grid
 //
-// A breaker's hash holds, per process, its history in the field
-// "=3 <id>" (layout v3: the Unix ms it was published, a space, then
+// Every process numbers its buckets on one grid (package fleet): bucket g
+// spans [g·span, (g+1)·span) from the Unix epoch, and block k holds the
+// window's worth of buckets k·size to k·size+size−1. Each block of a
+// breaker is one Redis string, at
+//
+//	<prefix>{<name>}:4:<k>
+//
+// holding, for each of its buckets, three unsigned 32-bit big-endian
+// counters (successes, failures, drops), then one counting the processes
+// that wrote to it. A round adds to them with BITFIELD ... OVERFLOW SAT
+// INCRBY (only the counters that changed, and the process's own count once
+// a block) and reads the newest block and the one before with MGET, one
+// MGET for every breaker on a single node; the block before is read no
+// more once no process adds to it, and older blocks (those read back for
+// on light traffic) are read once each. No script runs, and nothing in a
+// round grows with the fleet: a round costs Redis a counter or three and a
+// string of a few hundred bytes per breaker, whatever the number of
+// processes. A process that stops, or loses Redis, leaves nothing to clean
+// up: its counts leave the others' windows with the grid, and each block
+// expires on its own (35 windows after its first processes wrote it).
+// What a round added is added once: a round that failed after its
+// commands were sent is not sent again (they may have run), one that could
+// not connect is; a process that finds the counters gone (Redis restarted
+// without persistence, or a replica promoted before it had them) adds its
+// window again.
+//
+// The name in braces is a hash tag: on a Redis Cluster, a breaker's keys
+// share a slot (one MGET reads them) and the breakers spread over the
+// shards. A breaker whose node fails decides on its own history until the
+// cluster serves its slot again (the sharer asks the client to reload the
+// cluster's slots); the other breakers go on.
+//
+// # A large fleet
+//
+// Each round of each process touches the newest block of each breaker it
+// shares: a fleet of N processes at a period P makes about 2·N/P
+// operations a second on that key. The sharer reads from the newest
+// blocks how many processes share a breaker, and lengthens that breaker's
+// period to keep the fleet's rounds to 10,000 a second: the period is
+// max(WithPeriod, N / 10,000 s), at most one second. Up to 1,000
+// processes nothing changes; 5,000 processes round every 500 ms, 10,000 or
+// more every second, so that a process's view of its fleet is never older
+// than a second and a round trip, and holds each other process's counts
+// as of its last round, up to a period before. [Sharer.Status] tells a
+// breaker's fleet size, period and last round.
+//
+// # Layouts, and a rolling upgrade from v3
+//
+// Before layout v4, a breaker was one hash at <prefix><name> (layout v3):
+// each process's history in a field of its own, summed by a script on
+// every round. [WithV3](true) has a sharer publish in both layouts and read
+// both, taking bucket by bucket the higher of what they hold, so a fleet
+// upgrades in two steps and shares one fleet's evidence all along: first
+// every upgraded process runs with WithV3(true), then, once no process
+// runs the old release, without it. A process without WithV3 reads the
+// grid alone: it does not see processes of the old release. With WithV3,
+// [WithV2] still publishes layout v2 in the hash for processes older
+// still (layout v3's documentation below holds).
+//
+// Layout v3: a breaker's hash holds, per process, its history in the
+// field "=3 <id>" (the Unix ms it was published, a space, then
 // [fleet.History]'s binary form) and, while [WithV2] is on (the default),
 // its counts in layout v2 in the field "<id>", as redisbreaker before
 // histories published them; "=hsum" holds the fresh histories added up.
-// The script's documentation (script.go) gives every field.
-//
-// A fleet in a rolling upgrade mixes both. A v2 sharer skips every field
-// that starts with "=", so it never reads a v3 field; it reads the v2
-// fields, those of v3 sharers included, as before. (A v3 value in a
-// process's own field would not break it either, but it would count the
-// value unparsable on every sweep, log it and return [ErrBadData]: hence
-// fields of their own.) A v3 sharer reads v2 fields of processes that
-// publish no history, converted to a history when the script sweeps: the
-// window's calls spread evenly over the window's buckets, the calls read
-// back for on light traffic in the block before; the formula judges them
-// as the v2 process did, the runs of buckets as even buckets (a window of
-// failures is a run of failures). Once every process of the fleet runs
-// v3, [WithV2](false) drops the v2 field.
+// The script's documentation (script.go) gives every field. A v2 sharer
+// skips every field that starts with "=", so it never reads a v3 field;
+// it reads the v2 fields, those of v3 sharers included, as before. A v3
+// sharer reads v2 fields of processes that publish no history, converted
+// to a history when the script sweeps.
 //
 // # When Redis fails
 //
@@ -76,32 +122,22 @@
 // again when Redis is back, which it finds by itself on a later round. A
 // breaker's fleet history also expires on its own one window after it
 // was last fed, should the loop stall. Nothing panics, and nothing blocks
-// a call. (go-redis reports its own failures to connect through its own
-// logger, which redis.SetLogger replaces.)
+// a call. One round is in flight at a time: a Redis slower than the period
+// makes the rounds late, not more numerous, and every process's counts
+// still land. (go-redis reports its own failures to connect through its
+// own logger, which redis.SetLogger replaces.)
 //
 // # Load on Redis
 //
-// For N processes sharing M breakers, with the default period of 100 ms:
-//
-//   - round trips: 10·N per second, one per process per period, each a
-//     pipeline of M EVALSHA calls (10·N·M scripts a second);
-//   - bytes: about 310 sent and 125 to 145 received per breaker per round
-//     for a breaker whose window holds calls in every bucket, whatever N
-//     (measured by BenchmarkSharer_Sync, which counts the bytes on the
-//     client's connection: 307 sent, 123 to 144 received for N from 10 to
-//     200; v2 sent 219 and received 59 to 65), so about 4.5 kB/s per
-//     process per breaker, 4.5·N·M kB/s in all: 50 processes × 10
-//     breakers is 2.2 MB/s;
-//   - work: each script reads and writes a few fields of one hash and
-//     adds up a window of buckets, the same whatever N; once a quarter
-//     window (twice a second by default) one of them reads the whole
-//     hash, N fields, to drop stale histories. A round of 10 breakers took
-//     about 3 times as long as v2's in BenchmarkSharer_Sync (1.8 ms
-//     against 0.67 ms at N = 50, on a shared 2-core machine). Memory: one
-//     hash per breaker, of N fields of about 100 to 300 bytes.
-//
-// A longer period divides all of it: [WithPeriod] of 500 ms is a fifth,
-// with fleet histories up to half a second old.
+// Measured with the load probe (make fleet-load; docs/fleet.md has the
+// figures and the machine): a round costs Redis a few microseconds per
+// breaker, a BITFIELD of under a microsecond and a share of the MGET and
+// of the round trip, against 300 to 450 for layout v3's script, whatever
+// the fleet's size. At the default period that is about 40 to 100 µs of
+// Redis's CPU a second per process and breaker; the round trip's fixed
+// cost is shared by the breakers a process shares, and a longer period
+// ([WithPeriod]) divides all of it. Memory: a block of 244 bytes per
+// breaker and window, for 35 windows.
 //
 // # Tests
 //

@@ -16,7 +16,7 @@ import (
 const (
 	// DefaultPrefix starts every key the sharer writes; see [WithPrefix].
 	DefaultPrefix = "srebreaker:"
-	// DefaultPeriod is how often the loop publishes and reads: one bucket
+	// DefaultPeriod is how often the loop adds and reads counts: one bucket
 	// of a breaker with the default window and buckets; see [WithPeriod].
 	DefaultPeriod = 100 * time.Millisecond
 	// DefaultTimeout bounds one round trip of the loop; see [WithTimeout].
@@ -50,21 +50,27 @@ type options struct {
 	v3      bool
 }
 
-// WithPrefix sets the prefix of the keys the sharer reads and writes: one
-// hash per breaker name, at prefix + name. Processes that share a
-// dependency's histories use the same prefix; separate fleets (environments,
+// WithPrefix sets the prefix of the keys the sharer reads and writes: a
+// breaker's blocks at prefix + "{" + name + "}:4:" + block (and, with
+// [WithV3], its hash at prefix + name). Processes that share a
+// dependency's counts use the same prefix; separate fleets (environments,
 // applications) on one Redis use different ones. Default [DefaultPrefix];
-// at most 256 bytes.
+// at most 256 bytes. A prefix holding "{" takes the place of the breaker's
+// name as a Redis Cluster's hash tag: every breaker's keys then go to one
+// slot.
 func WithPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
 }
 
-// WithPeriod sets how often the loop started by [Sharer.Start] publishes
-// the breakers' histories and reads the fleet's: the fleet's buckets are
-// at most about one period old. Shorter reacts sooner and costs Redis more
-// (see the package documentation). Default [DefaultPeriod], one bucket of a
-// default breaker; from 10 ms to 1 minute, and it should stay well under
-// the breakers' window, beyond which their fleet histories are stale.
+// WithPeriod sets how often the loop started by [Sharer.Start] adds the
+// breakers' counts to the fleet's and reads the fleet's: the fleet's
+// buckets are at most about one period old. Shorter reacts sooner and
+// costs Redis more (see the package documentation). A breaker shared by
+// more than 1,000 processes rounds less often, up to once a second (see
+// "A large fleet" in the package documentation). Default [DefaultPeriod],
+// one bucket of a default breaker; from 10 ms to 1 minute, and it should
+// stay well under the breakers' window, beyond which their fleet histories
+// are stale.
 func WithPeriod(period time.Duration) Option {
 	return func(o *options) { o.period = period }
 }
@@ -94,11 +100,12 @@ func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithProcessID sets the name this process publishes its history under,
-// in each breaker's hash. Each process of the fleet needs its own; two
-// processes with the same ID overwrite each other's histories. Default: 16
-// random hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes,
-// not starting with "=".
+// WithProcessID sets the name this process publishes its history under
+// in layout v3 ([WithV3]), in each breaker's hash. Each process of the
+// fleet needs its own; two processes with the same ID overwrite each
+// other's histories. Layout v4 names no process. Default: 16 random
+// hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes, not
+// starting with "=".
 func WithProcessID(id string) Option {
 	return func(o *options) { o.id = id }
 }
@@ -116,14 +123,12 @@ func WithV3(publish bool) Option {
 	return func(o *options) { o.v3 = publish }
 }
 
-// WithV2 sets whether the sharer also publishes each breaker's state in
-// layout v2, the counts that redisbreaker published before it shared
-// histories (layout v3), beside its history, for processes of the fleet
-// that still run such a version: they read the v2 field, and skip the v3
-// one. A v3 sharer reads both, so a fleet in a rolling upgrade shares one
-// fleet's evidence all along. Default true; once every process of the
-// fleet publishes v3, WithV2(false) saves the v2 field's 60 bytes per
-// breaker and round. See the package documentation, "Layouts".
+// WithV2 sets whether a sharer that publishes layout v3 ([WithV3]) also
+// publishes each breaker's state in layout v2, the counts that
+// redisbreaker published before it shared histories, beside its history,
+// for processes of the fleet that still run such a version: they read the
+// v2 field, and skip the v3 one. Default true; it does nothing without
+// WithV3. See the package documentation, "Layouts".
 func WithV2(publish bool) Option {
 	return func(o *options) { o.v2 = publish }
 }
