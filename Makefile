@@ -31,7 +31,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis postgres chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress
+.PHONY: help redis postgres chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -158,6 +158,14 @@ cover: ## coverage summary
 # SetLimit, 10,000 goroutines, clients that give up), print memory and time
 # figures and fail past the bounds they state; docs/reliability.md quotes
 # them. Minutes and a few hundred MiB: not part of make test.
+# The load probe of redisbreaker: fleets of sharers against a redis-server of
+# its own on a loopback port; FLEET_LOAD_FLAGS=-fleets 10x10,50x10,200x10
+# -duration 10s -hog 0.5 and so on (go run ./internal/fleetload -h in
+# redisbreaker lists them).
+FLEET_LOAD_FLAGS ?=
+fleet-load: redis ## what sharing breakers costs Redis: CPU per process per breaker, commands, evidence age
+	cd redisbreaker && go run ./internal/fleetload $(FLEET_LOAD_FLAGS)
+
 stress: ## hostile input and load at scale: prints memory and time figures, fails past their bounds
 	go vet -tags stress ./breaker ./httpbreaker
 	go test -tags stress -run '^TestStress' -count=1 -v -timeout 15m ./breaker ./httpbreaker
