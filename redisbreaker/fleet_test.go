@@ -18,7 +18,9 @@ import (
 // fleetRun is what a fleet of processes let through, per phase.
 type fleetRun struct {
 	healthyDropped          int
-	othersDropped           int // during the outage, by processes other than process 0
+	othersDropped           int // during the outage, by processes not cut off
+	othersOffered           int
+	cutOffered, cutDropped  int // the cut-off processes' calls from 2 s into the outage on
 	outageOffered, outageIn int
 	readmittedAfter         time.Duration // first 100 ms of the healed phase with 95 % admitted; -1 if none
 }
@@ -29,13 +31,15 @@ type fleetRun struct {
 // syncing with Redis every period (its own share of the period apart);
 // healthy for 10 s (1 % of calls fail), down for 20 s, healed for 20 s. With
 // share false, no process syncs: each decides on its own counts. With
-// partition, the outage fails process 0's calls only.
-func runFleet(t *testing.T, srv *redisServer, processes, rate int, share, partition bool) fleetRun {
+// cutoff above 0, the outage fails the calls of processes 0 to cutoff−1
+// only.
+func runFleet(t *testing.T, srv *redisServer, processes, rate int, share bool, cutoff int) fleetRun {
+	partition := cutoff > 0
 	clk := newVirtualClock()
 	rdb := srv.client()
 	breakers := make([]breaker.Breaker, processes)
 	sharers := make([]*redisbreaker.Sharer, processes)
-	prefix := fmt.Sprintf("fleet-%v-%v:", share, partition)
+	prefix := fmt.Sprintf("fleet-%v-%v:", share, cutoff)
 	for i := range breakers {
 		breakers[i] = breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk),
 			breaker.WithProba(proba.NewSeeded(uint64(i+1))))
@@ -69,7 +73,8 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share, partit
 		b := breakers[call%processes]
 		p, err := b.Allow()
 		switch {
-		case partition && elapsed >= healthy && elapsed < healthy+outage && call%processes != 0:
+		case partition && elapsed >= healthy && elapsed < healthy+outage && call%processes >= cutoff:
+			run.othersOffered++
 			if err != nil {
 				run.othersDropped++
 			} else {
@@ -84,6 +89,12 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share, partit
 				p.Accept()
 			}
 		case elapsed < healthy+outage:
+			if elapsed >= healthy+2*time.Second {
+				run.cutOffered++
+				if err != nil {
+					run.cutDropped++
+				}
+			}
 			run.outageOffered++
 			if err == nil {
 				run.outageIn++
@@ -111,7 +122,7 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share, partit
 // at 2 requests/s, an outage seen by all.
 func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 	srv := startRedis(t)
-	shared := runFleet(t, srv, 50, 2, true, false)
+	shared := runFleet(t, srv, 50, 2, true, 0)
 	t.Logf("shared: %+v", shared)
 	assert.Zero(t, shared.healthyDropped, "false drops while healthy")
 	assert.LessOrEqual(t, 100*float64(shared.outageIn)/float64(shared.outageOffered), 10.0,
@@ -119,7 +130,7 @@ func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 	assert.GreaterOrEqual(t, shared.readmittedAfter, time.Duration(0), "95 %% admitted after healing")
 	assert.LessOrEqual(t, shared.readmittedAfter, 2*time.Second, "95 %% admitted after healing")
 
-	alone := runFleet(t, srv, 50, 2, false, false)
+	alone := runFleet(t, srv, 50, 2, false, 0)
 	t.Logf("alone: %+v", alone)
 	assert.Greater(t, alone.outageIn, 3*shared.outageIn, "each process alone sees too few calls to shed as much")
 }
@@ -129,10 +140,24 @@ func TestSharer_fleetSheds_outageSeenByAll(t *testing.T) {
 // evidence (at 20 requests/s, enough to shed nearly all of its outage).
 func TestSharer_fleetSheds_partitionSeenByOne(t *testing.T) {
 	srv := startRedis(t)
-	run := runFleet(t, srv, 10, 20, true, true)
+	run := runFleet(t, srv, 10, 20, true, 1)
 	t.Logf("%+v", run)
 	assert.Zero(t, run.othersDropped, "the other processes drop nothing")
 	assert.Zero(t, run.healthyDropped)
 	assert.Less(t, 100*float64(run.outageIn)/float64(run.outageOffered), 20.0,
 		"process 0 sheds most of its outage on its own evidence")
+}
+
+// Issue 28's poison: 50 processes at 20 requests/s, 20 of them cut off from
+// the dependency (every call of theirs fails), 30 healthy. The healthy
+// ones drop at most 1 % of their calls; from 2 s into the cut on, the
+// cut-off ones drop at least 90 % of theirs.
+func TestSharer_fleetSheds_partOfTheFleetCutOff(t *testing.T) {
+	srv := startRedis(t)
+	run := runFleet(t, srv, 50, 20, true, 20)
+	t.Logf("%+v", run)
+	assert.LessOrEqual(t, 100*float64(run.othersDropped)/float64(run.othersOffered), 1.0,
+		"the healthy processes' calls dropped: %d of %d", run.othersDropped, run.othersOffered)
+	assert.GreaterOrEqual(t, 100*float64(run.cutDropped)/float64(run.cutOffered), 90.0,
+		"the cut-off processes' calls dropped from 2 s into the cut on: %d of %d", run.cutDropped, run.cutOffered)
 }

@@ -40,14 +40,14 @@ func (fc fleetConfig) validate() error {
 // end, each should have dropped at least 90 % of its calls.
 const cutSettle = 2 * time.Second
 
-// fleetStore holds what a fleet's breakers share, with the semantics of
-// redisbreaker's hash in Redis: per client, the history it published last
-// and when. A client's sync replaces its history, deletes the histories
-// published more than a window ago (their process has stopped, or cannot
-// reach Redis), and returns the others' merged, as redisbreaker's script
-// and sharer do in the one round trip of a period. The store keeps the
-// sum of the fresh histories bucket by bucket, so that a sync costs the
-// same whatever the number of clients.
+// fleetStore holds what a fleet's breakers share, as redisbreaker's
+// counters on the grid do: the sum, bucket by bucket, of what each client
+// published as of its last sync, and the others' part of it returned to a
+// client that syncs, as redisbreaker's round trip of a period returns it.
+// The store keeps the sum bucket by bucket, so that a sync costs the same
+// whatever the number of clients. (Redis keeps a stopped process's counts,
+// which age out with the grid; the store drops a history not renewed
+// within a window, which comes to the same for clients that never stop.)
 type fleetStore struct {
 	window    time.Duration
 	histories []fleet.History
