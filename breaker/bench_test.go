@@ -247,7 +247,8 @@ func BenchmarkBreaker_ForcedDrop(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		_, sinkErr = br.Allow()
 	}
 }
