@@ -256,6 +256,14 @@ func (b *googleBreaker) activeOverride() (ActiveOverride, bool) {
 	return x.active(), true
 }
 
+// holdsOverride reports whether an override is in force now, without
+// ending one whose time is up: for a registry choosing what to forget,
+// under its lock, where no listener may be called.
+func (b *googleBreaker) holdsOverride() bool {
+	x := b.override.cur.Load()
+	return x != nil && x.inForce(b.wallNow(), b.window)
+}
+
 // overrideAt returns the override in force at now, or nil; one whose time
 // is up ends, and the listeners are told.
 func (b *googleBreaker) overrideAt(now time.Time) *override {

@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -395,4 +396,25 @@ func TestSetOverride_racesWithCallsAndClear(t *testing.T) {
 	assert.Nil(t, s.Override)
 	assert.Greater(t, recorded, int64(0))
 	assert.Equal(t, recorded, s.TotalSuccesses+s.TotalFailures, "every admitted call recorded once")
+}
+
+func TestRegistry_SetLimit_keepsAnOverriddenBreaker(t *testing.T) {
+	m := newMock()
+	r := breaker.NewRegistry(breaker.WithClock(m))
+	r.SetLimit(10)
+	held := r.Get("held")
+	require.NoError(t, breaker.SetOverride(held, breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute}))
+	for i := range 100 {
+		r.Get(fmt.Sprint("host-", i))
+	}
+	assert.Contains(t, names(r), "held", "forgetting it would forget its override")
+	assert.True(t, held == r.Get("held"), "the same breaker")
+	_, ok := breaker.OverrideOf(r.Get("held"))
+	assert.True(t, ok)
+
+	m.Add(time.Minute) // the override ends: the breaker may go like any other
+	for i := range 100 {
+		r.Get(fmt.Sprint("later-", i))
+	}
+	assert.NotContains(t, names(r), "held")
 }

@@ -11,7 +11,7 @@ func isShedding(b Breaker) bool {
 	if !ok {
 		return false
 	}
-	if _, ok := g.activeOverride(); ok { // forgetting the breaker would forget its override
+	if g.holdsOverride() { // forgetting the breaker would forget its override
 		return true
 	}
 	g.tick()
