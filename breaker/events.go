@@ -17,17 +17,19 @@ type Event struct {
 	// Shedding is true when the breaker started shedding (its drop
 	// probability left 0) and false when it stopped (the probability has
 	// been 0 for a whole window). An override event repeats the shedding
-	// state the breaker last reported, so that a listener that reads only
-	// Shedding never sees a change that did not happen.
+	// state the breaker last reported, so that a listener that tracks the
+	// state from Shedding alone keeps it right; one that acts on each event
+	// as a change checks Kind first.
 	Shedding bool
 	// Breaker is the breaker's name.
 	Breaker string
 	// At is when the breaker saw it, on the breaker's clock.
 	At time.Time
-	// DropProbability is the breaker's drop probability then.
+	// DropProbability is the breaker's drop probability then, for a
+	// change of shedding; 0 for an override event.
 	DropProbability float64
 	// Reasons holds the last failure reasons, newest first, when shedding
-	// started; nil when it stopped.
+	// started; nil when it stopped and for an override event.
 	Reasons []Reason
 	// Override is the override set, cleared or expired, for the override
 	// kinds; nil for a change of shedding.
