@@ -49,7 +49,7 @@
 // [ErrForced] says who set it and why), with [ShedNone] admits every call
 // while still recording outcomes; the override ends on its own after its
 // required TTL (at most a day), or with [ClearOverride]. While no override
-// is set, calls pay nothing for them. [Stats], events and the exporters
+// is set, calls make no memory access for them. [Stats], events and the exporters
 // show the override in force (docs/overrides.md).
 //
 // The method set of [Breaker] is that of go-zero's core/breaker, so that

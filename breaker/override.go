@@ -118,7 +118,9 @@ type overridable interface {
 // another implementation, nil). Reason and By longer than their bound are
 // cut, not refused: see [Override].
 //
-// Until an override is set, a call pays nothing for the feature. While one
+// While no override is set, a call makes no memory access for the
+// feature: the override is a bit of the state word every call reads
+// already, tested only on the path of a breaker that may drop. While one
 // is set, each call reads the clock once more.
 //
 // SetOverride is safe to call concurrently with b's calls and with
