@@ -36,8 +36,8 @@
 // series per level of each of the following, labelled as above and with
 // the level's name (label "criticality": CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE); a breaker whose calls all ask at the
-// default level gives none, and its series are the eight above only (and
-// the override's):
+// default level gives none, and its series are the eight above (and the
+// override's, while one is in force):
 //
 //	srebreaker_requests_by_criticality_total    counter  calls that asked at the level: successes + failures + drops
 //	srebreaker_successes_by_criticality_total   counter  admitted calls of the level that succeeded
