@@ -418,3 +418,21 @@ func TestRegistry_SetLimit_keepsAnOverriddenBreaker(t *testing.T) {
 	}
 	assert.NotContains(t, names(r), "held")
 }
+
+func TestSetOverride_listenerMayCallBack(t *testing.T) {
+	var b breaker.Breaker
+	var kinds []breaker.EventKind
+	l := func(e breaker.Event) {
+		kinds = append(kinds, e.Kind)
+		if e.Kind == breaker.OverrideSet { // would deadlock if listeners ran under the override's lock
+			_, _ = breaker.OverrideOf(b)
+			_, _ = breaker.StatsOf(b)
+			assert.NoError(t, breaker.ClearOverride(b))
+		}
+	}
+	b, _ = newBreaker(t, breaker.WithListener(l))
+	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
+	assert.Equal(t, []breaker.EventKind{breaker.OverrideSet, breaker.OverrideCleared}, kinds)
+	_, ok := breaker.OverrideOf(b)
+	assert.False(t, ok, "the listener cleared it")
+}
