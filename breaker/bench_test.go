@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
@@ -236,4 +237,18 @@ func BenchmarkBreaker_AllowCtxCriticalityParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBreaker_ForcedDrop measures a call dropped by a ShedAll
+// override: a clock read and the error built when the override was set.
+func BenchmarkBreaker_ForcedDrop(b *testing.B) {
+	br := breaker.MustNew()
+	if err := breaker.SetOverride(br, breaker.Override{Mode: breaker.ShedAll, TTL: time.Hour}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_, sinkErr = br.Allow()
+	}
 }

@@ -142,6 +142,8 @@ type googleBreaker struct {
 	retries retryTally // the retry budget's count (budget.go)
 	hang    hangWatch  // when a call out counts against the dependency (hang.go)
 
+	override overrideSlot // an operator's override, read while modeOverride is set (override.go)
+
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
 	clock Clock
@@ -159,6 +161,8 @@ const (
 	// modeShedding: the newest judgement drops calls: each success is
 	// judged, so that shedding stops with the success that ends it.
 	modeShedding
+	// modeOverride: an operator's override may be in force (override.go).
+	modeOverride
 )
 
 // judgement is what a breaker made of its finished buckets when the

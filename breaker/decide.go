@@ -13,10 +13,16 @@ import (
 // first) that counts on counts: the cohort it counts on if admitted, or
 // the drop error. While the window holds no failure and no fleet's counts
 // (mode 0), nothing can be dropped: that is the common case, a load, a
-// pick and the call counted on its cohort.
+// pick and the call counted on its cohort. An operator's override, while
+// one is set, decides before the window does (override.go).
 func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 	s := c.pick()
-	if b.mode.Load() != 0 {
+	if m := b.mode.Load(); m != 0 {
+		if m&modeOverride != 0 {
+			if co, ok, err := b.overridden(s); ok {
+				return co, err
+			}
+		}
 		decided := s.decided.Load()
 		if n := dropsOf(decided) + 1; due(n) { // decided on the clock's time
 			if !b.advanceIfDue() && judgeDue(n) {

@@ -44,6 +44,14 @@
 // book's chapter pairs adaptive throttling with criticality. Calls without
 // one behave exactly as without criticality.
 //
+// During an incident an operator can take a breaker in hand for a limited
+// time: [SetOverride] with [ShedAll] drops every call (an error matching
+// [ErrForced] says who set it and why), with [ShedNone] admits every call
+// while still recording outcomes; the override ends on its own after its
+// required TTL (at most a day), or with [ClearOverride]. While no override
+// is set, calls make no memory access for them. [Stats], events and the exporters
+// show the override in force (docs/overrides.md).
+//
 // The method set of [Breaker] is that of go-zero's core/breaker, so that
 // code written against a go-zero breaker moves over with a change of import
 // path; go-zero's package-level breaker.Do(name, req) is

@@ -20,6 +20,21 @@ var (
 	// ErrInvalidOption is wrapped by the error [New] returns for an invalid
 	// option; the full text names the option and its value.
 	ErrInvalidOption = errors.New("breaker: invalid option")
+
+	// ErrForced is matched, besides ErrServiceUnavailable, by the error a
+	// call dropped by a [ShedAll] override returns; its text says who set
+	// the override, why, and until when.
+	ErrForced = errors.New("breaker: forced open by an override")
+
+	// ErrInvalidOverride is wrapped by the error [SetOverride] returns for
+	// an invalid [Override]; the full text names the field and its value.
+	ErrInvalidOverride = errors.New("breaker: invalid override")
+
+	// ErrNotOverridable is wrapped by the error [SetOverride] and
+	// [ClearOverride] return for a breaker that cannot hold an override:
+	// [Nop], nil, or an implementation of Breaker other than this
+	// package's.
+	ErrNotOverridable = errors.New("breaker: breaker cannot hold an override")
 )
 
 // maxReasons is how many failure reasons a breaker keeps.

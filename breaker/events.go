@@ -3,25 +3,72 @@ package breaker
 import (
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
 
 // Event is what a [Listener] is told.
 type Event struct {
+	// Kind says what happened: a change of shedding (the zero value, the
+	// only kind before overrides existed) or an operator's override set,
+	// cleared or expired.
+	Kind EventKind
 	// Shedding is true when the breaker started shedding (its drop
 	// probability left 0) and false when it stopped (the probability has
-	// been 0 for a whole window).
+	// been 0 for a whole window). An override event repeats the shedding
+	// state the breaker last reported, so that a listener that tracks the
+	// state from Shedding alone keeps it right; one that acts on each event
+	// as a change checks Kind first.
 	Shedding bool
 	// Breaker is the breaker's name.
 	Breaker string
 	// At is when the breaker saw it, on the breaker's clock.
 	At time.Time
-	// DropProbability is the breaker's drop probability then.
+	// DropProbability is the breaker's drop probability then, for a
+	// change of shedding; 0 for an override event.
 	DropProbability float64
 	// Reasons holds the last failure reasons, newest first, when shedding
-	// started; nil when it stopped.
+	// started; nil when it stopped and for an override event.
 	Reasons []Reason
+	// Override is the override set, cleared or expired, for the override
+	// kinds; nil for a change of shedding.
+	Override *ActiveOverride
+}
+
+// EventKind is what an [Event] reports.
+type EventKind int
+
+const (
+	// SheddingChanged: the breaker started or stopped shedding (see
+	// Event.Shedding).
+	SheddingChanged EventKind = iota
+	// OverrideSet: an override was set ([SetOverride]), in place of any
+	// the breaker held.
+	OverrideSet
+	// OverrideCleared: the override was cleared ([ClearOverride]) before
+	// its time was up.
+	OverrideCleared
+	// OverrideExpired: the override's time was up, as the breaker found
+	// when it next read its clock, or its clock stepped back by more than
+	// the window.
+	OverrideExpired
+)
+
+// String returns the kind's name, as its constant spells it in snake case
+// ("shedding_changed", "override_set" …), or "EventKind(n)".
+func (k EventKind) String() string {
+	switch k {
+	case SheddingChanged:
+		return "shedding_changed"
+	case OverrideSet:
+		return "override_set"
+	case OverrideCleared:
+		return "override_cleared"
+	case OverrideExpired:
+		return "override_expired"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Listener is told of a breaker's events. It is called synchronously, on
@@ -51,8 +98,9 @@ func WithListener(l Listener) Option {
 }
 
 // WithLogger logs shedding starting (at level Warn, with the drop
-// probability and the last failure reasons) and stopping (at level Info)
-// to l, with the breaker's name as the attribute "breaker". Since shedding
+// probability and the last failure reasons) and stopping (at level Info),
+// and an override set (at level Warn, with its mode, reason, author and
+// end) or ending (at level Info), to l, with the breaker's name as the attribute "breaker". Since shedding
 // stops only after a whole window without drops, a flapping dependency
 // logs at most one start and one stop per window. The logger must not be
 // nil.
@@ -69,6 +117,10 @@ func WithLogger(l *slog.Logger) Option {
 // logTo is the listener behind WithLogger.
 func logTo(l *slog.Logger) Listener {
 	return func(e Event) {
+		if e.Kind != SheddingChanged {
+			logOverride(l, e)
+			return
+		}
 		if !e.Shedding {
 			l.Info("breaker stopped shedding", "breaker", e.Breaker)
 			return
@@ -80,6 +132,24 @@ func logTo(l *slog.Logger) Listener {
 		l.Warn("breaker started shedding", "breaker", e.Breaker,
 			"drop_probability", e.DropProbability, "reasons", texts)
 	}
+}
+
+// logOverride logs an override event: set at level Warn, with all it
+// holds, cleared and expired at level Info.
+func logOverride(l *slog.Logger, e Event) {
+	o := e.Override
+	switch {
+	case o == nil:
+		return
+	case e.Kind == OverrideCleared:
+		l.Info("breaker override cleared", "breaker", e.Breaker, "mode", o.Mode.String())
+		return
+	case e.Kind == OverrideExpired:
+		l.Info("breaker override expired", "breaker", e.Breaker, "mode", o.Mode.String())
+		return
+	}
+	l.Warn("breaker override set", "breaker", e.Breaker, "mode", o.Mode.String(),
+		"reason", o.Reason, "by", o.By, "expires", o.Expires)
 }
 
 // events is a breaker's listeners and its shedding state.

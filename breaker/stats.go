@@ -38,6 +38,12 @@ type Stats struct {
 	// each level's drop probability. A breaker whose calls name no level
 	// counts them all at [criticality.Default].
 	Criticalities [4]criticality.Stats
+
+	// Override is the operator's override in force ([SetOverride]), nil
+	// when there is none. While one is, it decides the calls: the figures
+	// above, DropProbability among them, say what the breaker makes of the
+	// dependency, which it goes back to when the override ends.
+	Override *ActiveOverride
 }
 
 // Reason is a failure reason and when it was reported.
@@ -86,7 +92,12 @@ func (b *googleBreaker) Stats() Stats {
 	b.mu.Unlock()
 	window := j.sum.Window.Plus(live)
 	p := b.probability(&j.sum, live)
+	var active *ActiveOverride
+	if a, ok := b.activeOverride(); ok {
+		active = &a
+	}
 	return Stats{
+		Override:        active,
 		Name:            b.name,
 		Successes:       window.Successes,
 		Failures:        window.Failures,

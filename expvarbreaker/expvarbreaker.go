@@ -8,6 +8,9 @@
 // A breaker that has counted a call at a level other than the default
 // (see [criticality.Level] and [breaker.Stats.Leveled]) also has its
 // figures by level, under "criticalities"; others are published as before.
+// A breaker that holds an operator's override (see [breaker.SetOverride])
+// has it under "override": its mode, reason, author, when it was set,
+// when it ends, and the calls it dropped.
 //
 // Importing expvar, as this package does, registers /debug/vars on
 // http.DefaultServeMux.
@@ -41,6 +44,26 @@ type Figures struct {
 	// that has counted a call at a level other than the default; nil, and
 	// left out of the JSON, for the others.
 	Criticalities map[string]LevelFigures `json:"criticalities,omitempty"`
+
+	// Override is the operator's override in force on the breaker (see
+	// [breaker.SetOverride]); nil, and left out of the JSON, when there is
+	// none.
+	Override *Override `json:"override,omitempty"`
+}
+
+// Override is an override in force, as published in Figures:
+// [breaker.ActiveOverride] with JSON names.
+type Override struct {
+	// Mode is "shed_all" or "shed_none".
+	Mode   string `json:"mode"`
+	Reason string `json:"reason"`
+	By     string `json:"by"`
+	// SetAt and Expires are on the breaker's clock.
+	SetAt   time.Time `json:"set_at"`
+	Expires time.Time `json:"expires"`
+	// Drops counts the calls the override dropped since it was set; they
+	// are not in the drops above.
+	Drops int64 `json:"drops"`
 }
 
 // LevelFigures is what is published per level of a breaker:
@@ -108,6 +131,10 @@ func figures(s breaker.Stats) Figures {
 	}
 	for i, r := range s.Reasons {
 		f.Reasons[i] = Reason{At: r.At, Text: r.Text}
+	}
+	if o := s.Override; o != nil {
+		f.Override = &Override{Mode: o.Mode.String(), Reason: o.Reason, By: o.By,
+			SetAt: o.SetAt.Round(0), Expires: o.Expires.Round(0), Drops: o.Drops}
 	}
 	if s.Leveled() {
 		f.Criticalities = make(map[string]LevelFigures, len(s.Criticalities))

@@ -184,3 +184,42 @@ func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
 		}
 	}
 }
+
+func TestPublish_override(t *testing.T) {
+	m := clock.NewMock()
+	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := breaker.NewRegistry(breaker.WithClock(m))
+	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+		TTL: 10 * time.Minute, Reason: "database failover", By: "alice"}))
+	_, err := r.Get("payments").Allow()
+	require.ErrorIs(t, err, breaker.ErrForced)
+	r.Get("search")
+	name := fmt.Sprint("breakers_test_", runs.Add(1))
+	expvarbreaker.Publish(name, r)
+
+	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var vars map[string]json.RawMessage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&vars))
+	var breakers map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(vars[name], &breakers))
+	assert.JSONEq(t, `{"mode": "shed_all", "reason": "database failover", "by": "alice",
+		"set_at": "2024-01-01T00:00:00Z", "expires": "2024-01-01T00:10:00Z", "drops": 1}`,
+		string(overrideOf(t, breakers["payments"])))
+	assert.Nil(t, overrideOf(t, breakers["search"]), "left out without an override")
+
+	m.Add(10 * time.Minute)
+	f := expvarbreaker.Func(r)().(map[string]expvarbreaker.Figures)
+	assert.Nil(t, f["payments"].Override, "gone once it expired")
+}
+
+// overrideOf returns the "override" member of a breaker's JSON figures.
+func overrideOf(t *testing.T, figures json.RawMessage) json.RawMessage {
+	t.Helper()
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(figures, &members))
+	return members["override"]
+}

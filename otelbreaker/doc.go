@@ -38,6 +38,16 @@
 // level and to the breaker, they may lag behind by that call, never run
 // ahead or go back.
 //
+// A breaker that holds an operator's override ([breaker.SetOverride])
+// also reports, while the override is in force, with the attributes
+// breaker and mode (see [OverrideModeKey]: shed_all or shed_none); the
+// override's reason and author are free text, and never attributes:
+//
+//	srebreaker.override  Int64ObservableGauge  1  1 while an override is in force
+//
+// The calls a shed_all override drops are not in srebreaker.drops: they say
+// nothing of the dependency ([breaker.ActiveOverride] counts them).
+//
 // The counters count from the breaker's creation (cumulative, monotonic).
 // Every count is exact (but for CRITICAL's lag, above). A breaker that reports no
 // stats, such as the one [breaker.Registry.NoBreakerFor] installs, is

@@ -30,6 +30,13 @@ const BreakerKey attribute.Key = "breaker"
 // criticality; those data points also carry [BreakerKey].
 const CriticalityKey attribute.Key = "criticality"
 
+// OverrideModeKey is the key of the attribute that holds an override's
+// mode, as [breaker.OverrideMode.String] names it (shed_all or
+// shed_none), on the data points of srebreaker.override; those data points
+// also carry [BreakerKey]. An override's reason and author are free text
+// and never attributes.
+const OverrideModeKey attribute.Key = "mode"
+
 // Register creates the instruments listed in the package documentation
 // with a Meter named [ScopeName] from the meter provider (see
 // [WithMeterProvider]), and a callback that observes the breakers of src
@@ -62,7 +69,8 @@ func Register(src breaker.Source, opts ...Option) (metric.Registration, error) {
 	}
 	reg, err := meter.RegisterCallback(ins.observe(src),
 		ins.requests, ins.successes, ins.failures, ins.drops, ins.dropProbability,
-		ins.levelRequests, ins.levelSuccesses, ins.levelFailures, ins.levelDrops, ins.levelDropProbability)
+		ins.levelRequests, ins.levelSuccesses, ins.levelFailures, ins.levelDrops, ins.levelDropProbability,
+		ins.override)
 	if err != nil {
 		return nil, fmt.Errorf("otelbreaker: registering the callback: %w", err)
 	}
@@ -78,6 +86,9 @@ type instruments struct {
 	// other than the default (breaker.Stats.Leveled).
 	levelRequests, levelSuccesses, levelFailures, levelDrops metric.Int64ObservableCounter
 	levelDropProbability                                     metric.Float64ObservableGauge
+
+	// 1 while an operator's override is in force, with its mode.
+	override metric.Int64ObservableGauge
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -121,6 +132,13 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otelbreaker: creating srebreaker.drop_probability_by_criticality: %w", err)
 	}
+	ins.override, err = m.Int64ObservableGauge("srebreaker.override",
+		metric.WithDescription("1 while an operator's override is in force on the breaker, with its mode "+
+			"(shed_all or shed_none); no data point otherwise."),
+		metric.WithUnit("1"))
+	if err != nil {
+		return nil, fmt.Errorf("otelbreaker: creating srebreaker.override: %w", err)
+	}
 	return &ins, nil
 }
 
@@ -144,6 +162,10 @@ func (ins *instruments) observe(src breaker.Source) metric.Callback {
 			o.ObserveInt64(ins.failures, s.TotalFailures, attrs)
 			o.ObserveInt64(ins.drops, s.TotalDrops, attrs)
 			o.ObserveFloat64(ins.dropProbability, s.DropProbability, attrs)
+			if ov := s.Override; ov != nil {
+				o.ObserveInt64(ins.override, 1, metric.WithAttributeSet(attribute.NewSet(BreakerKey.String(value),
+					OverrideModeKey.String(ov.Mode.String()))))
+			}
 			if !s.Leveled() {
 				continue
 			}

@@ -78,6 +78,9 @@ type Collector struct {
 	// other than the default (breaker.Stats.Leveled).
 	levelRequests, levelSuccesses, levelFailures, levelDrops *prometheus.Desc // counters
 	levelProbability                                         *prometheus.Desc // gauge
+
+	// 1 while an operator's override is in force, labelled with its mode.
+	override *prometheus.Desc // gauge
 }
 
 // NewCollector returns a collector over src: usually
@@ -126,8 +129,12 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 	levelDesc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", name), help, leveled, o.labels)
 	}
+	moded := append(slices.Clone(variable), OverrideModeLabel)
 	return &Collector{
 		sources: sources,
+		override: prometheus.NewDesc(prometheus.BuildFQName(o.namespace, "", "override"),
+			"1 while an operator's override is in force on the breaker, labelled with its mode (shed_all or shed_none); "+
+				"absent otherwise.", moded, o.labels),
 		requests: desc("requests_total",
 			"Calls that asked the breaker: those it admitted that succeeded or failed, and those it dropped."),
 		successes: desc("successes_total",
@@ -176,7 +183,7 @@ func MustNewCollector(src breaker.Source, opts ...Option) *Collector {
 	return c
 }
 
-// Describe sends the descriptions of the collector's thirteen metrics, as
+// Describe sends the descriptions of the collector's fourteen metrics, as
 // prometheus.Collector requires.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs() {
@@ -188,7 +195,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.requests, c.successes, c.failures, c.drops,
 		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops,
-		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability}
+		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability, c.override}
 }
 
 // Collect sends a sample of each metric for each breaker of the source that
@@ -234,6 +241,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			send(c.windowSuccesses, prometheus.GaugeValue, float64(s.Successes), values...)
 			send(c.windowFailures, prometheus.GaugeValue, float64(s.Failures), values...)
 			send(c.windowDrops, prometheus.GaugeValue, float64(s.Drops), values...)
+			if o := s.Override; o != nil { // the mode alone: reason and author are free text, never labels
+				send(c.override, prometheus.GaugeValue, 1, append(slices.Clone(values), o.Mode.String())...)
+			}
 			if !s.Leveled() {
 				continue
 			}

@@ -29,6 +29,11 @@ const SourceLabel = "source"
 // breakers that have counted a call at a level other than the default.
 const CriticalityLabel = "criticality"
 
+// OverrideModeLabel is the label that holds an override's mode, as
+// [breaker.OverrideMode.String] names it (shed_all or shed_none), on the
+// series of srebreaker_override.
+const OverrideModeLabel = "mode"
+
 // ErrInvalidOption is wrapped by the error [NewCollector] returns for an
 // invalid source or option; the full text names the option and what was
 // wrong with it.
@@ -73,6 +78,9 @@ func newOptions(opts []Option) (*options, error) {
 		case name == CriticalityLabel:
 			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the collector sets %q to each level's name",
 				ErrInvalidOption, name, value, CriticalityLabel)
+		case name == OverrideModeLabel:
+			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the collector sets %q to an override's mode",
+				ErrInvalidOption, name, value, OverrideModeLabel)
 		case !utf8.ValidString(value):
 			return nil, fmt.Errorf("%w: WithConstLabels(%q=%q): the value is not valid UTF-8",
 				ErrInvalidOption, name, value)

@@ -1,7 +1,9 @@
 // Package statuspage serves a live page of a registry's breakers: for each,
 // its name, its drop probability, what its window holds (requests,
 // successes, failures, drops), its newest failure reasons, its figures by
-// criticality level when calls name levels, and a chart of its drop
+// criticality level when calls name levels, the operator's override in
+// force on it, if any (see breaker.SetOverride: its mode, reason, author
+// and end), and a chart of its drop
 // probability over the last minute. The page refreshes itself about once a
 // second from the same data as JSON, which scripts can read too (the same
 // URL with ?format=json).
@@ -25,9 +27,12 @@
 // The chart's history is sampled when the page or its JSON is requested, at
 // most one sample per breaker per second, and kept for a minute: nothing
 // runs in the background, and a page nobody watches costs nothing. Memory
-// is bounded: at most [WithLimit] breakers are shown (those with the
-// highest drop probability, when the registry holds more), each with at
-// most a minute of samples.
+// is bounded: at most [WithLimit] breakers are shown (those holding an
+// override, then those with the highest drop probability, when the
+// registry holds more), each with at most a minute of samples.
+//
+// The page is read-only: it answers GET and HEAD alone, and offers no way
+// to set or clear an override, or to change anything else.
 //
 // A Page is safe for concurrent use by multiple goroutines.
 package statuspage

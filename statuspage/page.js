@@ -98,13 +98,31 @@
     return t;
   }
 
+  // override shows an operator's override, read-only: the page changes
+  // nothing.
+  function override(o, now) {
+    var d = el('div', 'override');
+    var what = o.mode === 'shed_all' ? 'forced open: every call dropped' :
+      o.mode === 'shed_none' ? 'forced closed: every call admitted' : o.mode;
+    d.appendChild(el('b', 'mode', 'override · ' + what));
+    var left = Math.max(0, Math.round((Date.parse(o.expires) - now) / 1000));
+    var who = (o.by ? 'by ' + o.by + ', ' : '') + 'set ' + ago(o.set_at, now) + ', ends in ' +
+      (left < 60 ? left + ' s' : left < 3600 ? Math.floor(left / 60) + ' min' : Math.floor(left / 3600) + ' h');
+    if (o.mode === 'shed_all') who += ', ' + count(o.drops) + ' dropped';
+    d.appendChild(el('span', 'who', who));
+    if (o.reason) d.appendChild(el('span', 'why', o.reason));
+    return d;
+  }
+
   function card(b, now) {
-    var c = el('section', 'breaker' + (b.drop_probability >= 0.5 ? ' bad' : b.drop_probability > 0 ? ' warn' : ''));
+    var c = el('section', 'breaker' + (b.override ? ' forced' : '') +
+      (b.drop_probability >= 0.5 ? ' bad' : b.drop_probability > 0 ? ' warn' : ''));
     c.dataset.name = b.name;
     var top = el('div', 'top');
     top.appendChild(el('h2', 'name', b.name));
     top.appendChild(el('span', 'p', percent(b.drop_probability)));
     c.appendChild(top);
+    if (b.override) c.appendChild(override(b.override, now));
     c.appendChild(el('div', 'plabel', 'drop probability'));
     c.appendChild(chart(b.history, now));
     c.appendChild(el('div', 'caption', 'in the window'));
@@ -135,7 +153,9 @@
     main.replaceChildren.apply(main, cards);
     var shown = (snap.breakers || []).length;
     var text = shown + (shown === 1 ? ' breaker' : ' breakers');
-    if (snap.total > shown) text = 'the ' + shown + ' of ' + snap.total + ' breakers with the highest drop probability';
+    if (snap.total > shown) {
+      text = 'the ' + shown + ' of ' + snap.total + ' breakers overridden or with the highest drop probability';
+    }
     status.textContent = text + ' · ' + new Date(now).toISOString().slice(11, 19) + ' UTC';
     status.className = '';
   }

@@ -55,9 +55,9 @@ func WithClock(c Clock) Option {
 
 // WithLimit sets how many breakers the page shows at most, and so how many
 // histories it keeps: [DefaultLimit] by default, from 1 to [MaxLimit]. When
-// the source holds more, the page shows those with the highest drop
-// probability (then the most failures, then by name) and says how many it
-// left out. Another value is an error from [New].
+// the source holds more, the page shows those holding an operator's
+// override, then those with the highest drop probability (then the most
+// failures, then by name), and says how many it left out. Another value is an error from [New].
 func WithLimit(n int) Option {
 	return func(o *options) { o.limit = n }
 }
@@ -194,6 +194,10 @@ type Breaker struct {
 	// for a breaker that has counted a call at a level other than the
 	// default; nil, and left out of the JSON, for the others.
 	Criticalities []Level `json:"criticalities,omitempty"`
+	// Override is the operator's override in force on the breaker (see
+	// [breaker.SetOverride]); nil, and left out of the JSON, when there is
+	// none. The page shows it; it offers no way to set or clear one.
+	Override *Override `json:"override,omitempty"`
 	// History holds the drop probability sampled over the last minute,
 	// oldest first, at most one sample a second: one per second in which
 	// the page or its JSON was requested.
@@ -204,6 +208,25 @@ type Breaker struct {
 type Reason struct {
 	At   time.Time `json:"at"`
 	Text string    `json:"text"`
+}
+
+// Override is an operator's override in force on a breaker:
+// [breaker.ActiveOverride] with JSON names.
+type Override struct {
+	// Mode is "shed_all" (every call dropped) or "shed_none" (every call
+	// admitted).
+	Mode string `json:"mode"`
+	// Reason and By say why and by whom it was set, as the breaker keeps
+	// them: at most 256 bytes each.
+	Reason string `json:"reason"`
+	By     string `json:"by"`
+	// SetAt and Expires are when it was set and when it ends, on the
+	// breaker's clock.
+	SetAt   time.Time `json:"set_at"`
+	Expires time.Time `json:"expires"`
+	// Drops counts the calls it dropped since it was set; they are not in
+	// the breaker's Drops.
+	Drops int64 `json:"drops"`
 }
 
 // Level is what a breaker's window holds of one criticality level.
@@ -294,10 +317,16 @@ func (p *Page) pick() (picked []shown, total int) {
 	return picked, total
 }
 
-// worstFirst orders breakers by drop probability, then failures in the
-// window, highest first, then by name.
+// worstFirst orders breakers holding an override first, then by drop
+// probability, then failures in the window, highest first, then by name: a
+// breaker an operator has a hand on stays on the page.
 func worstFirst(a, b shown) int {
 	switch {
+	case (a.stats.Override != nil) != (b.stats.Override != nil):
+		if a.stats.Override != nil {
+			return -1
+		}
+		return 1
 	case a.stats.DropProbability != b.stats.DropProbability:
 		if a.stats.DropProbability > b.stats.DropProbability {
 			return -1
@@ -327,6 +356,10 @@ func status(name string, s breaker.Stats) Breaker {
 	}
 	for i, r := range s.Reasons {
 		b.Reasons[i] = Reason{At: r.At, Text: r.Text}
+	}
+	if o := s.Override; o != nil {
+		b.Override = &Override{Mode: o.Mode.String(), Reason: o.Reason, By: o.By,
+			SetAt: o.SetAt.Round(0), Expires: o.Expires.Round(0), Drops: o.Drops}
 	}
 	return b
 }

@@ -200,3 +200,43 @@ func TestPage_inChromium_hostileNamesAreText(t *testing.T) {
 	require.NoError(t, tab.eval(ctx, `document.title`, &title))
 	assert.Equal(t, "Breakers", title, "no script from a name or reason ran")
 }
+
+// An operator's override is shown on its breaker's card, its reason as
+// text, and the page offers no control to change it.
+func TestPage_inChromium_overrideShownReadOnly(t *testing.T) {
+	w := newWorld(t)
+	w.failing = map[string]float64{"payments": 0, "search": 0}
+	w.run(2 * time.Second)
+	reason := `<b>db failover</b><script>document.title='reason ran'</script>`
+	require.NoError(t, breaker.SetOverride(w.reg.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+		TTL: 10 * time.Minute, Reason: reason, By: "alice"}))
+
+	srv := httptest.NewServer(w.page) // listens on 127.0.0.1
+	defer srv.Close()
+	b := startChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tab, err := b.newTab(ctx, width, 700)
+	require.NoError(t, err)
+	require.NoError(t, tab.navigate(ctx, srv.URL+"/"))
+	tab.waitFor(t, timeout, "the override", `document.querySelectorAll('section.breaker .override').length === 1`)
+
+	var shown struct {
+		Card, Mode, Who, Why string
+		Controls             int
+		Title                string
+	}
+	require.NoError(t, tab.eval(ctx, `(() => {
+		const o = document.querySelector('section.breaker .override');
+		return {Card: o.closest('section').dataset.name, Mode: o.querySelector('.mode').textContent,
+			Who: o.querySelector('.who').textContent, Why: o.querySelector('.why').textContent,
+			Controls: document.querySelectorAll('form, button, input, select, textarea, .override *  *').length,
+			Title: document.title};
+	})()`, &shown))
+	assert.Equal(t, "payments", shown.Card)
+	assert.Equal(t, "override · forced open: every call dropped", shown.Mode)
+	assert.Equal(t, "by alice, set 0 s ago, ends in 10 min, 0 dropped", shown.Who)
+	assert.Equal(t, reason, shown.Why, "the reason, as text")
+	assert.Zero(t, shown.Controls, "no control on the page, no element from the reason")
+	assert.Equal(t, "Breakers", shown.Title, "no script from the reason ran")
+}
