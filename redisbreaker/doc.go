@@ -90,6 +90,18 @@
 // as of its last round, up to a period before. [Sharer.Status] tells a
 // breaker's fleet size, period and last round.
 //
+// # Overrides
+//
+// [Sharer.SetOverride] sets an operator's override ([breaker.Override]) on
+// a breaker of every process of the fleet: it writes it, with its TTL, at
+// <prefix>{<name>}:override, and every sharer reads that key with the
+// breaker's blocks, so each process's breaker obeys in its next round,
+// within one period, for what is left of the TTL counted from when it was
+// set. [Sharer.ClearOverride] deletes it, and each sharer clears what it
+// set from the fleet (not an override set on its breaker by other means
+// since). Redis drops the key when its TTL ends; each breaker ends the
+// override on its own then too.
+//
 // # Layouts, and a rolling upgrade from v3
 //
 // Before layout v4, a breaker was one hash at <prefix><name> (layout v3):

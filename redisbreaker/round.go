@@ -23,6 +23,9 @@ type gridState struct {
 	expire   []string               // keys whose TTL this process sets in its next round
 	blocks   map[int64]fleet.Bucket // older blocks read, this process's part taken out
 
+	applied   *fleetOverride // the fleet's override this sharer set on the breaker, nil for none
+	appliedAt time.Time      // when the breaker took it (its ActiveOverride.SetAt)
+
 	before   block // the block before the newest, once no process adds to it any more
 	beforeAt int64 // its number; minBlock for none
 
@@ -51,11 +54,13 @@ type gridPlan struct {
 
 	adds    []gridAdd
 	expires []*redis.BoolCmd
-	keys    []string // read: the newest block, the one before (unless known), then older ones
+	keys    []string // read: the newest block, the fleet's override, the block before (unless known), then older ones
 	before  bool     // keys[1] is the block before the newest
 	olds    []int64  // the blocks of the keys after those
 	read    *redis.SliceCmd
 	readAt  int // where keys start in read's reply
+
+	override any // the fleet's override as read: nil, or its value
 }
 
 // gridAdd is one BITFIELD of a round: the deltas it adds to a block.
@@ -95,7 +100,7 @@ func planGrid(m *member) *gridPlan {
 	for k, deltas := range byBlock {
 		p.adds = append(p.adds, gridAdd{block: k, key: blockKey(g.base, k), deltas: deltas, join: join && k == p.newest})
 	}
-	p.keys = []string{blockKey(g.base, p.newest)}
+	p.keys = []string{blockKey(g.base, p.newest), overrideKey(g.base)}
 	if g.beforeAt != p.newest-1 {
 		p.keys, p.before = append(p.keys, blockKey(g.base, p.newest-1)), true
 	}
@@ -145,9 +150,9 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 	}
 	g := &p.m.grid
 	newest, before := blocks[0], g.before
-	olds := blocks[1:]
+	olds := blocks[2:]
 	if p.before {
-		before, olds = blocks[1], blocks[2:]
+		before, olds = blocks[2], blocks[3:]
 		// Once every process has had a round since the block ended (the
 		// longest period, and a bucket for calls found overdue when it
 		// ended), nothing more is added to it: it is read no more.
@@ -244,8 +249,12 @@ func (p *gridPlan) settleAdds() ([]block, error) {
 		return nil, fmt.Errorf("%w: MGET returned %d values for %d keys", errUnusable, len(vals), p.readAt+len(p.keys))
 	}
 	vals = vals[p.readAt : p.readAt+len(p.keys)]
+	p.override = vals[1]
 	blocks := make([]block, len(vals))
 	for i, v := range vals {
+		if i == 1 {
+			continue // the override
+		}
 		switch v := v.(type) {
 		case nil:
 		case string:

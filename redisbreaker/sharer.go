@@ -347,6 +347,9 @@ func (s *Sharer) take(m *member, p *gridPlan, v3 []*redis.Cmd, i int, now time.T
 		m.lost = false
 		s.o.logger.Info("redisbreaker: Redis reachable again for a breaker", "key", m.grid.base)
 	}
+	if err == nil {
+		err = s.takeOverride(m, p.override, now)
+	}
 	swept := true
 	if err == nil && v3 != nil {
 		var old fleet.History
