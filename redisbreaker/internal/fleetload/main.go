@@ -53,12 +53,15 @@ type config struct {
 	period   time.Duration
 }
 
-type fleetSize struct{ processes, breakers int }
+type fleetSize struct {
+	processes, breakers int
+	v3                  bool // publish layout v3 too (WithV3), as a fleet upgrading from it does
+}
 
 func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("fleetload", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fleets := fs.String("fleets", "10x10,50x10,200x10", "fleets to run, one after the other: processes x breakers, comma-separated")
+	fleets := fs.String("fleets", "10x10,50x10,200x10", "fleets to run, one after the other: processes x breakers, comma-separated; a suffix +v3 publishes layout v3 too (WithV3)")
 	var c config
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to measure each fleet")
 	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "how long each fleet runs before it is measured")
@@ -69,13 +72,14 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, err
 	}
 	for _, f := range strings.Split(*fleets, ",") {
-		p, m, ok := strings.Cut(strings.TrimSpace(f), "x")
+		f, v3 := strings.CutSuffix(strings.TrimSpace(f), "+v3")
+		p, m, ok := strings.Cut(f, "x")
 		n, err1 := strconv.Atoi(p)
 		k, err2 := strconv.Atoi(m)
 		if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || n*k > 20_000 {
 			return c, fmt.Errorf("-fleets: %q: want processes x breakers, such as 50x10, at most 20,000 in all", f)
 		}
-		c.fleets = append(c.fleets, fleetSize{n, k})
+		c.fleets = append(c.fleets, fleetSize{n, k, v3})
 	}
 	switch {
 	case c.duration <= 0 || c.warmup < 0:
@@ -100,16 +104,21 @@ func run(args []string, out io.Writer) error {
 	defer stop()
 	fmt.Fprintf(out, "redis-server on %s; period %v, %d calls/s to each breaker, hog %.0f %%, measured %v after %v\n\n",
 		addr, cfg.period, cfg.rate, 100*cfg.hog, cfg.duration, cfg.warmup)
-	fmt.Fprintln(out, "| processes × breakers | Redis CPU (s per s) | µs per process per breaker per s | commands/s | µs per command | rounds per breaker per s | processes counted (newest full block) | view age p50 / max | period | errors |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(out, "| processes × breakers | Redis CPU (s per s) | CPU µs per process per breaker per s | commands' µs per process per breaker per s | commands/s | µs per command | rounds per breaker per s | processes counted (newest full block) | view age p50 / max | period | errors |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|")
 	var breakdowns []string
 	for _, f := range cfg.fleets {
 		r, err := measure(addr, cfg, f)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "| %d × %d | %.3f | %.1f | %.0f | %.2f | %.2f | %s | %v / %v | %v | %d |\n",
-			f.processes, f.breakers, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers), r.commands, r.usecPerCommand,
+		layout := ""
+		if f.v3 {
+			layout = " (+v3)"
+		}
+		fmt.Fprintf(out, "| %d × %d%s | %.3f | %.1f | %.1f | %.0f | %.2f | %.2f | %s | %v / %v | %v | %d |\n",
+			f.processes, f.breakers, layout, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers),
+			r.usecPerCommand*r.commands/float64(f.processes*f.breakers), r.commands, r.usecPerCommand,
 			r.rounds, r.counted, r.ageP50.Round(time.Millisecond), r.ageMax.Round(time.Millisecond), r.period, r.errors)
 		breakdowns = append(breakdowns, fmt.Sprintf("%d × %d: %s", f.processes, f.breakers, strings.Join(r.breakdown, ", ")))
 	}
@@ -144,7 +153,7 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 2})
 		clients = append(clients, c)
 		s, err := redisbreaker.New(c, redisbreaker.WithLogger(quiet), redisbreaker.WithPeriod(cfg.period),
-			redisbreaker.WithProcessID(fmt.Sprintf("p%05d", p)))
+			redisbreaker.WithProcessID(fmt.Sprintf("p%05d", p)), redisbreaker.WithV3(f.v3))
 		if err != nil {
 			return result{}, err
 		}
@@ -246,7 +255,7 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 		period: period, counted: counted}
 	var calls, usec float64
 	for name, c := range after.commands {
-		if name == "info" || name == "eval" || name == "evalsha" || name == "flushall" || name == "ping" || name == "time" {
+		if name == "info" || name == "flushall" || name == "ping" || name == "time" || cfg.hog > 0 && (name == "eval" || name == "evalsha") {
 			continue
 		}
 		calls += c.calls - before.commands[name].calls
@@ -256,7 +265,7 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 	if calls > 0 {
 		r.usecPerCommand = usec / calls
 	}
-	for _, name := range []string{"bitfield", "mget", "pexpire"} {
+	for _, name := range []string{"bitfield", "mget", "pexpire", "evalsha"} {
 		c := after.commands[name].calls - before.commands[name].calls
 		if c > 0 {
 			r.breakdown = append(r.breakdown, fmt.Sprintf("%s %.0f/s %.2f µs", name, c/elapsed,
