@@ -63,7 +63,8 @@
 // string of a few hundred bytes per breaker, whatever the number of
 // processes. A process that stops, or loses Redis, leaves nothing to clean
 // up: its counts leave the others' windows with the grid, and each block
-// expires on its own (35 windows after its first processes wrote it).
+// expires on its own (35 windows after it stops being the newest: its
+// first two processes set its TTL then, off the busiest key).
 // What a round added is added once: a round that failed after its
 // commands were sent is not sent again (they may have run), one that could
 // not connect is; a process that finds the counters gone (Redis restarted

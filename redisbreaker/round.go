@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,7 +21,7 @@ type gridState struct {
 	sent     map[int64]fleet.Bucket // per bucket of the two newest blocks, what this process added
 	ownBlock map[int64]fleet.Bucket // per block, what this process added
 	joined   int64                  // the newest block this process counted itself in
-	expire   []string               // keys whose TTL this process sets in its next round
+	expire   []expiry               // blocks whose TTL this process sets once they are no longer the newest
 	blocks   map[int64]fleet.Bucket // older blocks read, this process's part taken out
 
 	applied   *fleetOverride // the fleet's override this sharer set on the breaker, nil for none
@@ -40,6 +41,12 @@ func newGridState(prefix, name string) gridState {
 		ownBlock: make(map[int64]fleet.Bucket), blocks: make(map[int64]fleet.Bucket), joined: minBlock, beforeAt: minBlock}
 }
 
+// expiry is a block whose TTL a process is to set.
+type expiry struct {
+	block int64
+	key   string
+}
+
 // minBlock stands for "no block yet".
 const minBlock = -1 << 62
 
@@ -54,6 +61,7 @@ type gridPlan struct {
 
 	adds    []gridAdd
 	expires []*redis.BoolCmd
+	expired []expiry // the blocks of expires
 	keys    []string // read: the newest block, the fleet's override, the block before (unless known), then older ones
 	before  bool     // keys[1] is the block before the newest
 	olds    []int64  // the blocks of the keys after those
@@ -117,8 +125,11 @@ func planGrid(m *member) *gridPlan {
 // own unless batch is true, when the caller reads them with others'.
 func (p *gridPlan) queue(ctx context.Context, pipe redis.Pipeliner, ttl time.Duration, batch bool) {
 	g := &p.m.grid
-	for _, key := range g.expire {
-		p.expires = append(p.expires, pipe.PExpire(ctx, key, ttl))
+	for _, e := range g.expire {
+		if e.block < p.newest { // off the newest block, the busiest key
+			p.expires = append(p.expires, pipe.PExpire(ctx, e.key, ttl))
+			p.expired = append(p.expired, e)
+		}
 	}
 	for i := range p.adds {
 		a := &p.adds[i]
@@ -182,15 +193,9 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 func (p *gridPlan) settleAdds() ([]block, error) {
 	g := &p.m.grid
 	size := int64(p.size)
-	if len(p.expires) > 0 {
-		done := true
-		for _, c := range p.expires {
-			if err := c.Err(); err != nil && !isReply(err) {
-				done = false
-			}
-		}
-		if done {
-			g.expire = g.expire[:0]
+	for i, c := range p.expires {
+		if err := c.Err(); err == nil || isReply(err) {
+			g.expire = slices.DeleteFunc(g.expire, func(e expiry) bool { return e == p.expired[i] })
 		}
 	}
 	var addErr error
@@ -213,9 +218,9 @@ func (p *gridPlan) settleAdds() ([]block, error) {
 			g.joined = a.block
 			if vals, err := a.cmd.Slice(); err == nil && len(vals) > 0 {
 				if joined, ok := vals[len(vals)-1].(int64); ok && joined <= 2 {
-					// The block's first processes give it its TTL, in their next
-					// round: two of them, should one stop before.
-					g.expire = append(g.expire, a.key)
+					// The block's first processes give it its TTL, in their first
+					// round after it: two of them, should one stop before.
+					g.expire = append(g.expire, expiry{a.block, a.key})
 				}
 			}
 		}
