@@ -143,14 +143,16 @@
 // # Load on Redis
 //
 // Measured with the load probe (make fleet-load; docs/fleet.md has the
-// figures and the machine): a round costs Redis a few microseconds per
-// breaker, a BITFIELD of under a microsecond and a share of the MGET and
-// of the round trip, against 300 to 450 for layout v3's script, whatever
-// the fleet's size. At the default period that is about 40 to 100 µs of
-// Redis's CPU a second per process and breaker; the round trip's fixed
-// cost is shared by the breakers a process shares, and a longer period
+// figures and the machine): a round costs Redis's commands about 1 to 3
+// µs per breaker (a BITFIELD and a share of one MGET), against 190 to 290
+// µs for layout v3's script in the same run, whatever the fleet's size. At
+// the default period that is 10 to 31 µs of the commands' time a second
+// per process and breaker, and 40 to 140 µs of Redis's whole CPU with the
+// network's share (a round trip costs Redis about 14 µs whatever it
+// carries, shared by the breakers a process shares); a longer period
 // ([WithPeriod]) divides all of it. Memory: a block of 244 bytes per
-// breaker and window, for 35 windows.
+// breaker and window, for 35 windows, and the override's key while one is
+// set.
 //
 // # Tests
 //
