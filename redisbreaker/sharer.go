@@ -126,8 +126,10 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 }
 
 // Unshare stops sharing the breaker shared under name, which decides on
-// its own history again; its fields in Redis expire on their own. It does
-// nothing for a name not shared.
+// its own history again; what it added to the fleet's counters leaves the
+// others' windows with the grid, and the keys expire on their own. It does
+// nothing for a name not shared. A breaker shared again afterwards adds
+// its window again: for a window, the fleet counts its calls twice.
 func (s *Sharer) Unshare(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
