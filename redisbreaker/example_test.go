@@ -1,7 +1,9 @@
 package redisbreaker_test
 
 import (
+	"context"
 	"log"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,4 +33,24 @@ func Example() {
 
 	payments := registry.Get("payments")
 	_ = payments.Do(func() error { return nil }) // decided on the fleet's counts and its own
+}
+
+// An operator's tool sheds every call to payments, in every process of the
+// checkout fleet, for ten minutes: each process's sharer reads the
+// override in its next round. Compiled, not run: it needs a Redis.
+func ExampleSharer_SetOverride() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	ops, err := redisbreaker.New(rdb, redisbreaker.WithPrefix("checkout:")) // not started: it only writes
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	err = ops.SetOverride(ctx, "payments", breaker.Override{
+		Mode: breaker.ShedAll, TTL: 10 * time.Minute, Reason: "database failover, INC-1234", By: "alice",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 }
