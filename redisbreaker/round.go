@@ -164,10 +164,12 @@ func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, err
 	olds := blocks[2:]
 	if p.before {
 		before, olds = blocks[2], blocks[3:]
-		// Once every process has had a round since the block ended (the
-		// longest period, and a bucket for calls found overdue when it
-		// ended), nothing more is added to it: it is read no more.
-		settled := max(base, maxFleetPeriod) + 2*p.h.Span
+		// Once every process has had a round since the block ended (two of
+		// the fleet's periods, and a bucket for calls found overdue when it
+		// ended), nothing more is added to it: it is read no more. (A
+		// process of the fleet with a longer WithPeriod than this one's
+		// adds its last counts to it after: they are left out here.)
+		settled := 2*max(g.period, base) + 2*p.h.Span
 		if p.h.Newest-p.newest*int64(p.size) >= int64((settled+p.h.Span-1)/p.h.Span) {
 			g.before, g.beforeAt = append(block(nil), before...), p.newest-1
 		}
