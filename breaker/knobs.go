@@ -3,6 +3,7 @@ package breaker
 import (
 	"time"
 
+	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/internal/tuning"
 )
 
@@ -22,6 +23,8 @@ func init() {
 			return withTrustRecent(bool(k))
 		case tuning.Evidence:
 			return withEvidence(k.Calls, k.Horizon)
+		case tuning.Without:
+			return withoutRules(evidence.Rules(k))
 		}
 		return nil
 	}
@@ -119,4 +122,10 @@ func withTrustRecent(trust bool) Option {
 // a window of fewer than calls calls.
 func withEvidence(calls int, horizon time.Duration) Option {
 	return func(o *options) { o.evidence, o.horizon = calls, horizon }
+}
+
+// withoutRules turns rules of the judge off, to measure what each one does
+// (docs/algorithm.md, "Each rule measured out"). Default none.
+func withoutRules(rules evidence.Rules) Option {
+	return func(o *options) { o.without = rules }
 }

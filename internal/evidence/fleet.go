@@ -235,7 +235,8 @@ func (r *run) finishSpan(b Bucket, n, size int64, calm bool) {
 // the process's ratio.
 func (s *Settings) FleetRatio(sum *Summary, live Bucket, own *Summary, ownLive Bucket) (num, den float64) {
 	window := sum.Window.Plus(live)
-	if s.TrustRecent && s.Evidence > 0 && window.Admitted() == 0 && sum.run.downBuckets >= int64(s.Buckets) {
+	if s.TrustRecent && s.Evidence > 0 && s.on(RuleFleetProbe) && window.Admitted() == 0 &&
+		sum.run.downBuckets >= int64(s.Buckets) {
 		others := window.Drops - own.Window.Plus(ownLive).Drops
 		if others <= 0 {
 			return 0, 1
@@ -246,8 +247,11 @@ func (s *Settings) FleetRatio(sum *Summary, live Bucket, own *Summary, ownLive B
 	if s.TrustRecent && s.Evidence > 0 {
 		read := max(own.Window.Plus(ownLive).Admitted(), own.Reach.Plus(ownLive).Admitted())
 		if read >= s.Evidence {
-			mine = ownWindow
-			if successes, failures := own.run.recent(ownLive); failures == 0 && float64(successes) > s.Protection {
+			if s.on(RuleFleetOwn) {
+				mine = ownWindow
+			}
+			if successes, failures := own.run.recent(ownLive); s.on(RuleFleetOwnUp) && failures == 0 &&
+				float64(successes) > s.Protection {
 				mine = ownUp
 			}
 		}

@@ -118,7 +118,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		return 0, 1
 	}
 	counts := window
-	if s.Evidence > 0 && window.Admitted() < s.Evidence {
+	if s.Evidence > 0 && s.on(RuleReadBack) && window.Admitted() < s.Evidence {
 		if reach := sum.Reach.Plus(live); reach.Admitted() > window.Admitted() {
 			counts = Bucket{reach.Successes, reach.Failures, max(window.Drops, reach.Drops)}
 		}
@@ -130,20 +130,24 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	base := window    // what the newest buckets are compared with
 	if s.TrustRecent {
 		switch {
-		case recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
+		case s.on(RuleDown) && recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
 			(sum.run.downBuckets >= int64(s.Buckets) || s.unlikely(recentFailures, counts)): // down
-			successes, admitted = 0, float64(max(window.Failures, min(counts.Failures, s.Evidence/2)))
-			if s.Evidence > 0 && sum.run.downBuckets >= int64(s.Buckets) {
+			failures := window.Failures
+			if s.on(RuleDownFloor) {
+				failures = max(window.Failures, min(counts.Failures, s.Evidence/2))
+			}
+			successes, admitted = 0, float64(failures)
+			if s.Evidence > 0 && s.on(RuleUnprotected) && sum.run.downBuckets >= int64(s.Buckets) {
 				protection = 0
 			}
-		case recentSuccesses > 0 && float64(recentSuccesses) > s.Protection: // up
+		case s.on(RuleUp) && recentSuccesses > 0 && float64(recentSuccesses) > s.Protection: // up
 			return 0, 1
-		case s.Evidence > 0 && sum.run.recBuckets > 0: // recovering: judged on its own calls
+		case s.on(RuleRecovery) && s.Evidence > 0 && sum.run.recBuckets > 0: // recovering: judged on its own calls
 			base = sum.run.rec.Plus(live)
 			counts = base
 			successes, admitted = float64(base.Successes), float64(base.Admitted())
 			mixed = true
-		case recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
+		case s.on(RuleReadmit) && recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
 			return 0, 1
 		default:
 			mixed, onWindow = true, true
@@ -180,7 +184,7 @@ const downChance = 1e-6
 // of failures. It holds without Evidence, and when counts hold no success
 // to set aside or no failure besides the run's.
 func (s *Settings) unlikely(n int64, counts Bucket) bool {
-	if s.Evidence == 0 || counts.Successes == 0 {
+	if s.Evidence == 0 || !s.on(RuleUnlikely) || counts.Successes == 0 {
 		return true
 	}
 	failures, admitted := counts.Failures-n, counts.Admitted()-n
@@ -215,7 +219,7 @@ func (s *Settings) formula(successes, admitted, drops, protection float64) (num,
 // x·w − n·y being positive.
 func (s *Settings) shifted(window, newest Bucket) bool {
 	n := newest.Admitted()
-	if s.Evidence == 0 || n < s.Evidence {
+	if s.Evidence == 0 || !s.on(RuleShift) || n < s.Evidence {
 		return false
 	}
 	w, y := float64(window.Admitted()), float64(window.Failures)
