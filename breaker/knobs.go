@@ -101,16 +101,16 @@ func withTrustRecent(trust bool) Option {
 // to be down is judged on the window's failures or on up to calls/2 of
 // the failures read back for, whichever are more. Once its failing buckets
 // have spanned a window (from the first to the newest, none with a
-// success), protection no longer applies. After such a run,
-// the first bucket of only successes readmits the dependency. A window
+// success), protection no longer applies. A window
 // without failures still drops nothing, whatever the older calls held: a
 // dependency shed on older evidence gets a call through once a window has
 // passed without an admitted failure. After a down run that spanned a
 // window, the recovery is judged on its own calls, from its first bucket
 // with successes that the formula would not shed over that bucket alone,
-// until a bucket of failures alone ends it or it spans the window: a
-// healed dependency that still fails 1 % of its calls is readmitted within
-// a few buckets (docs/algorithm.md).
+// until a bucket of failures alone ends it or it spans the window: its
+// first bucket of only successes readmits the dependency, and a healed
+// dependency that still fails 1 % of its calls is readmitted within a few
+// buckets (docs/algorithm.md).
 //
 // Default [defaultEvidence] (40) within [defaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls

@@ -158,7 +158,7 @@ var ablationFigures = []ablationFigure{
 	{"false drops", func(_ config, r sweepRun) float64 { return r.f.falseDrops }, 0, ""},
 	{"goodput, % of capacity", func(_ config, r sweepRun) float64 { return r.f.goodput }, 1, " %"},
 	{"attempts per success", func(_ config, r sweepRun) float64 { return r.f.attemptsPerSuccess }, 2, ""},
-	{"cut off: the others' outage calls dropped", healthyDrops, 2, " %"},
+	{"with -cutoff, the others' outage calls dropped", healthyDrops, 2, " %"},
 }
 
 // healthyDrops is, with -cutoff, the share of the outage's calls that the
@@ -198,13 +198,21 @@ func (s span) cell(d int, unit string) string {
 		}
 		return fmt.Sprintf("%.*f", d, v)
 	}
+	withUnit := func(v string) string {
+		if v == "never" {
+			return v
+		}
+		return v + unit
+	}
 	switch {
 	case math.IsNaN(s.lo):
 		return "–"
 	case one(s.lo) == one(s.hi):
-		return one(s.lo) + unit
+		return withUnit(one(s.lo))
+	case math.IsInf(s.hi, 1):
+		return withUnit(one(s.lo)) + "–never"
 	}
-	return one(s.lo) + "–" + one(s.hi) + unit
+	return one(s.lo) + "–" + withUnit(one(s.hi))
 }
 
 // ablationRow is one scenario at one rate with one rule off (none for
