@@ -8,8 +8,9 @@ import "math"
 // of their own ([Settings.Aggression], [Settings.CountDrops]).
 type Rules uint32
 
-// The rules [Settings.Ratio] and [Settings.FleetRatio] judge by, each of
-// which needs TrustRecent, and all but RuleDown and RuleUp Evidence too.
+// The rules [Settings.Ratio] and [Settings.FleetRatio] judge by.
+// RuleReadBack needs Evidence; the others need TrustRecent, and all but
+// RuleDown and RuleUp Evidence too.
 const (
 	// RuleDown: a run of failures, more than protection of them, sets the
 	// older successes aside.
