@@ -88,7 +88,10 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	if window.Failures == 0 {
 		return 0, 1
 	}
-	counts := s.readBack(sum, live, window)
+	counts := window
+	if window.Admitted() < s.Evidence { // light traffic, the only case readBack reads back
+		counts = s.readBack(sum, live, window)
+	}
 	successes, admitted := float64(counts.Successes), float64(counts.Admitted())
 	protection := s.Protection
 	mixed := false    // the newest buckets agree on neither outcome
@@ -97,7 +100,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	if s.TrustRecent {
 		rec, recovering := s.recovery(sum, live)
 		switch {
-		case s.down(sum, recentSuccesses, recentFailures, counts):
+		case s.down(recentSuccesses, recentFailures) && s.unlikely(recentFailures, sum.run.downBuckets, counts):
 			successes, admitted = 0, s.downFailures(window, counts)
 			if s.unprotected(sum) {
 				protection = 0

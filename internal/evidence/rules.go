@@ -85,12 +85,11 @@ func (s *Settings) readBack(sum *Summary, live, window Bucket) Bucket {
 	return window
 }
 
-// down (RuleDown) reports whether the dependency is down: the newest run
-// and the live bucket hold only failures, more than protection of them,
-// and the run is unlikely by chance or spans a window (unlikely).
-func (s *Settings) down(sum *Summary, recentSuccesses, recentFailures int64, counts Bucket) bool {
-	return s.on(RuleDown) && recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
-		s.unlikely(recentFailures, sum.run.downBuckets, counts)
+// down (RuleDown) reports whether the newest run and the live bucket hold
+// only failures, more than protection of them: the dependency is down,
+// when the run is also unlikely by chance (unlikely).
+func (s *Settings) down(recentSuccesses, recentFailures int64) bool {
+	return recentSuccesses == 0 && float64(recentFailures) > s.Protection && s.on(RuleDown)
 }
 
 // downChance is how unlikely a run of failures must be, from a dependency

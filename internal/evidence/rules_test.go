@@ -89,8 +89,7 @@ func TestSettings_down(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := judged.Without(tc.off)
-			counts := Bucket{Successes: 100, Failures: tc.failures}
-			assert.Equal(t, tc.want, s.down(&Summary{}, tc.successes, tc.failures, counts))
+			assert.Equal(t, tc.want, s.down(tc.successes, tc.failures))
 		})
 	}
 }
