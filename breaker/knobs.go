@@ -3,6 +3,7 @@ package breaker
 import (
 	"time"
 
+	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/internal/tuning"
 )
 
@@ -22,6 +23,8 @@ func init() {
 			return withTrustRecent(bool(k))
 		case tuning.Evidence:
 			return withEvidence(k.Calls, k.Horizon)
+		case tuning.Without:
+			return withoutRules(evidence.Rules(k))
 		}
 		return nil
 	}
@@ -98,16 +101,16 @@ func withTrustRecent(trust bool) Option {
 // to be down is judged on the window's failures or on up to calls/2 of
 // the failures read back for, whichever are more. Once its failing buckets
 // have spanned a window (from the first to the newest, none with a
-// success), protection no longer applies. After such a run,
-// the first bucket of only successes readmits the dependency. A window
+// success), protection no longer applies. A window
 // without failures still drops nothing, whatever the older calls held: a
 // dependency shed on older evidence gets a call through once a window has
 // passed without an admitted failure. After a down run that spanned a
 // window, the recovery is judged on its own calls, from its first bucket
 // with successes that the formula would not shed over that bucket alone,
-// until a bucket of failures alone ends it or it spans the window: a
-// healed dependency that still fails 1 % of its calls is readmitted within
-// a few buckets (docs/algorithm.md).
+// until a bucket of failures alone ends it or it spans the window: its
+// first bucket of only successes readmits the dependency, and a healed
+// dependency that still fails 1 % of its calls is readmitted within a few
+// buckets (docs/algorithm.md).
 //
 // Default [defaultEvidence] (40) within [defaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls
@@ -119,4 +122,10 @@ func withTrustRecent(trust bool) Option {
 // a window of fewer than calls calls.
 func withEvidence(calls int, horizon time.Duration) Option {
 	return func(o *options) { o.evidence, o.horizon = calls, horizon }
+}
+
+// withoutRules turns rules of the judge off, to measure what each one does
+// (docs/algorithm.md, "Each rule measured out"). Default none.
+func withoutRules(rules evidence.Rules) Option {
+	return func(o *options) { o.without = rules }
 }

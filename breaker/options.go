@@ -94,10 +94,11 @@ type options struct {
 	aggression  float64
 	countDrops  bool
 	trustRecent bool
-	evidence    int           // calls the formula reads back for; 0 for none
-	horizon     time.Duration // how far back it reads
-	plain       bool          // WithPlainFormula was given
-	slowCall    time.Duration // WithSlowCall's threshold; 0 to learn it
+	evidence    int            // calls the formula reads back for; 0 for none
+	horizon     time.Duration  // how far back it reads
+	without     evidence.Rules // the judge's rules turned off (tuning.Without)
+	plain       bool           // WithPlainFormula was given
+	slowCall    time.Duration  // WithSlowCall's threshold; 0 to learn it
 	slowCallSet bool
 
 	listeners   []Listener
@@ -276,7 +277,7 @@ func (o *options) settings() evidence.Settings {
 		}
 		s.Horizon = int((horizon + o.window - 1) / o.window)
 	}
-	return s
+	return s.Without(o.without)
 }
 
 // Bounds of the options, stated in their docs.

@@ -8,6 +8,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/evidence"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -39,6 +40,9 @@ type breakerConfig struct {
 	// returns; 0 leaves the option out, for the normal the breaker learns.
 	slowCall time.Duration
 	seed     uint64
+	// without is the rules of the judge turned off (-ablate); none by
+	// default.
+	without evidence.Rules
 }
 
 // knob returns the breaker option that sets k.
@@ -51,6 +55,9 @@ func (bc breakerConfig) options() []breaker.Option {
 		knob(tuning.Buckets(bc.buckets)), knob(tuning.Aggression(bc.aggression)),
 		knob(tuning.DropsCounted(bc.countDrops)), knob(tuning.TrustRecent(bc.trust)),
 		knob(tuning.Evidence{Calls: bc.evidence, Horizon: bc.horizon})}
+	if bc.without != 0 {
+		opts = append(opts, knob(tuning.Without(bc.without)))
+	}
 	if bc.plain {
 		opts = append(opts, breaker.WithPlainFormula())
 	}

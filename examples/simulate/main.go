@@ -60,7 +60,7 @@ overloaded, at -rate requests/s. go doc ./examples/simulate explains the
 report, the scenario and trace formats.
 
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	fs.Float64Var(&cfg.k, "k", breaker.DefaultK, "K, the multiplier on accepts: about K calls are let through per success; larger tolerates more failures (at least 1)")
 	fs.IntVar(&cfg.protection, "protection", breaker.DefaultProtection, "failures tolerated beyond K·accepts before any call is dropped (at least 0)")
@@ -108,6 +108,9 @@ report, the scenario and trace formats.
 	fs.IntVar(&cfg.clients, "clients", cfg.clients, "breakers of one dependency, a fleet of clients each offering -rate, sharing histories as redisbreaker does (1 to 1,000)")
 	fs.BoolVar(&cfg.share, "share", cfg.share, "with -clients: share histories through an in-process store with redisbreaker's semantics; false keeps each client on its own history")
 	fs.IntVar(&cfg.cutoff, "cutoff", 0, "with -clients: the outage phase fails the calls of clients 1 to `N` only (1 to clients-1); the others' succeed")
+	var ablate string
+	fs.StringVar(&ablate, "ablate", "", "turn these comma-separated `rules` of the judge off, to measure what they do")
+	fs.BoolVar(&cfg.ablation, "ablation", false, "run the scenarios of the ablation with each rule of the judge off in turn, over -seeds (1-5 by default), and print one table")
 	partition := fs.Bool("partition", false, "with -clients: the outage phase fails client 1's calls only; the same as -cutoff 1")
 	fs.Func("mix", "give the calls a criticality, in these `weights` of CRITICAL_PLUS,CRITICAL,SHEDDABLE_PLUS,SHEDDABLE (such as 20,40,20,20); the dependency then serves the highest levels first. Replaces a scenario file's mix", func(s string) error {
 		m, err := parseMix(s)
@@ -137,6 +140,23 @@ report, the scenario and trace formats.
 	}
 	if *partition {
 		cfg.cutoff = 1
+	}
+	if set["ablate"] {
+		rules, err := parseAblate(ablate)
+		if err != nil {
+			return fail(err)
+		}
+		for _, r := range rules {
+			r.off(&cfg.breakerConfig)
+		}
+		cfg.ablate = rules
+	}
+	if cfg.ablation {
+		for name := range set {
+			if name != "ablation" && name != "seeds" && name != "ablate" {
+				return fail(fmt.Errorf("-ablation and -%s: -ablation runs its own scenarios, over -seeds, with -ablate's rules off together or each rule in turn", name))
+			}
+		}
 	}
 	replaces := ""
 	switch {
@@ -200,6 +220,9 @@ func run(cfg config, stdout, stderr io.Writer) error {
 	}
 	if err := cfg.fleetConfig.validate(); err != nil {
 		return err
+	}
+	if cfg.ablation {
+		return runAblation(cfg.ablate, cfg.seeds, stdout)
 	}
 	if len(cfg.rates) > 0 || len(cfg.seeds) > 0 {
 		return runSweep(cfg, cfg.rates, cfg.seeds, stdout)
@@ -278,4 +301,22 @@ func runReplay(cfg config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %s (%s)\n", cfg.svgFile, c.about())
 	}
 	return nil
+}
+
+// hiddenFlags are left out of the usage: they measure the library's own
+// rules (docs/algorithm.md, "Each rule measured out"), not a breaker a
+// caller can build.
+var hiddenFlags = map[string]bool{"ablate": true, "ablation": true}
+
+// printDefaults prints the usage of fs's flags but the hidden ones.
+func printDefaults(fs *flag.FlagSet) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	shown.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	shown.PrintDefaults()
 }

@@ -29,7 +29,8 @@ func breakerLine(bc breakerConfig) string {
 		evidence += fmt.Sprintf(" within %v", bc.horizon)
 	}
 	return fmt.Sprintf("K=%v protection=%d window=%v buckets=%d aggression=%v drops counted=%v trust recent=%v",
-		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence + slowCall
+		bc.k, bc.protection, bc.window, bc.buckets, bc.aggression, bc.countDrops, bc.trust) + evidence + slowCall +
+		ablatedLine(bc)
 }
 
 // trafficLine describes what a simulation offered.

@@ -39,10 +39,15 @@ type config struct {
 	shuffle   bool // -shuffle: each slot's levels in a seeded random order; adds to a scenario file's
 
 	scenarioFile string // replaces the flags' scenario when set
-	replayFile   string // replay this trace instead of simulating
-	svgFile      string // write a chart here
-	recordFile   string // write the simulated calls here as a trace
-	quiet        bool
+	// fixed is scenarioFile's scenario, read already (-ablation's, from
+	// the files built in); nil to read the file.
+	fixed      *scenario
+	replayFile string // replay this trace instead of simulating
+	svgFile    string // write a chart here
+	recordFile string // write the simulated calls here as a trace
+	quiet      bool
+	ablation   bool           // -ablation: measure each rule of the judge out
+	ablate     []ablationRule // -ablate: the rules turned off, which breakerConfig holds
 
 	named string // a scenario of namedScenarios, at rate; replaces the flags' scenario when set
 	// latency (-latency) replaces the latency of every phase of the flags'
@@ -123,8 +128,10 @@ func (c config) validate() error {
 // after.
 func (c config) scenario() (scenario, error) {
 	if c.scenarioFile != "" {
-		s, err := loadScenario(c.scenarioFile)
-		if err != nil {
+		s, err := scenario{}, error(nil)
+		if c.fixed != nil {
+			s = *c.fixed
+		} else if s, err = loadScenario(c.scenarioFile); err != nil {
 			return s, err
 		}
 		if c.mix.set() {

@@ -51,6 +51,8 @@ type Settings struct {
 	// Horizon is how many windows back the evidence may reach, beyond the
 	// window itself.
 	Horizon int
+
+	off Rules // rules turned off ([Settings.Without]); none in the breaker
 }
 
 // Plain returns the card's formula: max(0, (total − protection −

@@ -197,63 +197,89 @@ func (r *run) finishSpan(b Bucket, n, size int64, calm bool) {
 // processes: sum is the judgement of the fleet's finished buckets (the
 // process's own and the others', added up: [History.Merged]) and live the
 // fleet's live bucket; own and ownLive are the process's own, which the
-// fleet's include. It judges as Ratio does, every rule included, but in
-// two places, both with TrustRecent and Evidence:
+// fleet's include. It judges as Ratio does, every rule included, and by
+// three more, each with TrustRecent and Evidence:
 //
-//   - When the fleet's newest buckets agree on neither outcome and no
-//     recovery is judged, the formula over the fleet's window is left out
-//     for a process whose own judgement reads Evidence admitted calls, in
-//     its window or read back for: that process throttles on its own
-//     calls, as it would alone, and the fleet's window speaks for the
-//     processes that see too few. (The newest buckets, when they fail
-//     clearly more often than the window, are still judged.) Under
-//     overload the formula over the fleet's window gives every process
-//     the fleet's one probability, and the processes' own throttling holds
-//     the fleet's calls closer to what the dependency serves: 10 processes
-//     of 20 calls a second against half the capacity they need make 1.08
-//     attempts per success on their own, 1.23 with the fleet's window
-//     judged for each.
-//     When, besides, the process's own newest run of buckets and its
-//     live bucket hold only successes, more than protection of them, the
-//     fleet's newest buckets are left out as well: the dependency serves
-//     this process, whatever it does to the others. A fleet of which a
-//     part is cut off from the dependency (its calls all fail) otherwise
-//     sheds the calls of the rest each time the part's failures shift the
-//     fleet's newest buckets: 50 processes of 20 calls a second, 20 of
-//     them cut off, had the 30 others drop 1.1–1.4 % of their calls
-//     (now 0–0.02 %).
-//   - After the fleet has been down for a window, while its window holds
-//     drops alone, the fleet probes as one breaker does: once no failure is
-//     left in the window a call gets through, and here the process lets
-//     through its share of the fleet's calls (num/den is the others'
-//     share), not its next call. Each process learns of the others' probes
-//     only once they publish them, a period later: a fleet of n processes
-//     would otherwise send n calls at once, every window, to a dependency
-//     still down. A process alone in its fleet probes as a breaker alone.
+//   - fleetProbe: after the fleet has been down for a window, while its
+//     window holds drops alone, the process lets through its share of the
+//     fleet's calls once no failure is left in the window, not its next
+//     call: each process learns of the others' probes only once they
+//     publish them, and a fleet of n would otherwise send n calls at once,
+//     every window, to a dependency still down.
+//   - ownsWindow: when the fleet's newest buckets agree on neither outcome
+//     and no recovery is judged, a process whose own judgement reads
+//     Evidence calls leaves the formula over the fleet's window out: under
+//     overload it throttles on its own calls, which holds the fleet's calls
+//     closer to what the dependency serves (10 processes of 20 calls a
+//     second against half the capacity: 1.08 attempts per success, 1.23
+//     with the fleet's window judged for each).
+//   - ownsUp: such a process whose own newest run holds only successes,
+//     more than protection, leaves the fleet's newest buckets out as well:
+//     of 50 processes of 20 calls a second, 20 cut off from the dependency,
+//     the 30 others dropped 1.1–1.4 % of their calls without it, 0–0.02 %
+//     with it.
 //
 // The higher of Ratio over the process's own history and FleetRatio is
 // the process's ratio.
 func (s *Settings) FleetRatio(sum *Summary, live Bucket, own *Summary, ownLive Bucket) (num, den float64) {
-	window := sum.Window.Plus(live)
-	if s.TrustRecent && s.Evidence > 0 && window.Admitted() == 0 && sum.run.downBuckets >= int64(s.Buckets) {
-		others := window.Drops - own.Window.Plus(ownLive).Drops
-		if others <= 0 {
-			return 0, 1
-		}
-		return float64(others), float64(window.Drops + 1)
+	if num, den, ok := s.fleetProbe(sum, live, own, ownLive); ok {
+		return num, den
 	}
 	mine := ownNone
-	if s.TrustRecent && s.Evidence > 0 {
-		read := max(own.Window.Plus(ownLive).Admitted(), own.Reach.Plus(ownLive).Admitted())
-		if read >= s.Evidence {
-			mine = ownWindow
-			if successes, failures := own.run.recent(ownLive); failures == 0 && float64(successes) > s.Protection {
-				mine = ownUp
-			}
-		}
+	if s.ownsWindow(own, ownLive) {
+		mine = ownWindow
+	}
+	if s.ownsUp(own, ownLive) {
+		mine = ownUp
 	}
 	recentSuccesses, recentFailures := sum.run.recent(live)
 	return s.ratio(sum, live, recentSuccesses, recentFailures, mine)
+}
+
+// fleetProbe (RuleFleetProbe) returns the ratio of a process of a fleet
+// that has been down for a window, while the fleet's window holds drops
+// alone: the others' share of the fleet's drops, so that the process lets
+// through its share of the fleet's calls once no failure is left in the
+// window, not its next call. ok is false when the rule does not apply.
+func (s *Settings) fleetProbe(sum *Summary, live Bucket, own *Summary, ownLive Bucket) (num, den float64, ok bool) {
+	window := sum.Window.Plus(live)
+	if !s.TrustRecent || s.Evidence == 0 || !s.on(RuleFleetProbe) || window.Admitted() != 0 ||
+		sum.run.downBuckets < int64(s.Buckets) {
+		return 0, 0, false
+	}
+	others := window.Drops - own.Window.Plus(ownLive).Drops
+	if others <= 0 {
+		return 0, 1, true
+	}
+	return float64(others), float64(window.Drops + 1), true
+}
+
+// ownsEvidence reports whether a process's own judgement reads Evidence
+// admitted calls, in its window or read back for.
+func (s *Settings) ownsEvidence(own *Summary, ownLive Bucket) bool {
+	read := max(own.Window.Plus(ownLive).Admitted(), own.Reach.Plus(ownLive).Admitted())
+	return s.TrustRecent && s.Evidence > 0 && read >= s.Evidence
+}
+
+// ownsWindow (RuleFleetOwn) reports whether a process of a fleet with
+// Evidence calls of its own judges the fleet's window on them: it leaves
+// the formula over the fleet's window out, throttling on its own calls as
+// it would alone.
+func (s *Settings) ownsWindow(own *Summary, ownLive Bucket) bool {
+	return s.on(RuleFleetOwn) && s.ownsEvidence(own, ownLive)
+}
+
+// ownsUp (RuleFleetOwnUp) reports whether a process of a fleet with
+// Evidence calls of its own, whose own newest run and live bucket hold
+// only successes, more than protection of them, leaves the fleet's newest
+// buckets out as well: the dependency serves it, whatever it does to the
+// others.
+func (s *Settings) ownsUp(own *Summary, ownLive Bucket) bool {
+	if !s.on(RuleFleetOwnUp) || !s.ownsEvidence(own, ownLive) {
+		return false
+	}
+	successes, failures := own.run.recent(ownLive)
+	return failures == 0 && float64(successes) > s.Protection
 }
 
 // ownJudgement is what a process of a fleet has of its own that the fleet's

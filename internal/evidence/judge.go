@@ -1,7 +1,5 @@
 package evidence
 
-import "math"
-
 // Summary is the judgement of a history's finished buckets, made once when
 // a bucket finishes ([History.Summarize]); [Settings.Ratio] combines it with
 // the live bucket on each call.
@@ -44,62 +42,35 @@ func (h *History) reach() Bucket {
 	return got
 }
 
-// shiftSigmas is how many standard deviations the newest buckets' failures
-// must exceed the window's share by for shifted.
-const shiftSigmas = 3
-
 // Ratio returns the share of calls to drop before aggression,
 //
 //	max(0, (total − protection − K·accepts) / (total + 1))
 //
 // as a fraction num/den, num 0 when nothing is dropped, over the finished
 // buckets sum judged and the live bucket: accepts the successes, total the
-// admitted calls, plus, with CountDrops, the drops up to (K−1)·admitted.
+// admitted calls, plus, with CountDrops, the drops up to (K−1)·admitted
+// (countedDrops). A window without failures drops nothing, whatever else
+// the history holds: drops alone never keep a dependency shed, and on
+// light traffic a dependency shed on older evidence gets a call through
+// once a window has passed without an admitted failure.
 //
-// With TrustRecent, when the newest run of buckets and the live one hold
-// only failures, more than protection of them, older successes are set
-// aside (accepts is 0, total the failures), provided, with Evidence, that
-// such a run is unlikely from a dependency failing as often as the other
-// calls judged did (see unlikely), or spans a window: a dependency that
-// fails a fifth of its calls gives 6 failures in a row now and then, and
-// is judged on its window then, not shed as down. When they hold only
-// successes, more than protection of them, nothing is dropped. When they agree on
-// neither, and the newest finished bucket and the live one hold Evidence
-// calls or more and fail clearly more often than the window (see shifted),
-// the formula over those two buckets alone, drops counted alike, is taken
-// if it drops more: an overload that begins is judged on its own calls,
-// not on the window's older successes.
+// With Evidence, on light traffic the counts are read back past the window
+// (readBack). With TrustRecent, the newest run of agreeing buckets and the
+// live one are trusted over the window, the first rule that holds judging:
+//   - down: only failures, more than protection, and a run unlikely from
+//     the other calls' failure rate or spanning a window (unlikely): older
+//     successes are set aside, the failures counted are the window's or up
+//     to Evidence/2 of those read back (downFailures), and protection no
+//     longer applies once the run spans a window (unprotected);
+//   - up: only successes, more than protection: nothing is dropped;
+//   - recovery: after a down run that spanned a window, the buckets since
+//     it gave way are judged on their own calls (recovery);
+//   - otherwise the window is.
 //
-// With Evidence, on light traffic (a window holding fewer admitted calls
-// than Evidence):
-//   - the counts are those read back for, past the window (the drops too,
-//     when they are more than the window's);
-//   - a dependency found down is judged on the window's failures, or on
-//     up to Evidence/2 of those read back for, whichever are more; and
-//     once its failing buckets have spanned a whole window, protection no
-//     longer applies: it has kept a few failures from shedding, and these
-//     are not a few;
-//   - after such a run, the first bucket of only successes, with the live one, is
-//     enough to readmit: nothing is dropped.
-//
-// With Evidence, whatever the traffic, after such a run the recovery (the
-// buckets from the first that held successes and that the formula, over
-// its own calls, sheds nothing, until a bucket holds failures alone, for
-// less than a window) is judged on its own calls and the live bucket's:
-// the formula over them, the newest buckets compared with them rather
-// than with the window, the drops of its first bucket left out (they were
-// decided on the down run). A healed dependency that still fails a few of its
-// calls, as it did before the outage, is readmitted on what it does now,
-// not held back by the outage's failures still in the window; one that
-// fails again is judged on those same calls, and shed at once by the down
-// run when its buckets hold failures alone.
-//
-// The cap on counted drops keeps the numerator at or below
-// K·failures − protection, so drops alone never keep a dependency shed once
-// its failures have left the window: without failures in the window the
-// ratio is 0, whatever else the history holds. On light traffic this is
-// the breaker's probe: a dependency shed on older evidence gets a call
-// through once a window has passed without an admitted failure.
+// Unless down or up, when the newest finished bucket and the live one hold
+// Evidence calls and fail clearly more often than what they are compared
+// with (shifted), the formula over those two buckets alone is taken if it
+// drops more. Each rule is a function of rules.go, with its constants.
 func (s *Settings) Ratio(sum *Summary, live Bucket) (num, den float64) {
 	recentSuccesses, recentFailures := sum.run.recent(live)
 	return s.ratio(sum, live, recentSuccesses, recentFailures, ownNone)
@@ -118,10 +89,8 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		return 0, 1
 	}
 	counts := window
-	if s.Evidence > 0 && window.Admitted() < s.Evidence {
-		if reach := sum.Reach.Plus(live); reach.Admitted() > window.Admitted() {
-			counts = Bucket{reach.Successes, reach.Failures, max(window.Drops, reach.Drops)}
-		}
+	if window.Admitted() < s.Evidence { // light traffic, the only case readBack reads back
+		counts = s.readBack(sum, live, window)
 	}
 	successes, admitted := float64(counts.Successes), float64(counts.Admitted())
 	protection := s.Protection
@@ -129,22 +98,19 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	onWindow := false // and no recovery is judged on its own calls
 	base := window    // what the newest buckets are compared with
 	if s.TrustRecent {
+		rec, recovering := s.recovery(sum, live)
 		switch {
-		case recentSuccesses == 0 && float64(recentFailures) > s.Protection &&
-			(sum.run.downBuckets >= int64(s.Buckets) || s.unlikely(recentFailures, counts)): // down
-			successes, admitted = 0, float64(max(window.Failures, min(counts.Failures, s.Evidence/2)))
-			if s.Evidence > 0 && sum.run.downBuckets >= int64(s.Buckets) {
+		case s.down(recentSuccesses, recentFailures) && s.unlikely(recentFailures, sum.run.downBuckets, counts):
+			successes, admitted = 0, s.downFailures(window, counts)
+			if s.unprotected(sum) {
 				protection = 0
 			}
-		case recentSuccesses > 0 && float64(recentSuccesses) > s.Protection: // up
+		case s.up(recentSuccesses):
 			return 0, 1
-		case s.Evidence > 0 && sum.run.recBuckets > 0: // recovering: judged on its own calls
-			base = sum.run.rec.Plus(live)
-			counts = base
-			successes, admitted = float64(base.Successes), float64(base.Admitted())
+		case recovering:
+			base, counts = rec, rec
+			successes, admitted = float64(rec.Successes), float64(rec.Admitted())
 			mixed = true
-		case recentSuccesses > 0 && s.Evidence > 0 && sum.run.recovering: // up, after a window down
-			return 0, 1
 		default:
 			mixed, onWindow = true, true
 		}
@@ -170,57 +136,11 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	return num, den
 }
 
-// downChance is how unlikely a run of failures must be, from a dependency
-// failing as often as the calls read besides it did, for down.
-const downChance = 1e-6
-
-// unlikely reports whether a run of n failures, the newest of counts, would
-// come by chance less often than downChance from a dependency that failed
-// as often as the other calls of counts: q^n < downChance, q their share
-// of failures. It holds without Evidence, and when counts hold no success
-// to set aside or no failure besides the run's.
-func (s *Settings) unlikely(n int64, counts Bucket) bool {
-	if s.Evidence == 0 || counts.Successes == 0 {
-		return true
-	}
-	failures, admitted := counts.Failures-n, counts.Admitted()-n
-	if failures <= 0 || admitted <= 0 {
-		return true
-	}
-	return math.Pow(float64(failures)/float64(admitted), float64(n)) < downChance
-}
-
 // formula is the card's numerator and denominator, drops counted when the
 // settings say so.
 func (s *Settings) formula(successes, admitted, drops, protection float64) (num, den float64) {
-	total := admitted
-	if s.CountDrops {
-		// min(drops, (K−1)·admitted), written out: neither is NaN.
-		counted := (s.K - 1) * admitted
-		if drops < counted {
-			counted = drops
-		}
-		total += counted
-	}
+	total := admitted + s.countedDrops(drops, admitted)
 	return total - protection - s.K*successes, total + 1
-}
-
-// shifted reports whether newest, the newest finished bucket and the live
-// one, holds enough calls to judge the dependency on alone (Evidence of
-// them) and fails more often than window as a whole, by more than
-// shiftSigmas standard deviations of a sample of its size: the dependency
-// got worse within the window's span. Written without a division: with n
-// the newest calls, x their failures, and w and y the window's,
-// x − n·y/w > 3·√(n·(y/w)·(1 − y/w)) is (x·w − n·y)² > 9·n·y·(w − y),
-// x·w − n·y being positive.
-func (s *Settings) shifted(window, newest Bucket) bool {
-	n := newest.Admitted()
-	if s.Evidence == 0 || n < s.Evidence {
-		return false
-	}
-	w, y := float64(window.Admitted()), float64(window.Failures)
-	excess := float64(newest.Failures)*w - float64(n)*y
-	return excess > 0 && excess*excess > shiftSigmas*shiftSigmas*float64(n)*y*(w-y)
 }
 
 // Drops reports whether a call is dropped, given the formula's ratio

@@ -9,8 +9,7 @@ package evidence
 // downBuckets is how many buckets the down run spans, from its first
 // failing bucket to its newest, with the buckets between them whatever
 // they held (a dependency whose failing calls are few and far between, or
-// shed, has been down all along). recovering is set while the up run
-// follows a down run that spanned a window.
+// shed, has been down all along).
 //
 // The recovery is the buckets since such a down run gave way: from the
 // first bucket that held successes and that the formula, over that
@@ -32,7 +31,6 @@ type run struct {
 	up          int64
 	down        int64
 	downBuckets int64
-	recovering  bool
 	// quiet is how many of the newest buckets, in a row, held no outcome,
 	// and idle how many held neither an outcome nor a drop.
 	quiet, idle int64
@@ -59,11 +57,6 @@ func (r *run) finish(b Bucket, size int64, calm bool) {
 	r.quiet, r.idle = 0, 0
 	switch {
 	case b.Failures == 0:
-		if r.downBuckets >= size {
-			r.recovering = true
-		} else if r.up == 0 {
-			r.recovering = false
-		}
 		r.up += b.Successes
 		r.down, r.downBuckets = 0, 0
 	case b.Successes == 0:
@@ -74,7 +67,6 @@ func (r *run) finish(b Bucket, size int64, calm bool) {
 		}
 		r.down += b.Failures
 		r.up = 0
-		r.recovering = false
 		r.rec, r.recBuckets = Bucket{}, 0 // failures alone end a recovery
 		return
 	default:

@@ -7,7 +7,11 @@
 // typed any because package breaker imports this one.
 package tuning
 
-import "time"
+import (
+	"time"
+
+	"github.com/srebreaker/srebreaker/internal/evidence"
+)
 
 // The measured defaults (docs/behaviour.md).
 const (
@@ -42,11 +46,16 @@ type Evidence struct {
 	Horizon time.Duration
 }
 
+// Without turns rules of the judge off, to measure what each one does
+// (the simulator's -ablate); none by default.
+type Without evidence.Rules
+
 func (Buckets) knob()      {}
 func (Aggression) knob()   {}
 func (DropsCounted) knob() {}
 func (TrustRecent) knob()  {}
 func (Evidence) knob()     {}
+func (Without) knob()      {}
 
 // Option returns the breaker.Option that sets k. Package breaker sets it
 // when it is initialized.
