@@ -140,6 +140,7 @@ func (c *cohort) markSuccess() {
 	b := c.b
 	if !due(c.successes.Load() + 1) {
 		c.successes.Add(1)
+		c.recount(true)
 		if b.mode.Load()&modeShedding != 0 {
 			b.judge()
 		}
@@ -147,14 +148,69 @@ func (c *cohort) markSuccess() {
 	}
 	b.advanceIfDue()
 	c.successes.Add(1)
+	c.recount(true)
 	if b.mode.Load() != 0 {
 		b.judge()
+	}
+}
+
+// retire marks c retired, and returns the outcomes counted on it since
+// the take read them: an outcome counted before the mark is the take's,
+// one counted after it sees the mark and goes to the live cohort
+// (recount); the counted marks, moved by compare-and-swap on both sides,
+// give each to one of them.
+func (c *cohort) retire() evidence.Bucket {
+	c.state.Store(cohortRetired)
+	var got evidence.Bucket
+	for _, x := range []struct {
+		outcomes, counted *atomic.Int64
+		into              *int64
+	}{{&c.successes, &c.countedSuccesses, &got.Successes}, {&c.failures, &c.countedFailures, &got.Failures}} {
+		for {
+			n, now := x.counted.Load(), x.outcomes.Load()
+			if now <= n || x.counted.CompareAndSwap(n, now) {
+				*x.into += max(now-n, 0)
+				break
+			}
+		}
+	}
+	return got
+}
+
+// recount moves an outcome just counted on c to the stripe's live cohort
+// when a bucket's end retired c between the check of its state and the
+// count, and took its outcomes before the count: else no bucket would
+// ever hold it. The take stores what it counted before it retires c, so
+// an outcome it did not see is one more than that.
+func (c *cohort) recount(ok bool) {
+	if c.state.Load() != cohortRetired {
+		return
+	}
+	outcomes, counted := &c.successes, &c.countedSuccesses
+	if !ok {
+		outcomes, counted = &c.failures, &c.countedFailures
+	}
+	for {
+		n := counted.Load()
+		if outcomes.Load() <= n {
+			return // the take counted it
+		}
+		if counted.CompareAndSwap(n, n+1) {
+			break
+		}
+	}
+	live := c.s.admitted()
+	if ok {
+		live.successes.Add(1)
+	} else {
+		live.failures.Add(1)
 	}
 }
 
 // countSuccess counts a success on c, the clock read, for markOther.
 func (c *cohort) countSuccess() {
 	c.successes.Add(1)
+	c.recount(true)
 	if c.b.mode.Load() != 0 {
 		c.b.judge()
 	}
@@ -179,6 +235,7 @@ func (c *cohort) failure(reason string) {
 func (c *cohort) countFailure(reason string) {
 	b := c.b
 	c.failures.Add(1)
+	c.recount(false)
 	b.reasons.add(b.wallNow(), reason)
 	b.setMode(modeFailing)
 	b.judge()
@@ -263,14 +320,14 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 			// by seen+1 buckets, as far as is known. After an idle spell
 			// the age is the spell's, and says nothing of the calls.
 			w.cameBack(c.seen+1, started)
-			c.state.Store(cohortRetired)
+			got = got.Plus(c.retire())
 			w.retire(c)
 		case after > 0 && age > after:
 			c.state.Store(cohortOverdue)
 			got.Failures += out
 			w.overdue += out
 		case age > track:
-			c.state.Store(cohortRetired)
+			got = got.Plus(c.retire())
 		default:
 			c.seen = age
 			prev = c
