@@ -140,7 +140,9 @@ func (c *cohort) markSuccess() {
 	b := c.b
 	if !due(c.successes.Load() + 1) {
 		c.successes.Add(1)
-		c.recount(true)
+		if c.state.Load() == cohortRetired {
+			c.recount(true)
+		}
 		if b.mode.Load()&modeShedding != 0 {
 			b.judge()
 		}
@@ -148,7 +150,9 @@ func (c *cohort) markSuccess() {
 	}
 	b.advanceIfDue()
 	c.successes.Add(1)
-	c.recount(true)
+	if c.state.Load() == cohortRetired {
+		c.recount(true)
+	}
 	if b.mode.Load() != 0 {
 		b.judge()
 	}
@@ -177,15 +181,12 @@ func (c *cohort) retire() evidence.Bucket {
 	return got
 }
 
-// recount moves an outcome just counted on c to the stripe's live cohort
-// when a bucket's end retired c between the check of its state and the
-// count, and took its outcomes before the count: else no bucket would
-// ever hold it. The take stores what it counted before it retires c, so
+// recount moves an outcome just counted on c, which a bucket's end
+// retired between the check of its state and the count, to the stripe's
+// live cohort, unless the take that retired c counted it: else no bucket
+// would ever hold it. Callers check that c is retired. The take stores what it counted before it retires c, so
 // an outcome it did not see is one more than that.
 func (c *cohort) recount(ok bool) {
-	if c.state.Load() != cohortRetired {
-		return
-	}
 	outcomes, counted := &c.successes, &c.countedSuccesses
 	if !ok {
 		outcomes, counted = &c.failures, &c.countedFailures
@@ -210,7 +211,9 @@ func (c *cohort) recount(ok bool) {
 // countSuccess counts a success on c, the clock read, for markOther.
 func (c *cohort) countSuccess() {
 	c.successes.Add(1)
-	c.recount(true)
+	if c.state.Load() == cohortRetired {
+		c.recount(true)
+	}
 	if c.b.mode.Load() != 0 {
 		c.b.judge()
 	}
@@ -235,7 +238,9 @@ func (c *cohort) failure(reason string) {
 func (c *cohort) countFailure(reason string) {
 	b := c.b
 	c.failures.Add(1)
-	c.recount(false)
+	if c.state.Load() == cohortRetired {
+		c.recount(false)
+	}
 	b.reasons.add(b.wallNow(), reason)
 	b.setMode(modeFailing)
 	b.judge()

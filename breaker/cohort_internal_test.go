@@ -118,7 +118,7 @@ func TestCohort_retire_anOutcomeCountedMeanwhileCountsOnce(t *testing.T) {
 	c.successes.Add(1) // a call that joined after the take read its calls
 	got := c.retire()
 	assert.Equal(t, int64(2), got.Successes, "the take's")
-	c.recount(true) // the outcome's own check, after the mark
+	c.recount(true) // the outcome, seeing the mark
 	assert.Equal(t, int64(2), c.countedSuccesses.Load(), "not moved to the live cohort as well")
 	assert.Equal(t, int64(2), c.successes.Load())
 
