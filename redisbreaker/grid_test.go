@@ -66,15 +66,7 @@ func TestSharer_Sync_theGridHoldsWhatEveryProcessCounted(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 150 {
 		for i, p := range procs {
-			for range r.IntN(8) {
-				if c, err := p.b.Allow(); err == nil {
-					if r.IntN(3) == 0 {
-						c.Reject("boom")
-					} else {
-						c.Accept()
-					}
-				}
-			}
+			someCalls(r, p.b)
 			clk.advance(span / 3)
 			if round > 80 && i == 2 {
 				continue // c stops

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/fleet"
 	"github.com/srebreaker/srebreaker/redisbreaker"
 )
@@ -48,15 +49,7 @@ func TestSharer_Sync_theRunningSumIsTheMerge(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 120 {
 		for i, p := range procs {
-			for range r.IntN(8) {
-				if c, err := p.b.Allow(); err == nil {
-					if r.IntN(3) == 0 {
-						c.Reject("boom")
-					} else {
-						c.Accept()
-					}
-				}
-			}
+			someCalls(r, p.b)
 			clk.advance(span / 3)
 			if round > 60 && i == 2 {
 				continue // c stops publishing: its history goes stale
@@ -81,6 +74,19 @@ func TestSharer_Sync_theRunningSumIsTheMerge(t *testing.T) {
 			want, got := sparseOf(merged), sparseOf(sum)
 			want.newest = got.newest // the running sum's newest only grows; the buckets must agree
 			require.Equal(t, want, got, fmt.Sprintf("round %d, process %d", round, i))
+		}
+	}
+}
+
+// someCalls makes up to 7 calls through b, a third of them failing.
+func someCalls(r *rand.Rand, b breaker.Breaker) {
+	for range r.IntN(8) {
+		if c, err := b.Allow(); err == nil {
+			if r.IntN(3) == 0 {
+				c.Reject("boom")
+			} else {
+				c.Accept()
+			}
 		}
 	}
 }
