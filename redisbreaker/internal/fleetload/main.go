@@ -10,8 +10,10 @@
 //	cd redisbreaker && go run ./internal/fleetload -fleets 10x10,50x10,200x10 -duration 10s
 //
 // -hog F keeps Redis busy F of its time with a script that spins, as a
-// slower server or a smaller share of a core would: the fleet's rounds
-// slow down, and the probe shows whether every process stays counted.
+// smaller share of a core would; -latency D holds each of Redis's answers
+// for D through a proxy on loopback, as a slow server would: the probe
+// shows how the fleet's rounds slow down (round trips per process, the
+// least and the most) and whether every process stays counted.
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +54,7 @@ type config struct {
 	rate     int
 	hog      float64
 	period   time.Duration
+	latency  time.Duration
 }
 
 type fleetSize struct {
@@ -68,6 +72,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&c.rate, "rate", 20, "calls a second to each breaker of each process")
 	fs.Float64Var(&c.hog, "hog", 0, "the share of Redis's time (0 to 0.98) a spinning script takes")
 	fs.DurationVar(&c.period, "period", redisbreaker.DefaultPeriod, "the sharers' period (WithPeriod)")
+	fs.DurationVar(&c.latency, "latency", 0, "hold each of Redis's answers this long on its way to the sharers (a proxy on loopback): a slow server")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -86,6 +91,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("-duration %v, -warmup %v: must be positive", c.duration, c.warmup)
 	case c.rate < 0 || c.rate > 10_000:
 		return c, fmt.Errorf("-rate %d: must be from 0 to 10,000", c.rate)
+	case c.latency < 0 || c.latency > 10*time.Second:
+		return c, fmt.Errorf("-latency %v: must be from 0 to 10s", c.latency)
 	case c.hog < 0 || c.hog > 0.98:
 		return c, fmt.Errorf("-hog %v: must be from 0 to 0.98", c.hog)
 	}
@@ -102,13 +109,22 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	defer stop()
-	fmt.Fprintf(out, "redis-server on %s; period %v, %d calls/s to each breaker, hog %.0f %%, measured %v after %v\n\n",
-		addr, cfg.period, cfg.rate, 100*cfg.hog, cfg.duration, cfg.warmup)
-	fmt.Fprintln(out, "| processes × breakers | Redis CPU (s per s) | CPU µs per process per breaker per s | commands' µs per process per breaker per s | commands/s | µs per command | rounds per breaker per s | processes counted (newest full block) | view age p50 / max | period | errors |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|")
+	target := addr
+	if cfg.latency > 0 {
+		proxy, stop, err := startLatencyProxy(addr, cfg.latency)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		target = proxy
+	}
+	fmt.Fprintf(out, "redis-server on %s; period %v, %d calls/s to each breaker, hog %.0f %%, answers held %v, measured %v after %v\n\n",
+		addr, cfg.period, cfg.rate, 100*cfg.hog, cfg.latency, cfg.duration, cfg.warmup)
+	fmt.Fprintln(out, "| processes × breakers | Redis CPU (s per s) | CPU µs per process per breaker per s | commands' µs per process per breaker per s | commands/s | µs per command | rounds per breaker per s | round trips per process per s, least / most | processes counted (newest full block) | view age p50 / max | period | errors |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var breakdowns []string
 	for _, f := range cfg.fleets {
-		r, err := measure(addr, cfg, f)
+		r, err := measure(addr, target, cfg, f)
 		if err != nil {
 			return err
 		}
@@ -116,10 +132,10 @@ func run(args []string, out io.Writer) error {
 		if f.v3 {
 			layout = " (+v3)"
 		}
-		fmt.Fprintf(out, "| %d × %d%s | %.3f | %.1f | %.1f | %.0f | %.2f | %.2f | %s | %v / %v | %v | %d |\n",
+		fmt.Fprintf(out, "| %d × %d%s | %.3f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f / %.1f | %s | %v / %v | %v | %d |\n",
 			f.processes, f.breakers, layout, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers),
 			r.usecPerCommand*r.commands/float64(f.processes*f.breakers), r.commands, r.usecPerCommand,
-			r.rounds, r.counted, r.ageP50.Round(time.Millisecond), r.ageMax.Round(time.Millisecond), r.period, r.errors)
+			r.rounds, r.tripsLeast, r.tripsMost, r.counted, r.ageP50.Round(time.Millisecond), r.ageMax.Round(time.Millisecond), r.period, r.errors)
 		breakdowns = append(breakdowns, fmt.Sprintf("%d × %d: %s", f.processes, f.breakers, strings.Join(r.breakdown, ", ")))
 	}
 	fmt.Fprintln(out, "\nper command (INFO commandstats, calls a second and µs each):")
@@ -136,9 +152,63 @@ type result struct {
 	period                                time.Duration
 	errors                                int
 	breakdown                             []string
+	tripsLeast, tripsMost                 float64
 }
 
-func measure(addr string, cfg config, f fleetSize) (result, error) {
+// tripCounter counts a client's pipelines: a sharer's round trips.
+type tripCounter struct{ n atomic.Int64 }
+
+func (t *tripCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (t *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (t *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// startLatencyProxy forwards connections on a loopback port to addr,
+// holding each chunk of Redis's answers for latency; it returns the
+// proxy's address and a function that stops it.
+func startLatencyProxy(addr string, latency time.Duration) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := s.Read(buf)
+					if n > 0 {
+						time.Sleep(latency)
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String(), func() { _ = l.Close() }, nil
+}
+
+func measure(addr, target string, cfg config, f fleetSize) (result, error) {
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	defer admin.Close()
@@ -147,10 +217,13 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var clients []*redis.Client
+	trips := make([]*tripCounter, f.processes)
 	var sharers []*redisbreaker.Sharer
 	var breakers [][]breaker.Breaker
 	for p := range f.processes {
-		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 2})
+		c := redis.NewClient(&redis.Options{Addr: target, PoolSize: 2})
+		trips[p] = &tripCounter{}
+		c.AddHook(trips[p])
 		clients = append(clients, c)
 		s, err := redisbreaker.New(c, redisbreaker.WithLogger(quiet), redisbreaker.WithPeriod(cfg.period),
 			redisbreaker.WithProcessID(fmt.Sprintf("p%05d", p)), redisbreaker.WithV3(f.v3))
@@ -223,6 +296,10 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
+	tripsBefore := make([]int64, len(trips))
+	for i, t := range trips {
+		tripsBefore[i] = t.n.Load()
+	}
 	start := time.Now()
 	time.Sleep(cfg.duration)
 	after, err := info(ctx, admin)
@@ -230,6 +307,14 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 		return result{}, err
 	}
 	elapsed := time.Since(start).Seconds()
+	least, most := -1.0, 0.0
+	for i, t := range trips {
+		x := float64(t.n.Load()-tripsBefore[i]) / elapsed
+		if least < 0 || x < least {
+			least = x
+		}
+		most = max(most, x)
+	}
 	var ages []time.Duration
 	var period time.Duration
 	now := time.Now()
@@ -252,7 +337,7 @@ func measure(addr string, cfg config, f fleetSize) (result, error) {
 		return result{}, err
 	}
 	r := result{cpu: (after.cpu - before.cpu) / elapsed, ageP50: ages[len(ages)/2], ageMax: ages[len(ages)-1],
-		period: period, counted: counted}
+		period: period, counted: counted, tripsLeast: least, tripsMost: most}
 	var calls, usec float64
 	for name, c := range after.commands {
 		if name == "info" || name == "flushall" || name == "ping" || name == "time" || cfg.hog > 0 && (name == "eval" || name == "evalsha") {
