@@ -110,14 +110,7 @@ func TestSharer_Sync_theGridHoldsWhatEveryProcessCounted(t *testing.T) {
 // window with the grid; the keys expire on their own.
 func TestSharer_Sync_aStoppedProcessAgesOut(t *testing.T) {
 	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a")
-	b := newProcess(t, srv, clk, "b")
-	fail(b.b, 30)
-	clk.advance(span)
-	require.NoError(t, b.sync(t))
-	require.NoError(t, a.sync(t))
-	require.Greater(t, dropProbability(t, a.b), 0.5)
+	clk, a, _ := sharedOutage(t, srv)
 
 	ctx := context.Background()
 	keys, err := srv.client().Keys(ctx, "test:{payments}:4:*").Result()
@@ -176,16 +169,9 @@ func TestSharer_Sync_aLargeFleetSlowsItsRounds(t *testing.T) {
 // own history, the others go on.
 func TestSharer_Sync_unusableBlocks(t *testing.T) {
 	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a")
-	b := newProcess(t, srv, clk, "b")
+	clk, a, _ := sharedOutage(t, srv)
 	ctx := context.Background()
 	rdb := srv.client()
-	fail(b.b, 30)
-	clk.advance(span)
-	require.NoError(t, b.sync(t))
-	require.NoError(t, a.sync(t))
-	require.Greater(t, dropProbability(t, a.b), 0.5)
 
 	other := breaker.MustNew(breaker.WithName("other"), breaker.WithClock(clk))
 	require.NoError(t, a.sharer.Share(other))

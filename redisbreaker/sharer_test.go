@@ -129,6 +129,21 @@ func fail(b breaker.Breaker, n int) {
 	}
 }
 
+// sharedOutage starts processes a and b on srv: b's calls fail, and a,
+// having synced after b, sheds on b's counts.
+func sharedOutage(t *testing.T, srv *redisServer, opts ...redisbreaker.Option) (*virtualClock, *process, *process) {
+	t.Helper()
+	clk := newVirtualClock()
+	a := newProcess(t, srv, clk, "a", opts...)
+	b := newProcess(t, srv, clk, "b", opts...)
+	fail(b.b, 30)
+	clk.advance(span)
+	require.NoError(t, b.sync(t))
+	require.NoError(t, a.sync(t))
+	require.Greater(t, dropProbability(t, a.b), 0.5)
+	return clk, a, b
+}
+
 func TestSharer_Sync_theFleetsCountsReachEveryProcess(t *testing.T) {
 	srv := startRedis(t)
 	clk := newVirtualClock()
@@ -155,14 +170,7 @@ func TestSharer_Sync_theFleetsCountsReachEveryProcess(t *testing.T) {
 
 func TestSharer_Sync_redisKilledAndRestarted(t *testing.T) {
 	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a")
-	b := newProcess(t, srv, clk, "b")
-	fail(b.b, 30)
-	clk.advance(span)
-	require.NoError(t, b.sync(t))
-	require.NoError(t, a.sync(t))
-	require.Greater(t, dropProbability(t, a.b), 0.5)
+	_, a, b := sharedOutage(t, srv)
 
 	srv.stop()
 	for range 3 {
@@ -194,14 +202,7 @@ func TestSharer_Sync_redisKilledAndRestarted(t *testing.T) {
 
 func TestSharer_Sync_staleCountsAreLeftOutThenDeleted(t *testing.T) {
 	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a", redisbreaker.WithV3(true))
-	b := newProcess(t, srv, clk, "b", redisbreaker.WithV3(true))
-	fail(b.b, 30)
-	clk.advance(span)
-	require.NoError(t, b.sync(t))
-	require.NoError(t, a.sync(t))
-	require.Greater(t, dropProbability(t, a.b), 0.5)
+	clk, a, _ := sharedOutage(t, srv, redisbreaker.WithV3(true))
 
 	ctx := context.Background()
 	ttl, err := srv.client().PTTL(ctx, "test:payments").Result()
