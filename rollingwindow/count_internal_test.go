@@ -20,8 +20,8 @@ func TestWindow_Lifetime_moreThan2To32InOneBucket(t *testing.T) {
 	w, err := New[int64](4, time.Second, WithClock(m))
 	require.NoError(t, err)
 	const successes, failures = 1<<32 + 7, 1<<32 + 3
-	w.curSum.Store(successes) // what successes adds of 1 leave
-	w.curRest.Store(failures) // and failures adds of 0
+	w.own.sum.Store(successes) // what successes adds of 1 leave
+	w.own.rest.Store(failures) // and failures adds of 0
 	w.AddCurrent(1)
 	w.AddCurrent(0)
 	want := Bucket[int64]{Sum: successes + 1, Count: successes + failures + 2}

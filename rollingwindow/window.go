@@ -41,6 +41,8 @@ type options struct {
 	start         time.Time
 	startSet      bool
 	bucketDone    any // a func(Bucket[T], int64) for the window's T
+	clockEvery    int
+	clockEverySet bool
 }
 
 // IgnoreCurrentBucket leaves the bucket now being written out of
@@ -79,6 +81,22 @@ func OnBucketDone[T Numeric](f func(done Bucket[T], passed int64)) Option {
 	return func(o *options) { o.bucketDone = f }
 }
 
+// WithClockEvery makes [RollingWindow.Add] read the clock on one add in n
+// of a lane's bucket, past the bucket's first exactAdds, rather than on
+// every add: reading the clock is most of what an add costs (time.Now is
+// several times an atomic add). Light traffic is still placed exactly, and
+// a busy bucket keeps at most n−1 values of each lane that came after its
+// end. 1, the default, reads the clock on every add; n less than 1 makes
+// [New] return an error. The other methods read the clock every time.
+func WithClockEvery(n int) Option {
+	return func(o *options) { o.clockEvery, o.clockEverySet = n, true }
+}
+
+// exactAdds is how many adds to a lane of one bucket read the clock,
+// whatever WithClockEvery says: a bucket of light traffic is placed
+// exactly.
+const exactAdds = 32
+
 // rebaseAfter is how far from its base a window's time may run before the
 // window starts afresh from the time it is given: far beyond any real run,
 // and far enough from the limits of time.Duration that no bucket arithmetic
@@ -107,6 +125,7 @@ type RollingWindow[T Numeric] struct {
 	ignoreCurrent bool
 	clock         Clock // nil for the system clock
 	float         bool  // T is a floating-point type
+	clockEvery    int64 // Add reads the clock on one add in clockEvery; see WithClockEvery
 	bucketDone    func(done Bucket[T], passed int64)
 
 	// start is the instant offsets are measured from. It changes only
@@ -121,15 +140,15 @@ type RollingWindow[T Numeric] struct {
 	// seq is odd while the window moves; readers retry around it.
 	seq atomic.Uint64
 
+	// The current bucket is counted on lanes (see Lane): own until two
+	// goroutines are seen adding at once, then the lanes of spread, one
+	// per processor; and the lanes joined with AddLane, newest first.
+	own    Lane[T]
+	spread atomic.Pointer[laneSpread[T]]
+	joined atomic.Pointer[Lane[T]]
+
 	// Values are stored as bits: an int64's for integer types (which
 	// wraps as the types do), a float64's for floating-point ones.
-	//
-	// The current bucket's count is curSum + curRest for integer types, so
-	// that adding a 1 or a 0 (a success or a failure, to a breaker) is one
-	// atomic add, seen whole by readers; curRest is the count itself for
-	// floating-point types.
-	curSum    atomic.Uint64
-	curRest   atomic.Int64
 	doneSum   atomic.Uint64 // the finished buckets inside the window
 	doneCount atomic.Int64
 
@@ -158,6 +177,9 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 		}
 		opt(&o)
 	}
+	if o.clockEverySet && o.clockEvery < 1 {
+		return nil, fmt.Errorf("rollingwindow: WithClockEvery(%d): must be at least 1", o.clockEvery)
+	}
 	if o.clockSet && isNil(o.clock) {
 		return nil, errors.New("rollingwindow: WithClock(nil): clock must not be nil")
 	}
@@ -179,8 +201,10 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 		clock:         o.clock,
 		float:         isFloat32 || isFloat64,
 		bucketDone:    bucketDone,
+		clockEvery:    max(int64(o.clockEvery), 1),
 		ring:          make([]Bucket[T], size),
 	}
+	w.own.float, w.own.window = w.float, w
 	if int64(rebaseAfter/interval) >= int64(size) {
 		w.span = time.Duration(size) * interval
 	}
@@ -216,8 +240,20 @@ func (w *RollingWindow[T]) now() time.Time {
 }
 
 // Add adds v to the bucket that covers now: its Sum grows by v and its Count
-// by one.
-func (w *RollingWindow[T]) Add(v T) { w.AddAt(w.now(), v) }
+// by one. With [WithClockEvery], a busy bucket's adds read the clock only
+// now and then.
+func (w *RollingWindow[T]) Add(v T) {
+	if w.clockEvery == 1 {
+		w.AddAt(w.now(), v)
+		return
+	}
+	l := w.lane()
+	if n := l.load().Count + 1; n <= exactAdds || n%w.clockEvery == 0 {
+		w.moveTo(w.Offset(w.now()))
+		l = w.lane() // the window may have spread meanwhile
+	}
+	w.addTo(l, v)
+}
 
 // AddAt is [RollingWindow.Add] at time t instead of the clock's now, for a
 // caller that has read the clock already (for several windows at once, say)
@@ -281,32 +317,52 @@ func (w *RollingWindow[T]) restartFrom(old *time.Time, t time.Time) bool {
 // has just brought the window to now, such as a breaker recording the
 // outcome of a call it admitted after reading the window; an idle window
 // is not moved, so the value expires with the bucket it lands in.
-func (w *RollingWindow[T]) AddCurrent(v T) {
-	if w.float {
-		for {
-			old := w.curSum.Load()
-			sum := math.Float64bits(math.Float64frombits(old) + float64(v))
-			if w.curSum.CompareAndSwap(old, sum) {
-				break
-			}
-		}
-		w.curRest.Add(1)
+//
+// An add is one atomic add to the window's lane while one goroutine adds
+// at a time. Once two are seen adding at once, the window spreads its
+// current bucket over maxLanes lanes, each on cache lines of its own, and
+// each processor adds to a lane of its own (see [Lane]).
+func (w *RollingWindow[T]) AddCurrent(v T) { w.addTo(w.lane(), v) }
+
+// lane returns the lane the calling goroutine adds to: the window's own
+// until it spread, then its processor's.
+func (w *RollingWindow[T]) lane() *Lane[T] {
+	if sp := w.spread.Load(); sp != nil {
+		return sp.pick()
+	}
+	return &w.own
+}
+
+// addTo adds v to l, a lane that lane returned; on the window's own lane,
+// an add that finds another goroutine adding spreads the window.
+func (w *RollingWindow[T]) addTo(l *Lane[T], v T) {
+	if l != &w.own {
+		l.Add(v)
 		return
 	}
-	if v != 0 {
-		w.curSum.Add(uint64(int64(v)))
-	}
-	if v != 1 {
-		w.curRest.Add(1 - int64(v))
+	if !l.tryAdd(v) {
+		w.spreadOut()
+		w.spread.Load().pick().Add(v)
 	}
 }
 
-// decodeCurrent decodes the current bucket from its stored sum and rest.
-func (w *RollingWindow[T]) decodeCurrent(sumBits uint64, rest int64) Bucket[T] {
-	if w.float {
-		return Bucket[T]{Sum: w.value(sumBits), Count: rest}
+// currentBucket returns the current bucket: what its lanes hold now.
+func (w *RollingWindow[T]) currentBucket() Bucket[T] {
+	b := w.own.load()
+	if sp := w.spread.Load(); sp != nil {
+		for i := range sp.lanes {
+			b = b.plus(sp.lanes[i].load())
+		}
 	}
-	return Bucket[T]{Sum: w.value(sumBits), Count: int64(sumBits) + rest}
+	for l := w.joined.Load(); l != nil; l = l.next {
+		b = b.plus(l.load())
+	}
+	return b
+}
+
+// plus returns the sum of b and o.
+func (b Bucket[T]) plus(o Bucket[T]) Bucket[T] {
+	return Bucket[T]{Sum: b.Sum + o.Sum, Count: b.Count + o.Count}
 }
 
 // Totals returns the sum and the count of the values added to the buckets
@@ -352,9 +408,9 @@ func (w *RollingWindow[T]) PartsAtOffset(d time.Duration) (done, current Bucket[
 		seq := w.seq.Load()
 		if seq&1 == 0 && w.covers(d) {
 			doneSum, doneCount := w.doneSum.Load(), w.doneCount.Load()
-			curSum, curRest := w.curSum.Load(), w.curRest.Load()
+			cur := w.currentBucket()
 			if w.seq.Load() == seq {
-				return Bucket[T]{Sum: w.value(doneSum), Count: doneCount}, w.decodeCurrent(curSum, curRest)
+				return Bucket[T]{Sum: w.value(doneSum), Count: doneCount}, cur
 			}
 		}
 		w.move(d)
@@ -366,8 +422,7 @@ func (w *RollingWindow[T]) PartsAtOffset(d time.Duration) (done, current Bucket[
 func (w *RollingWindow[T]) Lifetime() Bucket[T] {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	cur := w.decodeCurrent(w.curSum.Load(), w.curRest.Load())
-	return Bucket[T]{Sum: w.gone.Sum + cur.Sum, Count: w.gone.Count + cur.Count}
+	return w.gone.plus(w.currentBucket())
 }
 
 // value decodes bits stored by the window.
@@ -402,7 +457,7 @@ func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
 	}
 	// The current bucket's values are added outside the lock: read them
 	// while the window cannot move.
-	snapshot[w.size-1] = w.decodeCurrent(w.curSum.Load(), w.curRest.Load())
+	snapshot[w.size-1] = w.currentBucket()
 	w.mu.Unlock()
 	if w.ignoreCurrent {
 		snapshot = snapshot[:w.size-1]
@@ -506,7 +561,16 @@ func (w *RollingWindow[T]) advanceLocked(e int64) {
 // racing with it may land its sum in one bucket and its count in the next;
 // totals stay exact. Callers hold w.mu.
 func (w *RollingWindow[T]) takeCurrent() Bucket[T] {
-	return w.decodeCurrent(w.curSum.Swap(0), w.curRest.Swap(0))
+	b := w.own.take()
+	if sp := w.spread.Load(); sp != nil {
+		for i := range sp.lanes {
+			b = b.plus(sp.lanes[i].take())
+		}
+	}
+	for l := w.joined.Load(); l != nil; l = l.next {
+		b = b.plus(l.take())
+	}
+	return b
 }
 
 // restartLocked empties the window and starts it afresh at offset d.

@@ -1,0 +1,179 @@
+package rollingwindow
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// Lane is a share of a window's current bucket. Adding to a lane is one
+// atomic add (two for a value other than 0 and 1, a compare-and-swap loop
+// for floating-point types), with no clock read and no lock; the window
+// adds its lanes up whenever it is read, and empties them when it moves
+// to a new bucket.
+//
+// A window counts on lanes of its own: one, until two goroutines are seen
+// adding at once, then one per processor (see [RollingWindow.AddCurrent]).
+// A caller that spreads its own writers already, over stripes of its own
+// state, joins a lane to the window per stripe with [RollingWindow.AddLane]
+// and adds to it directly: the add then touches only memory the stripe's
+// writers touch, with nothing to pick.
+//
+// The zero Lane is ready to join a window. A Lane must not be copied
+// after it joined one.
+type Lane[T Numeric] struct {
+	// Values are stored as bits: an int64's for integer types (which
+	// wraps as the types do), a float64's for floating-point ones.
+	//
+	// The lane's count is sum + rest for integer types, so that adding
+	// a 1 or a 0 (a success or a failure, to a breaker) is one atomic
+	// add, seen whole by readers; rest is the count itself for
+	// floating-point types.
+	sum   atomic.Uint64
+	rest  atomic.Int64
+	float bool
+	// window is the window the lane counts for; nil until it joined one.
+	window *RollingWindow[T]
+	// next is the lane joined before this one; set before the lane is
+	// published.
+	next *Lane[T]
+}
+
+// laneFields is the size of a Lane, which paddedLane pads.
+const laneFields = 40
+
+// paddedLane keeps a lane on a pair of cache lines of its own: the
+// processors fetch lines in pairs, and two lanes sharing a pair bounce
+// between cores as one line does.
+type paddedLane[T Numeric] struct {
+	Lane[T]
+	_ [128 - laneFields]byte
+}
+
+// maxLanes is how many lanes a contended window counts on.
+const maxLanes = 8
+
+// laneSpread is the lanes of a contended window. A sync.Pool keeps a lane
+// per processor: Get hands a processor the lane it put back last, so that
+// the goroutines running on one processor add to one lane, without
+// reaching into the runtime. Lanes are handed out in turn the first time a
+// processor asks, and again after a garbage collection empties the pool.
+type laneSpread[T Numeric] struct {
+	lanes  *[maxLanes]paddedLane[T]
+	handed atomic.Uint32 // how many lanes the pool has handed out
+	pool   sync.Pool     // of *Lane[T]
+}
+
+// pick returns the lane of the calling goroutine's processor.
+func (sp *laneSpread[T]) pick() *Lane[T] {
+	l := sp.pool.Get().(*Lane[T])
+	sp.pool.Put(l)
+	return l
+}
+
+// spreadOut spreads w's current bucket over lanes, once.
+func (w *RollingWindow[T]) spreadOut() {
+	if w.spread.Load() != nil {
+		return
+	}
+	sp := &laneSpread[T]{lanes: new([maxLanes]paddedLane[T])}
+	for i := range sp.lanes {
+		sp.lanes[i].float, sp.lanes[i].window = w.float, w
+	}
+	sp.pool.New = func() any {
+		return &sp.lanes[(sp.handed.Add(1)-1)%maxLanes].Lane
+	}
+	w.spread.CompareAndSwap(nil, sp)
+}
+
+// ErrLaneJoined is returned by [RollingWindow.AddLane] for a lane that
+// joined a window already.
+var ErrLaneJoined = errors.New("rollingwindow: lane already joined a window")
+
+// AddLane joins l to w: from now on what is added to l counts in w's
+// current bucket. It returns [ErrLaneJoined] when l joined a window
+// before, this one or another, and an error for a nil l. A lane stays
+// joined as long as the window lives.
+func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
+	if l == nil {
+		return errors.New("rollingwindow: AddLane(nil): lane must not be nil")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if l.window != nil {
+		return ErrLaneJoined
+	}
+	l.float, l.window = w.float, w
+	l.next = w.joined.Load()
+	w.joined.Store(l)
+	return nil
+}
+
+// Add adds v to the current bucket of the window l joined: its sum grows
+// by v and its count by one. It does not read the clock: like
+// [RollingWindow.AddCurrent], it counts in the bucket of the newest time
+// the window was given. Adding to a lane that joined no window panics.
+func (l *Lane[T]) Add(v T) {
+	if l.window == nil {
+		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
+	}
+	if l.float {
+		l.addFloat(v)
+		return
+	}
+	if v != 0 {
+		l.sum.Add(uint64(int64(v)))
+	}
+	if v != 1 {
+		l.rest.Add(1 - int64(v))
+	}
+}
+
+// tryAdd is Add for the window's own lane, by compare-and-swap: it
+// reports false, and adds nothing, when another goroutine changed the
+// counter first, which the window takes for contention.
+func (l *Lane[T]) tryAdd(v T) bool {
+	if l.float {
+		l.addFloat(v)
+		return true
+	}
+	if v != 0 {
+		old := l.sum.Load()
+		if !l.sum.CompareAndSwap(old, old+uint64(int64(v))) {
+			return false
+		}
+	}
+	if v != 1 {
+		l.rest.Add(1 - int64(v))
+	}
+	return true
+}
+
+// addFloat adds v to a lane of a floating-point window.
+func (l *Lane[T]) addFloat(v T) {
+	for {
+		old := l.sum.Load()
+		sum := math.Float64bits(math.Float64frombits(old) + float64(v))
+		if l.sum.CompareAndSwap(old, sum) {
+			break
+		}
+	}
+	l.rest.Add(1)
+}
+
+// load returns the lane's share of the current bucket.
+func (l *Lane[T]) load() Bucket[T] { return l.decode(l.sum.Load(), l.rest.Load()) }
+
+// take empties the lane and returns what it held. An add racing with it
+// may land its sum in one bucket and its count in the next; totals stay
+// exact.
+func (l *Lane[T]) take() Bucket[T] { return l.decode(l.sum.Swap(0), l.rest.Swap(0)) }
+
+// decode decodes a lane's stored sum and rest.
+func (l *Lane[T]) decode(sumBits uint64, rest int64) Bucket[T] {
+	if l.float {
+		return Bucket[T]{Sum: T(math.Float64frombits(sumBits)), Count: rest}
+	}
+	return Bucket[T]{Sum: T(int64(sumBits)), Count: int64(sumBits) + rest}
+}
