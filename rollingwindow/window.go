@@ -324,6 +324,14 @@ func (w *RollingWindow[T]) restartFrom(old *time.Time, t time.Time) bool {
 // each processor adds to a lane of its own (see [Lane]).
 func (w *RollingWindow[T]) AddCurrent(v T) { w.addTo(w.lane(), v) }
 
+// Current returns the current bucket as the window stands: the bucket of
+// the newest time it was given, read without the clock and without moving
+// the window, as [RollingWindow.AddCurrent] adds to it. It is for a caller
+// that moves the window itself, with the offset methods. A move under way
+// may leave part of a value added at that moment in this bucket and part
+// in the next.
+func (w *RollingWindow[T]) Current() Bucket[T] { return w.currentBucket() }
+
 // lane returns the lane the calling goroutine adds to: the window's own
 // until it spread, then its processor's.
 func (w *RollingWindow[T]) lane() *Lane[T] {
