@@ -30,9 +30,8 @@ type Lane[T Numeric] struct {
 	// a 1 or a 0 (a success or a failure, to a breaker) is one atomic
 	// add, seen whole by readers; rest is the count itself for
 	// floating-point types.
-	sum   atomic.Uint64
-	rest  atomic.Int64
-	float bool
+	sum  atomic.Uint64
+	rest atomic.Int64
 	// window is the window the lane counts for; nil until it joined one.
 	window *RollingWindow[T]
 	// next is the lane joined before this one; set before the lane is
@@ -41,7 +40,7 @@ type Lane[T Numeric] struct {
 }
 
 // laneFields is the size of a Lane, which paddedLane pads.
-const laneFields = 40
+const laneFields = 32
 
 // paddedLane keeps a lane on a pair of cache lines of its own: the
 // processors fetch lines in pairs, and two lanes sharing a pair bounce
@@ -79,7 +78,7 @@ func (w *RollingWindow[T]) spreadOut() {
 	}
 	sp := &laneSpread[T]{lanes: new([maxLanes]paddedLane[T])}
 	for i := range sp.lanes {
-		sp.lanes[i].float, sp.lanes[i].window = w.float, w
+		sp.lanes[i].window = w
 	}
 	sp.pool.New = func() any {
 		return &sp.lanes[(sp.handed.Add(1)-1)%maxLanes].Lane
@@ -104,7 +103,7 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	if l.window != nil {
 		return ErrLaneJoined
 	}
-	l.float, l.window = w.float, w
+	l.window = w
 	l.next = w.joined.Load()
 	w.joined.Store(l)
 	return nil
@@ -115,10 +114,11 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 // [RollingWindow.AddCurrent], it counts in the bucket of the newest time
 // the window was given. Adding to a lane that joined no window panics.
 func (l *Lane[T]) Add(v T) {
-	if l.window == nil {
+	w := l.window
+	if w == nil {
 		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
 	}
-	if l.float {
+	if w.float {
 		l.addFloat(v)
 		return
 	}
@@ -134,7 +134,7 @@ func (l *Lane[T]) Add(v T) {
 // reports false, and adds nothing, when another goroutine changed the
 // counter first, which the window takes for contention.
 func (l *Lane[T]) tryAdd(v T) bool {
-	if l.float {
+	if l.window.float {
 		l.addFloat(v)
 		return true
 	}
@@ -172,7 +172,7 @@ func (l *Lane[T]) take() Bucket[T] { return l.decode(l.sum.Swap(0), l.rest.Swap(
 
 // decode decodes a lane's stored sum and rest.
 func (l *Lane[T]) decode(sumBits uint64, rest int64) Bucket[T] {
-	if l.float {
+	if l.window.float {
 		return Bucket[T]{Sum: T(math.Float64frombits(sumBits)), Count: rest}
 	}
 	return Bucket[T]{Sum: T(int64(sumBits)), Count: int64(sumBits) + rest}
