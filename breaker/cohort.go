@@ -7,34 +7,39 @@ import (
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
-// cohort counts the calls one stripe admitted during one bucket, and their
-// outcomes as they come back, whenever that is: a call's promise points at
-// its cohort, so that the breaker knows, for every call in flight, how
-// long ago it was made (to within a bucket), with no clock read and no
+// cohort counts the calls one stripe admitted during one bucket, and how
+// many came back, whenever that is: a call's promise points at its
+// cohort, so that the breaker knows, for every call in flight, how long
+// ago it was made (to within a bucket), with no clock read and no
 // allocation per call. The stripe's live cohort takes the calls admitted
 // now; when a bucket finishes it gives way to a new one and joins the
 // cohorts with calls still out, newest first, through older.
 //
 // A call costs its cohort two atomic adds: one when it is admitted
-// (started), one when it ends (successes, failures or ignored). The
-// outcomes recorded since the last bucket finished are the live bucket
-// (stripe.live); when a bucket finishes they go to it (stripe.take), and
-// the calls still out are looked at: see hangWatch.
+// (started), one when it ends (ended). Its outcome is recorded in the
+// level's window, on the stripe's lane (stripe.lane): Add(1) a success,
+// Add(0) a failure, in the bucket it came back in. When a bucket
+// finishes, the calls still out are looked at: see hangWatch.
 type cohort struct {
 	b *googleBreaker
 	s *stripe
 	// bucket is the number of the bucket the cohort's calls were made in.
-	bucket                       atomic.Int64
-	started                      atomic.Int64
-	successes, failures, ignored atomic.Int64
+	bucket  atomic.Int64
+	started atomic.Int64
+	// ended counts the calls that came back, with overdueBit set once
+	// the cohort became overdue: the calls out then were counted as
+	// failures, and an outcome that finds the bit counts no more. The
+	// one word decides, for every call, which of the two counted it.
+	ended atomic.Int64
+	// others counts the calls that came back as failures or ignored:
+	// ended less others is the successes, whose count says when a
+	// success reads the clock (due).
+	others atomic.Int64
 	// state is cohortOut, cohortOverdue or cohortRetired.
 	state atomic.Uint32
 	// timed is set when WithSlowCall gave a threshold: a success is
 	// timed against it. Set before the cohort is published.
 	timed bool
-	// countedSuccesses and countedFailures are the outcomes already
-	// counted in a finished bucket. Written under the breaker's mu.
-	countedSuccesses, countedFailures atomic.Int64
 	// older is the next older cohort of the stripe with calls out. Written
 	// under the breaker's mu.
 	older atomic.Pointer[cohort]
@@ -47,20 +52,23 @@ type cohort struct {
 }
 
 // cohortFields is the size of a cohort's fields, which it pads to 128.
-const cohortFields = 96
+const cohortFields = 72
+
+// overdueBit marks cohort.ended once the cohort became overdue.
+const overdueBit = 1 << 62
 
 // The states of a cohort.
 const (
-	// cohortOut: its outcomes count as they come back.
+	// cohortOut: its calls count as they come back.
 	cohortOut uint32 = iota
 	// cohortOverdue: its calls still out when it became overdue were
 	// counted as failures then; their outcomes count no more. A success
 	// that comes back teaches the breaker how long calls now take.
 	cohortOverdue
-	// cohortRetired: it no longer counts anything. All its calls came
+	// cohortRetired: the breaker follows it no more. All its calls came
 	// back, or it was forgotten (older than hangWatch tracks, or the
 	// breaker's time started afresh): an outcome that still comes back
-	// counts as a call of the stripe's live cohort.
+	// counts in the live bucket, as every outcome does.
 	cohortRetired
 )
 
@@ -111,6 +119,7 @@ const admitEvery = 256
 // bucket.
 func (s *stripe) firstCohort() *cohort {
 	b := s.counts.b
+	s.counts.makeWindow() // before any outcome is recorded on s.lane
 	s.cohort.CompareAndSwap(nil, newCohort(s, floorDiv(b.bucketEnd.Load(), b.span)-1))
 	return s.cohort.Load()
 }
@@ -125,157 +134,100 @@ func (p promise) Reject(reason string) { p.c.markFailure(reason) }
 // Ignore records that the call ended, and nothing else: the call says
 // nothing about the dependency's health (see [srebreaker.Ignorer]), so it
 // leaves the window as if the call had never been admitted.
-func (p promise) Ignore() { p.c.ignored.Add(1) }
+func (p promise) Ignore() {
+	p.c.others.Add(1)
+	p.c.ended.Add(1)
+}
 
-// markSuccess records a success. When due, it reads the clock first, so
-// that the success lands in the bucket of its time; it judges after, with
-// the success counted, when due or while calls are being dropped. A
-// cohort that no longer counts, or a slow-call threshold, takes it to
-// markOther.
+// markSuccess records a success: Add(1) on the stripe's lane. When due, it
+// reads the clock first, so that the success lands in the bucket of its
+// time; it judges after, with the success counted, when due or while calls
+// are being dropped. A slow-call threshold takes it to timedSuccess.
 func (c *cohort) markSuccess() {
-	if c.state.Load() != cohortOut || c.timed {
-		c.markOther(true, "")
+	if c.timed {
+		c.timedSuccess()
 		return
 	}
 	b := c.b
-	if !due(c.successes.Load() + 1) {
-		c.successes.Add(1)
-		if c.state.Load() == cohortRetired {
-			c.recount(true)
+	if !due(c.ended.Load()&^overdueBit - c.others.Load() + 1) {
+		if c.ended.Add(1)&overdueBit != 0 {
+			c.lateSuccess()
+			return
 		}
+		c.s.lane.Add(1)
 		if b.mode.Load()&modeShedding != 0 {
 			b.judge()
 		}
 		return
 	}
 	b.advanceIfDue()
-	c.successes.Add(1)
-	if c.state.Load() == cohortRetired {
-		c.recount(true)
+	if c.ended.Add(1)&overdueBit != 0 {
+		c.lateSuccess()
+		return
 	}
+	c.s.lane.Add(1)
 	if b.mode.Load() != 0 {
 		b.judge()
 	}
 }
 
-// retire marks c retired, and returns the outcomes counted on it since
-// the take read them: an outcome counted before the mark is the take's,
-// one counted after it sees the mark and goes to the live cohort
-// (recount); the counted marks, moved by compare-and-swap on both sides,
-// give each to one of them.
-func (c *cohort) retire() evidence.Bucket {
-	c.state.Store(cohortRetired)
-	var got evidence.Bucket
-	for _, x := range []struct {
-		outcomes, counted *atomic.Int64
-		into              *int64
-	}{{&c.successes, &c.countedSuccesses, &got.Successes}, {&c.failures, &c.countedFailures, &got.Failures}} {
-		for {
-			n, now := x.counted.Load(), x.outcomes.Load()
-			if now <= n || x.counted.CompareAndSwap(n, now) {
-				*x.into += max(now-n, 0)
-				break
-			}
-		}
-	}
-	return got
-}
-
-// recount moves an outcome just counted on c, which a bucket's end
-// retired between the check of its state and the count, to the stripe's
-// live cohort, unless the take that retired c counted it: else no bucket
-// would ever hold it. Callers check that c is retired. The take stores what it counted before it retires c, so
-// an outcome it did not see is one more than that.
-func (c *cohort) recount(ok bool) {
-	outcomes, counted := &c.successes, &c.countedSuccesses
-	if !ok {
-		outcomes, counted = &c.failures, &c.countedFailures
-	}
-	for {
-		n := counted.Load()
-		if outcomes.Load() <= n {
-			return // the take counted it
-		}
-		if counted.CompareAndSwap(n, n+1) {
-			break
-		}
-	}
-	live := c.s.admitted()
-	if ok {
-		live.successes.Add(1)
-	} else {
-		live.failures.Add(1)
-	}
-}
-
-// countSuccess counts a success on c, the clock read, for markOther.
-func (c *cohort) countSuccess() {
-	c.successes.Add(1)
-	if c.state.Load() == cohortRetired {
-		c.recount(true)
-	}
-	if c.b.mode.Load() != 0 {
-		c.b.judge()
-	}
-}
-
-// markFailure records a failure: it always reads the clock, and judges.
+// markFailure records a failure: Add(0) on the stripe's lane, the clock
+// read first; then it judges.
 func (c *cohort) markFailure(reason string) {
-	if c.state.Load() != cohortOut {
-		c.markOther(false, reason)
-		return
-	}
-	c.failure(reason)
-}
-
-// failure counts a failure on c.
-func (c *cohort) failure(reason string) {
 	c.b.advanceIfDue()
+	c.others.Add(1)
+	if c.ended.Add(1)&overdueBit != 0 {
+		return // counted as a failure when its cohort became overdue
+	}
 	c.countFailure(reason)
 }
 
-// countFailure counts a failure on c, the clock read.
+// countFailure counts a failure, the clock read.
 func (c *cohort) countFailure(reason string) {
 	b := c.b
-	c.failures.Add(1)
-	if c.state.Load() == cohortRetired {
-		c.recount(false)
-	}
+	c.s.lane.Add(0)
 	b.reasons.add(b.wallNow(), reason)
 	b.setMode(modeFailing)
 	b.judge()
 }
 
-// markOther records an outcome that the common path does not: on an
-// overdue cohort (counted already; a success teaches how long calls take
-// now), on a retired one (counted on the stripe's live cohort), or under
-// a slow-call threshold (a success that took longer is a failure).
-func (c *cohort) markOther(ok bool, reason string) {
+// timedSuccess records a success under a slow-call threshold: a call that
+// came back more than the threshold after the bucket it was made in is a
+// failure. A retired cohort's bucket number may mean nothing (the
+// breaker's time started afresh): its calls count as successes.
+func (c *cohort) timedSuccess() {
 	b := c.b
-	switch c.state.Load() {
-	case cohortOverdue:
-		if ok {
-			b.hang.late(min(b.liveBucket()-c.bucket.Load(), track(b.span)))
-		}
-		return
-	case cohortRetired:
-		live := c.s.admitted()
-		if ok {
-			live.markSuccess()
-		} else {
-			live.markFailure(reason)
-		}
-		return
-	}
+	retired := c.state.Load() == cohortRetired
 	b.advanceIfDue()
-	switch {
-	case !ok:
-		c.countFailure(reason)
-	case b.liveBucket()-c.bucket.Load() > b.hang.slow:
-		c.countFailure(b.hang.slowReason)
-	default:
-		c.countSuccess()
+	slow := !retired && b.liveBucket()-c.bucket.Load() > b.hang.slow
+	if slow {
+		c.others.Add(1)
 	}
+	switch overdue := c.ended.Add(1)&overdueBit != 0; {
+	case overdue && slow:
+		// Counted as a failure when its cohort became overdue, past the
+		// same threshold: say why.
+		b.reasons.add(b.wallNow(), b.hang.slowReason)
+		return
+	case overdue:
+		c.lateSuccess()
+		return
+	case slow:
+		c.countFailure(b.hang.slowReason)
+		return
+	}
+	c.s.lane.Add(1)
+	if b.mode.Load() != 0 {
+		b.judge()
+	}
+}
+
+// lateSuccess notes a success that came back after its cohort became
+// overdue: counted as a failure already, it teaches how long calls take
+// now.
+func (c *cohort) lateSuccess() {
+	b := c.b
+	b.hang.late(min(b.liveBucket()-c.bucket.Load(), track(b.span)))
 }
 
 // liveBucket returns the number of the live bucket, as the last reading
@@ -285,13 +237,13 @@ func (b *googleBreaker) liveBucket() int64 {
 }
 
 // take empties s's share of the live bucket and returns what it held,
-// next being the number of the bucket that begins: its drops, the
-// outcomes its cohorts recorded since the last take, and, as failures,
-// the calls that w finds overdue. The live cohort gives way to a new one
-// if it admitted a call. A cohort whose calls have all come back
-// retires, and teaches w how long they took; one whose calls are still
-// out past w's threshold becomes overdue. Both leave the stripe's list.
-// Callers hold the breaker's mu.
+// next being the number of the bucket that begins: its drops and, as
+// failures, the calls that w finds overdue (the outcomes are the
+// window's: counts.take). The live cohort gives way to a new one if it
+// admitted a call. A cohort whose calls have all come back retires, and
+// teaches w how long they took; one whose calls are still out past w's
+// threshold becomes overdue. Both leave the stripe's list. Callers hold
+// the breaker's mu.
 func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 	s.salt.Store(rand.Uint64())
 	got := evidence.Bucket{Drops: dropsOf(s.decided.Swap(0))}
@@ -311,13 +263,8 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 	after := w.after(track)
 	prev := live
 	for c := live.older.Load(); c != nil; c = c.older.Load() {
-		started := c.started.Load() // before the outcomes: a call that ends between is not taken for one out
-		successes, failures, ignored := c.successes.Load(), c.failures.Load(), c.ignored.Load()
-		got.Successes += successes - c.countedSuccesses.Load()
-		got.Failures += failures - c.countedFailures.Load()
-		c.countedSuccesses.Store(successes)
-		c.countedFailures.Store(failures)
-		out := started - successes - failures - ignored
+		started := c.started.Load() // before ended: a call that ends between is not taken for one out
+		out := started - c.ended.Load()
 		age := next - c.bucket.Load()
 		switch {
 		case out <= 0:
@@ -325,14 +272,14 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 			// by seen+1 buckets, as far as is known. After an idle spell
 			// the age is the spell's, and says nothing of the calls.
 			w.cameBack(c.seen+1, started)
-			got = got.Plus(c.retire())
+			c.state.Store(cohortRetired)
 			w.retire(c)
 		case after > 0 && age > after:
-			c.state.Store(cohortOverdue)
+			out = c.markOverdue(started)
 			got.Failures += out
 			w.overdue += out
 		case age > track:
-			got = got.Plus(c.retire())
+			c.state.Store(cohortRetired)
 		default:
 			c.seen = age
 			prev = c
@@ -341,6 +288,22 @@ func (s *stripe) take(next int64, w *hangWatch) evidence.Bucket {
 		prev.older.Store(c.older.Load())
 	}
 	return got
+}
+
+// markOverdue marks c overdue, of which started calls were made, and
+// returns how many were still out: they count as failures now, and their
+// outcomes, when they come, count no more. A call that comes back at the
+// same time is counted by one of the two: the compare-and-swap on ended
+// orders them.
+func (c *cohort) markOverdue(started int64) int64 {
+	for {
+		e := c.ended.Load()
+		out := max(started-e, 0)
+		if c.ended.CompareAndSwap(e, e|overdueBit) {
+			c.state.Store(cohortOverdue)
+			return out
+		}
+	}
 }
 
 // forget retires every cohort of s but the live one, which takes the

@@ -52,12 +52,12 @@ func TestStripe_take_rotatesOnlyACohortWithCalls(t *testing.T) {
 	assert.Nil(t, s.cohort.Load(), "no cohort before the first call")
 	c := s.admitted()
 	require.Same(t, c, s.cohort.Load())
-	c.successes.Add(1)
+	promise{c}.Accept()
 
 	b.mu.Lock()
-	got := s.take(1, &b.hang)
+	got := b.counts.take(1, &b.hang)
 	b.mu.Unlock()
-	assert.Equal(t, int64(1), got.Successes)
+	assert.Equal(t, int64(1), got.Successes, "the window's outcome")
 	fresh := s.cohort.Load()
 	assert.NotSame(t, c, fresh, "a cohort with calls gives way")
 	assert.Equal(t, cohortRetired, c.state.Load(), "all its calls came back")
@@ -71,8 +71,8 @@ func TestStripe_take_rotatesOnlyACohortWithCalls(t *testing.T) {
 }
 
 // An outcome on a retired cohort (a call admitted as its cohort retired)
-// counts on the stripe's live cohort: nothing is lost.
-func TestCohort_markOther_retiredCountsOnTheLiveCohort(t *testing.T) {
+// counts in the live bucket: nothing is lost.
+func TestCohort_markSuccess_retiredCountsInTheLiveBucket(t *testing.T) {
 	b := MustNew().(*googleBreaker)
 	s := &b.counts.own
 	c := s.admitted()
@@ -102,37 +102,20 @@ func TestHangWatch_reuse_bucketEndsMakeNoNewCohort(t *testing.T) {
 	assert.LessOrEqual(t, len(seen), 3, "cohorts the last 200 buckets counted on")
 }
 
-// An outcome counted on a cohort while a bucket's end retires it is
-// counted once: by the take when it lands before the cohort is marked
-// retired, on the live cohort when it lands after. Until this was so, 8
-// goroutines calling while the clock moved lost a success or two in a
-// million now and then.
-func TestCohort_retire_anOutcomeCountedMeanwhileCountsOnce(t *testing.T) {
+// An outcome that comes back as its cohort becomes overdue is counted
+// once: in the window when it lands before the mark, by the take, as a
+// failure, when it lands after.
+func TestCohort_markOverdue_anOutcomeMeanwhileCountsOnce(t *testing.T) {
 	b := MustNew().(*googleBreaker)
 	s := &b.counts.own
 	c := s.admitted()
-	c.successes.Add(1)
-	c.countedSuccesses.Store(0) // what the take read: the call was out then
+	s.admitted()
+	s.admitted()
+	promise{c}.Accept() // before the mark: the window's
 
-	// Before the mark: the take counts it.
-	c.successes.Add(1) // a call that joined after the take read its calls
-	got := c.retire()
-	assert.Equal(t, int64(2), got.Successes, "the take's")
-	c.recount(true) // the outcome, seeing the mark
-	assert.Equal(t, int64(2), c.countedSuccesses.Load(), "not moved to the live cohort as well")
-	assert.Equal(t, int64(2), c.successes.Load())
-
-	// After the mark: the outcome sees it, and goes to the live cohort.
-	fresh := newCohort(s, 1)
-	fresh.older.Store(c)
-	s.cohort.Store(fresh)
-	c.successes.Add(1)
-	c.recount(true)
-	assert.Equal(t, int64(1), fresh.successes.Load(), "the live cohort's")
-	assert.Equal(t, int64(3), c.countedSuccesses.Load())
-	assert.Equal(t, evidence.Bucket{}, c.retire(), "and not the take's")
-
-	c.failures.Add(1)
-	c.recount(false)
-	assert.Equal(t, int64(1), fresh.failures.Load(), "failures alike")
+	assert.Equal(t, int64(2), c.markOverdue(3), "the two calls out count as failures")
+	promise{c}.Accept() // after it: counted already
+	promise{c}.Reject("late")
+	assert.Equal(t, evidence.Bucket{Successes: 1}, b.counts.sum())
+	assert.Equal(t, cohortOverdue, c.state.Load())
 }

@@ -212,10 +212,9 @@ func (w *hangWatch) reuse(s *stripe, next int64) *cohort {
 			continue
 		}
 		n.spare = append(n.spare[:i], n.spare[i+1:]...)
-		for _, x := range []*atomic.Int64{&c.started, &c.successes, &c.failures, &c.ignored,
-			&c.countedSuccesses, &c.countedFailures} {
-			x.Store(0)
-		}
+		c.started.Store(0)
+		c.ended.Store(0)
+		c.others.Store(0)
 		c.bucket.Store(next)
 		c.older.Store(nil)
 		c.seen = 0

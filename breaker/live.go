@@ -4,13 +4,16 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // stripe counts one share of the live bucket of one level: the calls it
-// admitted, in cohorts of a bucket each (see cohort), and the calls it
-// dropped since the bucket began. A level counts on
+// admitted, in cohorts of a bucket each (see cohort), their outcomes, on
+// its lane of the level's window, and the calls it dropped since the
+// bucket began. A level counts on
 // one stripe until two goroutines are seen writing it at once, then on
 // spreadStripes of them, each on a cache line of its own: a call then
 // counts on the stripe its processor was handed (see spread.pick), so that
@@ -30,6 +33,10 @@ type stripe struct {
 	// salt is mixed into every draw of the stripe; a new one with every
 	// bucket, as decided starts again from 0.
 	salt atomic.Uint64
+	// lane is the stripe's share of the level's window (counts.window):
+	// the outcomes of its calls, Add(1) a success and Add(0) a failure.
+	// It joins the window before the stripe admits a call.
+	lane rollingwindow.Lane[int64]
 }
 
 // The halves of stripe.decided.
@@ -39,7 +46,7 @@ const (
 )
 
 // stripeFields is the size of a stripe, which paddedStripe pads.
-const stripeFields = 40
+const stripeFields = 72
 
 // dropsOf returns the drops of a stripe.decided word.
 func dropsOf(decided int64) int64 { return decided & dropMask }
@@ -78,11 +85,82 @@ func (sp *spread) pick() *stripe {
 	return s
 }
 
-// counts is the live bucket of one level.
+// counts is the live bucket of one level: the stripes' drops and calls
+// out, and the outcomes, counted by the level's window.
 type counts struct {
 	b      *googleBreaker
 	own    stripe
 	spread atomic.Pointer[spread] // nil until contention was seen
+	window atomic.Pointer[window] // nil until the level admits a call
+}
+
+// window is the rolling window a level records its calls' outcomes in,
+// made at the level's first call: a rollingwindow.RollingWindow of one
+// bucket, the live one, which each stripe adds to through its lane. The
+// breaker moves it, on its own time axis, when a bucket finishes
+// (counts.take), and hands what the bucket held to its history; the
+// finished buckets are judged there (internal/evidence).
+type window struct {
+	live *rollingwindow.RollingWindow[int64]
+	// done is what the buckets the last move finished held, as the
+	// window hands them over (OnBucketDone). Guarded by the breaker's mu,
+	// under which alone the window moves.
+	done rollingwindow.Bucket[int64]
+}
+
+// makeWindow makes c's window, once, and joins the stripes' lanes to it.
+func (c *counts) makeWindow() {
+	if c.window.Load() != nil {
+		return
+	}
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c.window.Load() != nil {
+		return
+	}
+	w := new(window)
+	live, err := rollingwindow.New[int64](1, time.Duration(b.span),
+		rollingwindow.WithStart(*b.start.Load()),
+		rollingwindow.OnBucketDone(func(done rollingwindow.Bucket[int64], _ int64) {
+			w.done.Sum += done.Sum
+			w.done.Count += done.Count
+		}))
+	if err != nil {
+		panic("breaker: " + err.Error()) // a bucket's span is positive
+	}
+	w.live = live
+	w.moveTo(b.live * b.span)
+	join(live, &c.own.lane)
+	if sp := c.spread.Load(); sp != nil {
+		for i := range sp.stripes {
+			join(live, &sp.stripes[i].lane)
+		}
+	}
+	c.window.Store(w)
+}
+
+// join joins l to live; a lane joins one window, once.
+func join(live *rollingwindow.RollingWindow[int64], l *rollingwindow.Lane[int64]) {
+	if err := live.AddLane(l); err != nil {
+		panic("breaker: " + err.Error())
+	}
+}
+
+// moveTo moves the window to the bucket that begins at t, on the
+// breaker's time axis, and returns the outcomes of the buckets it
+// finished. Callers hold the breaker's mu.
+func (w *window) moveTo(t int64) evidence.Bucket {
+	w.live.PartsAtOffset(time.Duration(t))
+	done := w.done
+	w.done = rollingwindow.Bucket[int64]{}
+	return outcomes(done)
+}
+
+// outcomes returns a window's bucket as successes and failures: its sum
+// is the successes (each added 1), its count the outcomes.
+func outcomes(b rollingwindow.Bucket[int64]) evidence.Bucket {
+	return evidence.Bucket{Successes: b.Sum, Failures: b.Count - b.Sum}
 }
 
 func (c *counts) init(b *googleBreaker) {
@@ -99,8 +177,14 @@ func (c *counts) pick() *stripe {
 	return &c.own
 }
 
-// contended spreads c over stripes, once.
+// contended spreads c over stripes, once; their lanes join c's window
+// before any stripe is used.
 func (c *counts) contended() {
+	if c.spread.Load() != nil {
+		return
+	}
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
 	if c.spread.Load() != nil {
 		return
 	}
@@ -112,10 +196,16 @@ func (c *counts) contended() {
 	sp.pool.New = func() any {
 		return &sp.stripes[(sp.handed.Add(1)-1)%spreadStripes].stripe
 	}
-	c.spread.CompareAndSwap(nil, sp)
+	if w := c.window.Load(); w != nil {
+		for i := range sp.stripes {
+			join(w.live, &sp.stripes[i].lane)
+		}
+	}
+	c.spread.Store(sp)
 }
 
-// sum returns the live bucket: what the stripes hold now.
+// sum returns the live bucket: the outcomes the window holds now, and
+// what the stripes hold.
 func (c *counts) sum() evidence.Bucket {
 	b := c.own.live()
 	if sp := c.spread.Load(); sp != nil {
@@ -123,43 +213,43 @@ func (c *counts) sum() evidence.Bucket {
 			b = b.Plus(sp.stripes[i].live())
 		}
 	}
+	if w := c.window.Load(); w != nil {
+		b = b.Plus(outcomes(w.live.Current()))
+	}
 	return b
 }
 
-// live returns s's share of the live bucket: the outcomes its cohorts
-// recorded since the bucket began, and its drops.
-//
-// While the dependency hangs (see hangWatch), the calls out count as
-// failures too.
+// live returns s's share of the live bucket but the outcomes: its drops
+// and, while the dependency hangs (see hangWatch), its calls out, which
+// count as failures then.
 func (s *stripe) live() evidence.Bucket {
 	b := evidence.Bucket{Drops: dropsOf(s.decided.Load())}
-	hanging := s.counts.b.hang.hanging.Load()
+	if !s.counts.b.hang.hanging.Load() {
+		return b
+	}
 	for c := s.cohort.Load(); c != nil; c = c.older.Load() {
-		if c.state.Load() != cohortOut {
-			continue // an overdue cohort's outcomes count no more; a retired one's are counted
-		}
-		started := c.started.Load()
-		successes, failures := c.successes.Load(), c.failures.Load()
-		b.Successes += max(0, successes-c.countedSuccesses.Load())
-		b.Failures += max(0, failures-c.countedFailures.Load())
-		if hanging {
-			b.Failures += max(0, started-successes-failures-c.ignored.Load())
+		if c.state.Load() == cohortOut { // an overdue cohort's calls are counted; a retired one's count when they come back
+			b.Failures += max(0, c.started.Load()-c.ended.Load())
 		}
 	}
 	return b
 }
 
 // take empties the live bucket and returns what it held, next being the
-// number of the bucket that begins: the outcomes recorded since the last
-// take, and the calls in flight that have become overdue (see
-// stripe.take). A call counting at the same time lands in this bucket or
-// the next, never in neither. Callers hold the breaker's mu.
+// number of the bucket that begins: the outcomes the window held, which
+// it moves to bucket next, the drops, and the calls in flight that have
+// become overdue (see stripe.take). A call counting at the same time
+// lands in this bucket or the next, never in neither. Callers hold the
+// breaker's mu.
 func (c *counts) take(next int64, w *hangWatch) evidence.Bucket {
 	b := c.own.take(next, w)
 	if sp := c.spread.Load(); sp != nil {
 		for i := range sp.stripes {
 			b = b.Plus(sp.stripes[i].take(next, w))
 		}
+	}
+	if win := c.window.Load(); win != nil {
+		b = b.Plus(win.moveTo(next * c.b.span))
 	}
 	return b
 }
@@ -174,6 +264,9 @@ func (c *counts) forget(next int64) {
 		for i := range sp.stripes {
 			sp.stripes[i].forget(next)
 		}
+	}
+	if win := c.window.Load(); win != nil {
+		win.moveTo(next * c.b.span) // what it held was taken a moment ago
 	}
 }
 

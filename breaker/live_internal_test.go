@@ -20,7 +20,7 @@ func TestCounts_contendedSpreadsAndKeepsEveryCount(t *testing.T) {
 	inParallel(goroutines, perGoroutine, func() {
 		s := b.counts.pick()
 		assert.True(t, s.spread, "a contended level counts on its stripes")
-		s.admitted().successes.Add(1)
+		promise{s.admitted()}.Accept()
 	})
 	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.sum().Successes)
 	assert.Equal(t, int64(goroutines*perGoroutine), b.counts.take(1, &b.hang).Successes)
