@@ -32,11 +32,29 @@ type Lane[T Numeric] struct {
 	// floating-point types.
 	sum  atomic.Uint64
 	rest atomic.Int64
-	// window is the window the lane counts for; nil until it joined one.
-	window *RollingWindow[T]
 	// next is the lane joined before this one; set before the lane is
 	// published.
 	next *Lane[T]
+	// kind is laneUnjoined until the lane joined a window, then what the
+	// window sums.
+	kind laneKind
+}
+
+// laneKind says whether a lane joined a window, and what the window sums.
+type laneKind uint8
+
+const (
+	laneUnjoined laneKind = iota
+	laneInteger
+	laneFloat
+)
+
+// laneKindOf returns the kind of a lane of w.
+func laneKindOf[T Numeric](w *RollingWindow[T]) laneKind {
+	if w.float {
+		return laneFloat
+	}
+	return laneInteger
 }
 
 // laneFields is the size of a Lane, which paddedLane pads.
@@ -78,7 +96,7 @@ func (w *RollingWindow[T]) spreadOut() {
 	}
 	sp := &laneSpread[T]{lanes: new([maxLanes]paddedLane[T])}
 	for i := range sp.lanes {
-		sp.lanes[i].window = w
+		sp.lanes[i].kind = laneKindOf(w)
 	}
 	sp.pool.New = func() any {
 		return &sp.lanes[(sp.handed.Add(1)-1)%maxLanes].Lane
@@ -100,10 +118,10 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if l.window != nil {
+	if l.kind != laneUnjoined {
 		return ErrLaneJoined
 	}
-	l.window = w
+	l.kind = laneKindOf(w)
 	l.next = w.joined.Load()
 	w.joined.Store(l)
 	return nil
@@ -114,11 +132,19 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 // [RollingWindow.AddCurrent], it counts in the bucket of the newest time
 // the window was given. Adding to a lane that joined no window panics.
 func (l *Lane[T]) Add(v T) {
-	w := l.window
-	if w == nil {
-		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
+	if v == 1 && l.kind == laneInteger {
+		l.sum.Add(1) // the common case, small enough to be inlined
+		return
 	}
-	if w.float {
+	l.add(v)
+}
+
+// add is Add but for a 1 added to an integer window's lane.
+func (l *Lane[T]) add(v T) {
+	switch l.kind {
+	case laneUnjoined:
+		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
+	case laneFloat:
 		l.addFloat(v)
 		return
 	}
@@ -134,7 +160,7 @@ func (l *Lane[T]) Add(v T) {
 // reports false, and adds nothing, when another goroutine changed the
 // counter first, which the window takes for contention.
 func (l *Lane[T]) tryAdd(v T) bool {
-	if l.window.float {
+	if l.kind == laneFloat {
 		l.addFloat(v)
 		return true
 	}
@@ -172,7 +198,7 @@ func (l *Lane[T]) take() Bucket[T] { return l.decode(l.sum.Swap(0), l.rest.Swap(
 
 // decode decodes a lane's stored sum and rest.
 func (l *Lane[T]) decode(sumBits uint64, rest int64) Bucket[T] {
-	if l.window.float {
+	if l.kind == laneFloat {
 		return Bucket[T]{Sum: T(math.Float64frombits(sumBits)), Count: rest}
 	}
 	return Bucket[T]{Sum: T(int64(sumBits)), Count: int64(sumBits) + rest}

@@ -204,7 +204,7 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 		clockEvery:    max(int64(o.clockEvery), 1),
 		ring:          make([]Bucket[T], size),
 	}
-	w.own.window = w
+	w.own.kind = laneKindOf(w)
 	if int64(rebaseAfter/interval) >= int64(size) {
 		w.span = time.Duration(size) * interval
 	}
