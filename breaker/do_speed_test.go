@@ -8,6 +8,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/panicnil"
 )
 
 // panickyError is an error whose Error method panics.
@@ -81,4 +82,35 @@ func TestBreaker_AllowCtx_canceledContextAtALevel(t *testing.T) {
 		context.Canceled)
 	_, total := breaker.Totals(b)
 	assert.Equal(t, int64(0), total, "nothing recorded")
+}
+
+// TestBreaker_DoMethods_panicNilWithPanicnil1 is
+// TestBreaker_Do_panicNilWithPanicnil1 for the other ways a Do method
+// records a call: panic(nil) is raised again and recorded once.
+func TestBreaker_DoMethods_panicNilWithPanicnil1(t *testing.T) {
+	if !panicnil.InChild(t, "TestBreaker_DoMethods_panicNilWithPanicnil1") {
+		return
+	}
+	boom := func() error { panic(nil) }
+	ctx := criticality.With(context.Background(), criticality.Sheddable)
+	for _, tc := range []struct {
+		name string
+		do   func(b breaker.Breaker) error
+	}{
+		{"DoWithFallback", func(b breaker.Breaker) error { return b.DoWithFallback(boom, nil) }},
+		{"DoWithAcceptable", func(b breaker.Breaker) error {
+			return b.DoWithAcceptable(boom, func(error) bool { return true })
+		}},
+		{"DoCtx at a level", func(b breaker.Breaker) error { return b.DoCtx(ctx, boom) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := newBreaker(t)
+			panicked, v := panicnil.Panics(func() { _ = tc.do(b) })
+			assert.True(t, panicked, "panic(nil) is raised again")
+			assert.Nil(t, v)
+			accepts, total := breaker.Totals(b)
+			assert.Equal(t, int64(0), accepts)
+			assert.Equal(t, int64(1), total, "recorded once, as a failure")
+		})
+	}
 }
