@@ -394,10 +394,3 @@ func floorDiv(a, n int64) int64 {
 }
 
 func (b *googleBreaker) Name() string { return b.name }
-
-func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	return b.allowAs(criticality.From(ctx))
-}

@@ -1,6 +1,8 @@
 package breaker
 
 import (
+	"context"
+
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
@@ -117,21 +119,46 @@ func (b *googleBreaker) levelDropProbabilities(p float64, j *judgement,
 	return probs
 }
 
-// allowAs is Allow for a call at level c.
-func (b *googleBreaker) allowAs(c criticality.Level) (srebreaker.Promise, error) {
+// admitAs is admit for a call at level c: on the breaker's own counts at
+// the default level (or a level that is not one), else on the level's.
+func (b *googleBreaker) admitAs(c criticality.Level) (*cohort, error) {
 	if c == criticality.Default || !c.Valid() {
-		return b.Allow()
+		return b.admit(&b.counts, criticality.Default.Index())
 	}
-	i := c.Index()
 	lv := b.levels.Load()
 	if lv == nil {
 		lv = b.makeLevels()
 	}
-	admitted, err := b.admit(lv[i].counts, i)
+	i := c.Index()
+	return b.admit(lv[i].counts, i)
+}
+
+// AllowCtx asks at the level ctx carries (criticality.From). It is
+// admitAs written out, which saves a call on every call at a level.
+func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error) {
+	if ctx == nil {
+		return b.Allow()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := criticality.From(ctx)
+	var co *cohort
+	var err error
+	if c == criticality.Default || !c.Valid() {
+		co, err = b.admit(&b.counts, criticality.Default.Index())
+	} else {
+		lv := b.levels.Load()
+		if lv == nil {
+			lv = b.makeLevels()
+		}
+		i := c.Index()
+		co, err = b.admit(lv[i].counts, i)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return promise{admitted}, nil
+	return promise{co}, nil
 }
 
 // Leveled reports whether the breaker has counted a call at a level other

@@ -23,8 +23,9 @@ const (
 const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
 
 // runAdmitted runs req, which the breaker admitted on p, and records its
-// outcome on p, as acceptable and ctx classify it: the one place a call's
-// outcome is recorded, for every Do method, every level and [Call]. A
+// outcome on p, as acceptable and ctx classify it: for [Call], which
+// works with any Breaker. The breaker's own Do methods use run and
+// runWith, which do the same on the concrete promise, and change with it. A
 // panic in req or acceptable is recorded as a failure and goes on. recover
 // returns nil for runtime.Goexit, which goes on, and for a panic(nil) under
 // GODEBUG panicnil=1, which it stops: both are recorded as failures, and
@@ -105,24 +106,115 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 // context pass nil and the default level.
 func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req func() error, fallback Fallback,
 	acceptable srebreaker.Acceptable) error {
-	p, err := b.allowAs(level)
+	co, err := b.admitAs(level)
 	if err != nil {
 		if fallback != nil {
 			return fallback(err)
 		}
 		return err
 	}
-	nilPanic, err := runAdmitted(ctx, p, req, acceptable)
-	if nilPanic {
+	var s runState
+	if ctx == nil && acceptable == nil {
+		s, err = promise{co}.run(req)
+	} else {
+		s, err = promise{co}.runWith(ctx, req, acceptable)
+	}
+	if s == runNilPanic {
 		panic(nil) // raised again: see runAdmitted
 	}
 	return err
 }
 
-// The Do methods, each the one do or doCtx with its arguments.
+// run is runAdmitted for a call admitted on p's cohort, without a context
+// or an acceptable: only a nil error is a success. It records on p's cohort
+// directly rather than through the srebreaker.Promise interface, and takes
+// and keeps no more than it needs (one state for the deferred function to
+// read and set), as Do does this on every call.
+func (p promise) run(req func() error) (s runState, err error) {
+	defer func() {
+		if s == runRunning { // req or err.Error panicked, or the goroutine exits
+			s = p.panicked(recover())
+		}
+	}()
+	err = req()
+	if err != nil {
+		reason := err.Error() // user code, which may panic: recorded above
+		s = runRecorded
+		p.c.markFailure(reason)
+		return s, err
+	}
+	s = runRecorded
+	p.c.markSuccess()
+	return s, nil
+}
 
+// runState is where run is: running req, its outcome recorded, or a
+// panic(nil) stopped (see runAdmitted), which the caller raises again.
+type runState uint8
+
+const (
+	runRunning runState = iota
+	runRecorded
+	runNilPanic
+)
+
+// runWith is run with a context and an acceptable, which classify reads.
+func (p promise) runWith(ctx context.Context, req func() error,
+	acceptable srebreaker.Acceptable) (s runState, err error) {
+	defer func() {
+		if s == runRunning {
+			s = p.panicked(recover())
+		}
+	}()
+	err = req()
+	if err == nil && acceptable == nil { // the common case, without a call to acceptable
+		s = runRecorded
+		p.c.markSuccess()
+		return s, nil
+	}
+	result, reason := classify(ctx, err, acceptable)
+	s = runRecorded
+	switch result {
+	case success:
+		p.c.markSuccess()
+	case failure:
+		p.c.markFailure(reason)
+	default:
+		p.Ignore()
+	}
+	return s, err
+}
+
+// panicked records, as a failure, a call that did not return: r is what
+// recover returned in the call's deferred function. A non-nil r is raised
+// again. A nil r is runtime.Goexit, which goes on, or a panic(nil) under
+// GODEBUG panicnil=1, which recover stopped: panicked returns
+// runNilPanic, and the caller, which only returns in the second case,
+// raises panic(nil) again.
+func (p promise) panicked(r any) runState {
+	if r == nil {
+		p.c.markFailure(exitedReason)
+		return runNilPanic
+	}
+	p.c.markFailure(fmt.Sprint("panic: ", r))
+	panic(r)
+}
+
+// The Do methods, each the one do or doCtx with its arguments but Do.
+
+// Do is do at the default level without a context, an acceptable or a
+// fallback, written out: the calls to do and admitAs that it saves cost a
+// fifth of Do's time.
 func (b *googleBreaker) Do(req func() error) error {
-	return b.do(context.Background(), criticality.Default, req, nil, nil)
+	co, err := b.admit(&b.counts, criticality.Default.Index())
+	if err != nil {
+		return err
+	}
+	s, err := promise{co}.run(req)
+	if s == runNilPanic {
+		panic(nil) // raised again: see runAdmitted
+	}
+	return err
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {

@@ -83,3 +83,21 @@ func TestWith_childrenNeedNoGoroutine(t *testing.T) {
 		c()
 	}
 }
+
+func TestWith_errFollowsItsParent(t *testing.T) {
+	for _, parent := range []context.Context{context.Background(), context.TODO()} {
+		ctx := criticality.With(parent, criticality.Sheddable)
+		assert.NoError(t, ctx.Err())
+		assert.Nil(t, ctx.Done())
+		assert.NoError(t, criticality.With(ctx, criticality.CriticalPlus).Err(), "a level over a level")
+	}
+	parent, cancel := context.WithCancel(context.Background())
+	ctx := criticality.With(parent, criticality.Sheddable)
+	over := criticality.With(ctx, criticality.CriticalPlus)
+	under := criticality.With(context.WithValue(context.Background(), otherKey{}, "v"), criticality.Sheddable)
+	assert.NoError(t, ctx.Err())
+	assert.NoError(t, under.Err())
+	cancel()
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+	assert.ErrorIs(t, over.Err(), context.Canceled, "a level over a level over a canceled context")
+}

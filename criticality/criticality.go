@@ -88,7 +88,18 @@ func With(ctx context.Context, c Level) context.Context {
 	if !c.Valid() {
 		c = Default
 	}
-	return &levelContext{ctx, c}
+	return &levelContext{Context: ctx, level: c, uncanceled: neverCanceled(ctx)}
+}
+
+// neverCanceled reports whether ctx is one of those never canceled, told
+// without a call: context.Background, context.TODO, or a level over one of
+// them. ctx.Done() == nil would tell for any context, but may allocate a
+// channel.
+func neverCanceled(ctx context.Context) bool {
+	if c, ok := ctx.(*levelContext); ok {
+		return c.uncanceled
+	}
+	return ctx == context.Background() || ctx == context.TODO()
 }
 
 // levelContext is the context With returns: its parent and a level. It is
@@ -100,6 +111,18 @@ func With(ctx context.Context, c Level) context.Context {
 type levelContext struct {
 	context.Context
 	level Level
+	// uncanceled is set when the parent is never canceled (neverCanceled):
+	// Err then answers without asking it, as a breaker asks on every call.
+	uncanceled bool
+}
+
+// Err returns the parent's Err: nil, without a call, for a parent that
+// is never canceled.
+func (c *levelContext) Err() error {
+	if c.uncanceled {
+		return nil
+	}
+	return c.Context.Err()
 }
 
 // Value returns the level for the package's key, and asks the parent for
@@ -127,6 +150,12 @@ func From(ctx context.Context) Level {
 	if c, ok := ctx.(*levelContext); ok { // the level was set last
 		return c.level
 	}
+	return fromValue(ctx)
+}
+
+// fromValue is From for a ctx other than a *levelContext: a function of
+// its own, so that From is small enough to be inlined where it is called.
+func fromValue(ctx context.Context) Level {
 	if ctx == nil {
 		return Default
 	}
