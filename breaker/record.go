@@ -203,9 +203,38 @@ func (p promise) panicked(r any) runState {
 // The Do methods, each the one do or doCtx with its arguments but Do.
 
 // Do is do at the default level without a context, an acceptable or a
-// fallback, written out: the calls to do and admitAs that it saves cost a
-// fifth of Do's time.
-func (b *googleBreaker) Do(req func() error) error {
+// fallback, written out, with its deferred function of its own: the calls
+// to do, admitAs and run that it saves cost a quarter of Do's time. A
+// panic(nil) that recover stops (GODEBUG panicnil=1) must be raised again
+// by a caller of the deferred function's frame (see runAdmitted): where
+// the program started with that setting, Do takes doRun, which is one.
+func (b *googleBreaker) Do(req func() error) (err error) {
+	if panicNilRecovers {
+		return b.doRun(req)
+	}
+	co, err := b.admit(&b.counts, criticality.Default.Index())
+	if err != nil {
+		return err
+	}
+	recorded := false
+	defer func() {
+		if !recorded { // req or err.Error panicked, or the goroutine exits
+			err = promise{co}.exited(recover())
+		}
+	}()
+	if err = req(); err != nil {
+		reason := err.Error() // user code, which may panic: recorded above
+		recorded = true
+		co.markFailure(reason)
+		return err
+	}
+	recorded = true
+	co.markSuccess()
+	return nil
+}
+
+// doRun is Do through run, for a program where recover stops a panic(nil).
+func (b *googleBreaker) doRun(req func() error) error {
 	co, err := b.admit(&b.counts, criticality.Default.Index())
 	if err != nil {
 		return err
@@ -215,6 +244,33 @@ func (b *googleBreaker) Do(req func() error) error {
 		panic(nil) // raised again: see runAdmitted
 	}
 	return err
+}
+
+// panicNilRecovers reports whether recover returns nil for a panic(nil),
+// as it does under GODEBUG panicnil=1, when the program starts.
+var panicNilRecovers = func() (recovered bool) {
+	defer func() { recovered = recover() == nil }()
+	panic(nil)
+}()
+
+// errExited is what Do returns for a call that stopped with a panic(nil)
+// that recover stopped, in a program that set GODEBUG panicnil=1 after it
+// started: Do cannot raise it again (see exited).
+var errExited = errors.New("breaker: " + exitedReason)
+
+// exited records, as a failure, a call of Do that did not return: r is
+// what recover returned in Do's deferred function. A non-nil r is raised
+// again. A nil r is runtime.Goexit, which goes on whatever is returned:
+// panic(nil) raises a *runtime.PanicNilError unless GODEBUG panicnil=1,
+// which Do reads when the program starts (panicNilRecovers). Only a
+// program that sets it later gets errExited for a panic(nil).
+func (p promise) exited(r any) error {
+	if r == nil {
+		p.c.markFailure(exitedReason)
+		return errExited
+	}
+	p.c.markFailure(fmt.Sprint("panic: ", r))
+	panic(r)
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
