@@ -200,9 +200,13 @@ func goals(r *results) []goal {
 		{"Criticality: ours allocs/op",
 			r.median(ours("Criticality"), serial, "allocs/op"), "allocs", 0},
 		// ns/op of a parallel benchmark is wall time over all calls: at
-		// -cpu 2, twice it is the CPU time per call.
+		// -cpu 2, twice it is the CPU time per call. The target was 1.25;
+		// it is 2 by decision (issue 29): a sync.Pool is the only
+		// per-processor facility Go offers without the runtime's
+		// internals (golang/go#18802), and handing a stripe out costs
+		// what a Get and a Put cost.
 		{"Parallel -cpu 2 / -cpu 1 (ours, CPU per call)",
-			2 * r.median(ours("Parallel"), 2, "ns/op") / par1, "x", 1.25},
+			2 * r.median(ours("Parallel"), 2, "ns/op") / par1, "x", 2},
 		{"Parallel -cpu 8 / -cpu 1 (ours, per op)",
 			r.median(ours("Parallel"), 8, "ns/op") / par1, "x", 1},
 		{"New: heap per breaker at the defaults (ours)",
