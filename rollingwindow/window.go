@@ -82,19 +82,19 @@ func OnBucketDone[T Numeric](f func(done Bucket[T], passed int64)) Option {
 }
 
 // WithClockEvery makes [RollingWindow.Add] read the clock on one add in n
-// of a lane's bucket, past the bucket's first exactAdds, rather than on
-// every add: reading the clock is most of what an add costs (time.Now is
-// several times an atomic add). Light traffic is still placed exactly, and
-// a busy bucket keeps at most n−1 values of each lane that came after its
-// end. 1, the default, reads the clock on every add; n less than 1 makes
+// of a lane's bucket, once the lane holds more than 32 values of the
+// bucket, rather than on every add: reading the clock is most of what an
+// add costs (time.Now is several times an atomic add). Light traffic, up
+// to 32 values a bucket, is still placed exactly, and a busy bucket keeps
+// at most n−1 values of each lane that came after its end. 1, the default, reads the clock on every add; n less than 1 makes
 // [New] return an error. The other methods read the clock every time.
 func WithClockEvery(n int) Option {
 	return func(o *options) { o.clockEvery, o.clockEverySet = n, true }
 }
 
-// exactAdds is how many adds to a lane of one bucket read the clock,
-// whatever WithClockEvery says: a bucket of light traffic is placed
-// exactly.
+// exactAdds is how many values a lane's bucket holds before its adds
+// stop reading the clock on every add, whatever WithClockEvery says: a
+// bucket of light traffic, and the add after it, are placed exactly.
 const exactAdds = 32
 
 // rebaseAfter is how far from its base a window's time may run before the
@@ -248,7 +248,9 @@ func (w *RollingWindow[T]) Add(v T) {
 		return
 	}
 	l := w.lane()
-	if n := l.load().Count + 1; n <= exactAdds || n%w.clockEvery == 0 {
+	// The add after a bucket of exactAdds values reads the clock too: it
+	// may be the first of the next bucket.
+	if held := l.load().Count; held <= exactAdds || (held+1)%w.clockEvery == 0 {
 		w.moveTo(w.Offset(w.now()))
 		l = w.lane() // the window may have spread meanwhile
 	}

@@ -47,6 +47,8 @@ func TestNew_invalidArguments(t *testing.T) {
 		{name: "zero interval", size: 1, interval: 0, want: "rollingwindow: interval 0s: must be positive"},
 		{name: "negative interval", size: 1, interval: -time.Second, want: "rollingwindow: interval -1s: must be positive"},
 		{name: "nil clock", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClock(nil)}, want: "rollingwindow: WithClock(nil): clock must not be nil"},
+		{name: "clock every 0", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClockEvery(0)}, want: "rollingwindow: WithClockEvery(0): must be at least 1"},
+		{name: "clock every -1", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClockEvery(-1)}, want: "rollingwindow: WithClockEvery(-1): must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := rollingwindow.New[int](tc.size, tc.interval, tc.opts...)
