@@ -33,6 +33,10 @@ type Lane[T Numeric] struct {
 	sum   atomic.Uint64
 	rest  atomic.Int64
 	float bool
+	// claimed is set by the first AddLane given the lane, before it sets
+	// the fields below, so that two windows given one lane at once never
+	// both write them.
+	claimed atomic.Bool
 	// window is the window the lane counts for; nil until it joined one.
 	window *RollingWindow[T]
 	// next is the lane joined before this one; set before the lane is
@@ -99,11 +103,11 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	if l == nil {
 		return errors.New("rollingwindow: AddLane(nil): lane must not be nil")
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if l.window != nil {
+	if !l.claimed.CompareAndSwap(false, true) {
 		return ErrLaneJoined
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	l.float, l.window = w.float, w
 	l.next = w.joined.Load()
 	w.joined.Store(l)
@@ -160,6 +164,14 @@ func (l *Lane[T]) addFloat(v T) {
 		}
 	}
 	l.rest.Add(1)
+}
+
+// count returns how many values the lane holds.
+func (l *Lane[T]) count() int64 {
+	if l.float {
+		return l.rest.Load()
+	}
+	return int64(l.sum.Load()) + l.rest.Load()
 }
 
 // load returns the lane's share of the current bucket.

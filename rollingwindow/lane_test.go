@@ -251,3 +251,33 @@ func TestWindow_AddLane_concurrentWithAdds(t *testing.T) {
 	m.Add(time.Minute)
 	assert.Equal(t, rollingwindow.Bucket[int64]{Sum: joiners * 1000, Count: joiners * 1000}, w.Lifetime())
 }
+
+// Two windows given one lane at once: one joins it, the other hears
+// ErrLaneJoined, and neither writes the lane after the other (go test
+// -race).
+func TestWindow_AddLane_oneLaneTwoWindowsAtOnce(t *testing.T) {
+	a, _ := newWindow(t, 2)
+	b, _ := newWindow(t, 2)
+	for range 20 {
+		l := new(rollingwindow.Lane[int64])
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, w := range []*rollingwindow.RollingWindow[int64]{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = w.AddLane(l)
+			}()
+		}
+		wg.Wait()
+		joined := 0
+		for _, err := range errs {
+			if err == nil {
+				joined++
+			} else {
+				assert.ErrorIs(t, err, rollingwindow.ErrLaneJoined)
+			}
+		}
+		assert.Equal(t, 1, joined, "exactly one window joins the lane")
+	}
+}
