@@ -276,7 +276,10 @@ func (w *RollingWindow[T]) Add(v T) {
 	if w.due(w.own.count()) {
 		w.moveTo(w.nowOffset())
 	}
-	w.addTo(&w.own, v)
+	if !w.own.tryAdd(v) { // addTo, written out
+		w.spreadOut()
+		w.spread.Load().pick().Add(v)
+	}
 }
 
 // due reports whether an add to a lane whose bucket holds held values
