@@ -17,5 +17,39 @@
 // Running totals are kept as values are added and buckets expire, so
 // [RollingWindow.Totals] costs the same for 10 buckets as for 10,000.
 //
+// # Speed
+//
+// An add is an atomic add to a lane of the current bucket (see [Lane]),
+// plus a read of the clock. Reading the clock is most of it: with
+// [WithClockEvery] a busy bucket reads it once in n adds. Under
+// contention, two goroutines adding at once, the window spreads over a
+// lane per processor, picked through a sync.Pool; the pick (a Get and a
+// Put) is then most of an add, and a caller that stripes its writers
+// itself and joins a lane per stripe ([RollingWindow.AddLane]) pays the
+// atomic add alone.
+//
+// Measured with
+//
+//	go test -run '^$' -bench . -benchmem -count 6 ./rollingwindow
+//
+// run as test binaries (go test -c), the window's and the breaker's
+// alternately, 6 rounds of -test.count 1, with the breaker's
+// BenchmarkBreaker_AllowAccept and BenchmarkBreaker_AllowAcceptParallel
+// for comparison; on an AMD EPYC, 2 cores shared with other work (load
+// average 4.5), clock source tsc, go1.26.8 linux/amd64. Medians, with
+// benchstat's 95% confidence interval; 0 allocs/op throughout:
+//
+//	Add, clock read on every add             51.2 ns ± 37%
+//	Add, WithClockEvery(16)                   8.1 ns ± 27%
+//	Add, WithClockEvery(16), 2 goroutines    26.1 ns ± 97%
+//	Lane.Add, a lane per goroutine, 2         4.7 ns ± 56%
+//	Totals, 10 to 400 buckets                46-53 ns
+//	breaker Allow + Accept                   15.1 ns ± 26%
+//	breaker Allow + Accept, 2 goroutines     34.6 ns ± 48%
+//
+// A busy window's Add with WithClockEvery(16) thus costs about half the
+// breaker's Allow and Accept on one goroutine, and in this run no more on
+// two, within the wide spread of a shared machine.
+//
 // A RollingWindow is safe for concurrent use by multiple goroutines.
 package rollingwindow
