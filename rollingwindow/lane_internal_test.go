@@ -86,3 +86,15 @@ func TestWindow_spreadOut_whileAdding(t *testing.T) {
 	assert.Equal(t, Bucket[int64]{Sum: writers * adds, Count: writers * adds}, done)
 	assert.Equal(t, Bucket[int64]{}, cur)
 }
+
+func TestWindow_spreadLanesNeverAllocate(t *testing.T) {
+	w, err := New[int64](40, 250*time.Millisecond, WithClockEvery(16))
+	require.NoError(t, err)
+	w.spreadOut()
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.Add(1)
+		w.AddCurrent(0)
+		w.Totals()
+	})
+	assert.Equal(t, 0.0, allocs)
+}
