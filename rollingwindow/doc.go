@@ -36,20 +36,24 @@
 // alternately, 6 rounds of -test.count 1, with the breaker's
 // BenchmarkBreaker_AllowAccept and BenchmarkBreaker_AllowAcceptParallel
 // for comparison; on an AMD EPYC, 2 cores shared with other work (load
-// average 4.5), clock source tsc, go1.26.8 linux/amd64. Medians, with
-// benchstat's 95% confidence interval; 0 allocs/op throughout:
+// average 2.3), clock source tsc, go1.26.8 linux/amd64. Medians, with
+// benchstat's 95% confidence interval, wide on a shared machine; 0
+// allocs/op throughout:
 //
-//	Add, clock read on every add             51.2 ns ± 37%
-//	Add, WithClockEvery(16)                   8.1 ns ± 27%
-//	Add, WithClockEvery(16), 2 goroutines    26.1 ns ± 97%
-//	Lane.Add, a lane per goroutine, 2         4.7 ns ± 56%
-//	Totals, 10 to 400 buckets                46-53 ns
-//	breaker Allow + Accept                   15.1 ns ± 26%
-//	breaker Allow + Accept, 2 goroutines     34.6 ns ± 48%
+//	Add, clock read on every add             36.0 ns ± 31%
+//	Add, WithClockEvery(16)                   5.7 ns ± 30%
+//	Add, WithClockEvery(16), 2 goroutines     9.9 ns ± 159%
+//	Lane.Add, a lane per goroutine, 2         1.6 ns ± 120%
+//	Totals, 10, 40 or 400 buckets            32.5 ns ± 7%
+//	breaker Allow + Accept                   10.8 ns ± 53%
+//	breaker Allow + Accept, 2 goroutines     12.2 ns ± 155%
 //
-// A busy window's Add with WithClockEvery(16) thus costs about half the
-// breaker's Allow and Accept on one goroutine, and in this run no more on
-// two, within the wide spread of a shared machine.
+// Alternating only the window's WithClockEvery(16) benchmarks and the
+// breaker's two, 15 rounds, narrowed the spread: 6.2 ns ± 22% against
+// 11.4 ns ± 7% on one goroutine, 10.3 ns ± 14% against 11.6 ns ± 9% on
+// two (the window no slower in 12 rounds of 15). A busy window's Add
+// thus costs about half the breaker's Allow and Accept on one goroutine,
+// and no more on two.
 //
 // A RollingWindow is safe for concurrent use by multiple goroutines.
 package rollingwindow
