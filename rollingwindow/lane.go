@@ -34,8 +34,8 @@ type Lane[T Numeric] struct {
 	rest  atomic.Int64
 	float bool
 	// claimed is set by the first AddLane given the lane, before it sets
-	// the fields below, so that two windows given one lane at once never
-	// both write them.
+	// float, window and next, so that two windows given one lane at once
+	// never both write them.
 	claimed atomic.Bool
 	// window is the window the lane counts for; nil until it joined one.
 	window *RollingWindow[T]
@@ -98,7 +98,9 @@ var ErrLaneJoined = errors.New("rollingwindow: lane already joined a window")
 // AddLane joins l to w: from now on what is added to l counts in w's
 // current bucket. It returns [ErrLaneJoined] when l joined a window
 // before, this one or another, and an error for a nil l. A lane stays
-// joined as long as the window lives.
+// joined as long as the window lives. AddLane is safe to call from
+// several goroutines at once, with one lane for several windows too: one
+// window joins it.
 func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	if l == nil {
 		return errors.New("rollingwindow: AddLane(nil): lane must not be nil")

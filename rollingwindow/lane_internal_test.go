@@ -98,3 +98,34 @@ func TestWindow_spreadLanesNeverAllocate(t *testing.T) {
 	})
 	assert.Equal(t, 0.0, allocs)
 }
+
+// due tests a multiple of clockEvery by a multiplication: it agrees with
+// the remainder, near 0, near 2³², and past 2³² on the low 32 bits.
+func TestWindow_due_agreesWithTheRemainder(t *testing.T) {
+	for _, every := range []int{1, 2, 3, 7, 16, 100, 1000, 1<<31 + 1, 1 << 32, 1<<32 + 3} {
+		w, err := New[int64](1, time.Second, WithClockEvery(every))
+		require.NoError(t, err)
+		e := uint64(every)
+		check := func(held int64) {
+			t.Helper()
+			want := held <= exactAdds || uint64(uint32(held+1))%e == 0
+			if got := w.due(held); got != want {
+				t.Fatalf("WithClockEvery(%d): due(%d) = %v, want %v", every, held, got, want)
+			}
+		}
+		for held := int64(0); held < 5000; held++ {
+			check(held)
+		}
+		for held := int64(1<<32 - 3000); held < 1<<32+3000; held++ {
+			check(held)
+		}
+		// Reads stay at most every adds apart across 2³².
+		last := int64(1<<32 - 3*min(every, 1000))
+		for held := last; held < 1<<32+3*int64(min(every, 1000)); held++ {
+			if w.due(held) {
+				assert.LessOrEqual(t, held-last, int64(every), "WithClockEvery(%d): reads past held %d", every, held)
+				last = held
+			}
+		}
+	}
+}

@@ -86,8 +86,9 @@ func OnBucketDone[T Numeric](f func(done Bucket[T], passed int64)) Option {
 // bucket, rather than on every add: reading the clock is most of what an
 // add costs (time.Now is several times an atomic add). Light traffic, up
 // to 32 values a bucket, is still placed exactly, and a busy bucket keeps
-// at most n−1 values of each lane that came after its end. 1, the default, reads the clock on every add; n less than 1 makes
-// [New] return an error. The other methods read the clock every time.
+// at most n−1 values of each lane that came after its end. 1, the
+// default, reads the clock on every add; n less than 1 makes [New] return
+// an error. The other methods read the clock every time.
 func WithClockEvery(n int) Option {
 	return func(o *options) { o.clockEvery, o.clockEverySet = n, true }
 }
