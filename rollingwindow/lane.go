@@ -138,17 +138,26 @@ func (l *Lane[T]) Add(v T) {
 
 // tryAdd is Add for the window's own lane, by compare-and-swap: it
 // reports false, and adds nothing, when another goroutine changed the
-// counter first, which the window takes for contention.
+// counter first, which the window takes for contention. The first word
+// an add writes is the one swapped: rest for a 0, which touches nothing
+// else, and sum otherwise, for floating-point types too.
 func (l *Lane[T]) tryAdd(v T) bool {
 	if l.float {
-		l.addFloat(v)
-		return true
-	}
-	if v != 0 {
 		old := l.sum.Load()
-		if !l.sum.CompareAndSwap(old, old+uint64(int64(v))) {
+		sum := math.Float64bits(math.Float64frombits(old) + float64(v))
+		if !l.sum.CompareAndSwap(old, sum) {
 			return false
 		}
+		l.rest.Add(1)
+		return true
+	}
+	if v == 0 {
+		old := l.rest.Load()
+		return l.rest.CompareAndSwap(old, old+1)
+	}
+	old := l.sum.Load()
+	if !l.sum.CompareAndSwap(old, old+uint64(int64(v))) {
+		return false
 	}
 	if v != 1 {
 		l.rest.Add(1 - int64(v))

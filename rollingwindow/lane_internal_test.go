@@ -129,3 +129,35 @@ func TestWindow_due_agreesWithTheRemainder(t *testing.T) {
 		}
 	}
 }
+
+// Floating-point windows, and windows given only zeros, watch their own
+// lane for contention like the others: a failed compare-and-swap adds
+// nothing, and the add goes to a spread lane. Whether the goroutines
+// happen to meet is up to the scheduler; the totals are exact either way.
+func TestWindow_AddCurrent_floatAndZerosUnderContention(t *testing.T) {
+	const writers, adds = 4, 20000
+	run := func(add func()) {
+		var wg sync.WaitGroup
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range adds {
+					add()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	wf, err := New[float64](3, time.Second)
+	require.NoError(t, err)
+	run(func() { wf.AddCurrent(0.5) })
+	assert.Equal(t, Bucket[float64]{Sum: writers * adds / 2, Count: writers * adds}, wf.Lifetime())
+	t.Logf("float64 window spread: %v", wf.spread.Load() != nil)
+
+	wz, err := New[int64](3, time.Second)
+	require.NoError(t, err)
+	run(func() { wz.AddCurrent(0) })
+	assert.Equal(t, Bucket[int64]{Sum: 0, Count: writers * adds}, wz.Lifetime())
+	t.Logf("window of zeros spread: %v", wz.spread.Load() != nil)
+}
