@@ -17,5 +17,43 @@
 // Running totals are kept as values are added and buckets expire, so
 // [RollingWindow.Totals] costs the same for 10 buckets as for 10,000.
 //
+// # Speed
+//
+// An add is an atomic add to a lane of the current bucket (see [Lane]),
+// plus a read of the clock. Reading the clock is most of it: with
+// [WithClockEvery] a busy bucket reads it once in n adds. Under
+// contention, two goroutines adding at once, the window spreads over a
+// lane per processor, picked through a sync.Pool; the pick (a Get and a
+// Put) is then most of an add, and a caller that stripes its writers
+// itself and joins a lane per stripe ([RollingWindow.AddLane]) pays the
+// atomic add alone.
+//
+// Measured with
+//
+//	go test -run '^$' -bench . -benchmem -count 6 ./rollingwindow
+//
+// run as test binaries (go test -c), the window's and the breaker's
+// alternately, 6 rounds of -test.count 1, with the breaker's
+// BenchmarkBreaker_AllowAccept and BenchmarkBreaker_AllowAcceptParallel
+// for comparison; on an AMD EPYC, 2 cores shared with other work (load
+// average 2.3), clock source tsc, go1.26.8 linux/amd64. Medians, with
+// benchstat's 95% confidence interval, wide on a shared machine; 0
+// allocs/op throughout:
+//
+//	Add, clock read on every add             36.0 ns ± 31%
+//	Add, WithClockEvery(16)                   5.7 ns ± 30%
+//	Add, WithClockEvery(16), 2 goroutines     9.9 ns ± 159%
+//	Lane.Add, a lane per goroutine, 2         1.6 ns ± 120%
+//	Totals, 10, 40 or 400 buckets            32.5 ns ± 7%
+//	breaker Allow + Accept                   10.8 ns ± 53%
+//	breaker Allow + Accept, 2 goroutines     12.2 ns ± 155%
+//
+// Alternating only the window's WithClockEvery(16) benchmarks and the
+// breaker's two, 15 rounds, narrowed the spread: 6.2 ns ± 22% against
+// 11.4 ns ± 7% on one goroutine, 10.3 ns ± 14% against 11.6 ns ± 9% on
+// two (the window no slower in 12 rounds of 15). A busy window's Add
+// thus costs about half the breaker's Allow and Accept on one goroutine,
+// and no more on two.
+//
 // A RollingWindow is safe for concurrent use by multiple goroutines.
 package rollingwindow

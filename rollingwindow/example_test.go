@@ -57,3 +57,71 @@ func ExampleRollingWindow_AddAtOffset() {
 	fmt.Println(c, "calls,", n, "dropped")
 	// Output: 5 calls, 2 dropped
 }
+
+// stripe is a share of a caller's own state, one per group of writers,
+// that counts its share of a window's current bucket on a lane of its own.
+type stripe struct {
+	lane rollingwindow.Lane[int64]
+	// ... the caller's other per-stripe state
+}
+
+// A caller that spreads its writers over stripes already joins a lane per
+// stripe to the window: an add then touches only its stripe's memory. The
+// window adds the lanes up when it is read, and empties them when the
+// bucket finishes.
+func ExampleRollingWindow_AddLane() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	w, err := rollingwindow.New[int64](3, time.Second, rollingwindow.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	stripes := make([]stripe, 4)
+	for i := range stripes {
+		if err := w.AddLane(&stripes[i].lane); err != nil {
+			panic(err)
+		}
+	}
+
+	// Writers add to their stripe's lane: 1 for a success, 0 for a failure.
+	for i := range 10 {
+		stripes[i%len(stripes)].lane.Add(int64(i % 2))
+	}
+	sum, count := w.Totals() // Totals moves the window to now, then reads
+	fmt.Println("successes", sum, "of", count)
+
+	// A lane does not read the clock: the window moves when it is read or
+	// given a time, and the bucket finishes with what the lanes held.
+	mock.Add(time.Second)
+	done, current := w.Parts()
+	fmt.Printf("finished %+v, current %+v\n", done, current)
+	stripes[0].lane.Add(1)
+	fmt.Printf("current %+v\n", w.Current())
+	// Output:
+	// successes 5 of 10
+	// finished {Sum:5 Count:10}, current {Sum:0 Count:0}
+	// current {Sum:1 Count:1}
+}
+
+// With WithClockEvery(16), a busy bucket's adds read the clock once in 16
+// past its first 32: an add after the bucket's end may count in it, up to
+// 15 of them, until an add reads the clock and moves the window.
+func ExampleWithClockEvery() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	w, err := rollingwindow.New[int64](2, time.Second, rollingwindow.WithClock(mock), rollingwindow.WithClockEvery(16))
+	if err != nil {
+		panic(err)
+	}
+	for range 40 {
+		w.Add(1)
+	}
+	mock.Add(time.Second)
+	for range 20 {
+		w.Add(1) // the 41st to 47th values of the bucket do not read the clock
+	}
+	w.Reduce(func(b rollingwindow.Bucket[int64]) { fmt.Println(b.Count) })
+	// Output:
+	// 47
+	// 13
+}

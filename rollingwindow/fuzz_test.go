@@ -78,9 +78,12 @@ func (m *model) bucket(i int64) (sum int64, count int64) {
 
 func asFloat(v int64) float64 { return float64(v) / 1024 }
 
-// FuzzWindow applies a fuzzer-chosen sequence of steps (add a value, move the
-// clock forwards a little or a lot, step it backwards) to an int64 window, a
-// float64 window and the model, and compares their totals after every step.
+// FuzzWindow applies a fuzzer-chosen sequence of steps (add a value, to the
+// window or to one of the lanes joined to it, move the clock forwards a
+// little or a lot, step it backwards) to an int64 window, a float64 window
+// and the model, and compares their totals after every step. A third
+// window, reading the clock once in 3 adds of a busy bucket
+// (WithClockEvery), takes the same values and must agree.
 func FuzzWindow(f *testing.F) {
 	op := func(kind byte, arg uint64) []byte {
 		b := []byte{kind}
@@ -93,7 +96,8 @@ func FuzzWindow(f *testing.F) {
 		}
 		return out
 	}
-	const add, forward, jump, back, addCurrent, leap = 0, 1, 2, 3, 4, 5
+	const add, forward, jump, back, addCurrent, leap, laneAdd = 0, 1, 2, 3, 4, 5, 6
+	const kinds, lanes = 7, 3                                                                           // a step's first byte: its kind, then which lane (kind + kinds·lane)
 	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 0), op(add, 2)))                                 // zero advance
 	f.Add(uint8(4), false, cat(op(add, 1), op(forward, 4), op(add, 2), op(forward, 4)))                 // exactly one bucket (4 quarter-intervals)
 	f.Add(uint8(3), true, cat(op(add, 5), op(jump, 1), op(add, 6), op(jump, 1<<40), op(add, 7)))        // jumps longer than the window
@@ -101,6 +105,8 @@ func FuzzWindow(f *testing.F) {
 	f.Add(uint8(5), true, cat(op(add, 3), op(back, 9), op(add, 4), op(forward, 40), op(add, 1)))        // clock steps back
 	f.Add(uint8(3), false, cat(op(add, 1), op(leap, 0), op(add, 2), op(forward, 4), op(addCurrent, 3))) // centuries ahead
 	f.Add(uint8(2), true, cat(op(add, 1), op(back, 64), op(addCurrent, 2), op(forward, 4)))             // back past the window
+	f.Add(uint8(3), false, cat(op(laneAdd, 1), op(laneAdd+kinds, 0), op(add, 2), op(forward, 4),
+		op(laneAdd+2*kinds, 5), op(addCurrent, 1), op(jump, 1), op(laneAdd, 7))) // joined lanes
 	f.Fuzz(func(t *testing.T, size uint8, ignoreCurrent bool, steps []byte) {
 		n := int64(size%16) + 1
 		const interval = time.Second
@@ -113,6 +119,15 @@ func FuzzWindow(f *testing.F) {
 		require.NoError(t, err)
 		wf, err := rollingwindow.New[float64](int(n), interval, opts...)
 		require.NoError(t, err)
+		we, err := rollingwindow.New[int64](int(n), interval, append(opts, rollingwindow.WithClockEvery(3))...)
+		require.NoError(t, err)
+		var lanesI, lanesE [lanes]rollingwindow.Lane[int64]
+		var lanesF [lanes]rollingwindow.Lane[float64]
+		for i := range lanes {
+			require.NoError(t, wi.AddLane(&lanesI[i]))
+			require.NoError(t, wf.AddLane(&lanesF[i]))
+			require.NoError(t, we.AddLane(&lanesE[i]))
+		}
 		ref := &model{start: clk.now, interval: interval, size: n}
 		var absSum float64
 		var lifeSum, lifeCount int64
@@ -148,13 +163,21 @@ func FuzzWindow(f *testing.F) {
 			fdone, fcur := wf.Parts()
 			require.Equal(t, curCount, fcur.Count, "float64 Parts: current")
 			require.Equal(t, allCount-curCount, fdone.Count, "float64 Parts: done")
+			require.Equal(t, cur, wi.Current(), "Current")
 			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, wi.Lifetime(), "Lifetime")
+			require.Equal(t, rollingwindow.Bucket[int64]{Sum: lifeSum, Count: lifeCount}, we.Lifetime(), "WithClockEvery: Lifetime")
+			// check moves the windows to the clock after every step, so
+			// that an add that reads no clock lands in the right bucket.
+			esum, ecount := we.Totals()
+			require.Equal(t, wantSum, esum, "WithClockEvery: sum")
+			require.Equal(t, wantCount, ecount, "WithClockEvery: count")
 		}
 
 		// record adds v to both windows, through addInt and addFloat, and
 		// to the model.
-		record := func(v int64, addInt func(int64), addFloat func(float64)) {
+		record := func(v int64, addInt func(int64), addFloat func(float64), addEvery func(int64)) {
 			addInt(v)
+			addEvery(v)
 			addFloat(asFloat(v))
 			ref.entries = append(ref.entries, entry{bucket: ref.current, value: v})
 			absSum += math.Abs(asFloat(v))
@@ -166,11 +189,11 @@ func FuzzWindow(f *testing.F) {
 			steps = steps[:9*256]
 		}
 		for len(steps) >= 9 {
-			kind, arg := steps[0]%6, binary.LittleEndian.Uint64(steps[1:9])
+			kind, lane, arg := steps[0]%kinds, steps[0]/kinds%lanes, binary.LittleEndian.Uint64(steps[1:9])
 			steps = steps[9:]
 			switch kind {
 			case add:
-				record(int64(arg), wi.Add, wf.Add)
+				record(int64(arg), wi.Add, wf.Add, we.Add)
 			case forward: // up to 64 quarter-intervals
 				clk.now = clk.now.Add(time.Duration(arg%65) * interval / 4)
 			case jump: // whole windows, up to about half a year, while under a century has passed
@@ -182,7 +205,9 @@ func FuzzWindow(f *testing.F) {
 			case leap: // centuries ahead, past what time.Duration holds
 				clk.now = clk.now.Add(time.Duration(arg%2+1) * 200 * 365 * 24 * time.Hour)
 			case addCurrent: // without reading the clock
-				record(int64(arg), wi.AddCurrent, wf.AddCurrent)
+				record(int64(arg), wi.AddCurrent, wf.AddCurrent, we.AddCurrent)
+			case laneAdd: // to a joined lane, without reading the clock
+				record(int64(arg), lanesI[lane].Add, lanesF[lane].Add, lanesE[lane].Add)
 			}
 			ref.move(clk.now)
 			check()

@@ -35,9 +35,9 @@ type Lane[T Numeric] struct {
 	// next is the lane joined before this one; set before the lane is
 	// published.
 	next *Lane[T]
-	// kind is laneUnjoined until the lane joined a window, then what the
-	// window sums.
-	kind laneKind
+	// kind is a laneKind: laneUnjoined until the lane joined a window,
+	// then what the window sums. AddLane claims a lane by setting it.
+	kind atomic.Uint32
 }
 
 // laneKind says whether a lane joined a window, and what the window sums.
@@ -48,6 +48,9 @@ const (
 	laneInteger
 	laneFloat
 )
+
+// kindOf returns the lane's kind.
+func (l *Lane[T]) kindOf() laneKind { return laneKind(l.kind.Load()) }
 
 // laneKindOf returns the kind of a lane of w.
 func laneKindOf[T Numeric](w *RollingWindow[T]) laneKind {
@@ -96,7 +99,7 @@ func (w *RollingWindow[T]) spreadOut() {
 	}
 	sp := &laneSpread[T]{lanes: new([maxLanes]paddedLane[T])}
 	for i := range sp.lanes {
-		sp.lanes[i].kind = laneKindOf(w)
+		sp.lanes[i].kind.Store(uint32(laneKindOf(w)))
 	}
 	sp.pool.New = func() any {
 		return &sp.lanes[(sp.handed.Add(1)-1)%maxLanes].Lane
@@ -111,17 +114,20 @@ var ErrLaneJoined = errors.New("rollingwindow: lane already joined a window")
 // AddLane joins l to w: from now on what is added to l counts in w's
 // current bucket. It returns [ErrLaneJoined] when l joined a window
 // before, this one or another, and an error for a nil l. A lane stays
-// joined as long as the window lives.
+// joined as long as the window lives. AddLane is safe to call from
+// several goroutines at once, with one lane for several windows too: one
+// window joins it.
 func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	if l == nil {
 		return errors.New("rollingwindow: AddLane(nil): lane must not be nil")
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if l.kind != laneUnjoined {
+	// The first AddLane given the lane claims it, so that two windows
+	// given one lane at once never both link it.
+	if !l.kind.CompareAndSwap(uint32(laneUnjoined), uint32(laneKindOf(w))) {
 		return ErrLaneJoined
 	}
-	l.kind = laneKindOf(w)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	l.next = w.joined.Load()
 	w.joined.Store(l)
 	return nil
@@ -132,7 +138,7 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 // [RollingWindow.AddCurrent], it counts in the bucket of the newest time
 // the window was given. Adding to a lane that joined no window panics.
 func (l *Lane[T]) Add(v T) {
-	if v == 1 && l.kind == laneInteger {
+	if v == 1 && l.kindOf() == laneInteger {
 		l.sum.Add(1) // the common case, small enough to be inlined
 		return
 	}
@@ -141,7 +147,7 @@ func (l *Lane[T]) Add(v T) {
 
 // add is Add but for a 1 added to an integer window's lane.
 func (l *Lane[T]) add(v T) {
-	switch l.kind {
+	switch l.kindOf() {
 	case laneUnjoined:
 		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
 	case laneFloat:
@@ -158,17 +164,26 @@ func (l *Lane[T]) add(v T) {
 
 // tryAdd is Add for the window's own lane, by compare-and-swap: it
 // reports false, and adds nothing, when another goroutine changed the
-// counter first, which the window takes for contention.
+// counter first, which the window takes for contention. The first word
+// an add writes is the one swapped: rest for a 0, which touches nothing
+// else, and sum otherwise, for floating-point types too.
 func (l *Lane[T]) tryAdd(v T) bool {
-	if l.kind == laneFloat {
-		l.addFloat(v)
-		return true
-	}
-	if v != 0 {
+	if l.kindOf() == laneFloat {
 		old := l.sum.Load()
-		if !l.sum.CompareAndSwap(old, old+uint64(int64(v))) {
+		sum := math.Float64bits(math.Float64frombits(old) + float64(v))
+		if !l.sum.CompareAndSwap(old, sum) {
 			return false
 		}
+		l.rest.Add(1)
+		return true
+	}
+	if v == 0 {
+		old := l.rest.Load()
+		return l.rest.CompareAndSwap(old, old+1)
+	}
+	old := l.sum.Load()
+	if !l.sum.CompareAndSwap(old, old+uint64(int64(v))) {
+		return false
 	}
 	if v != 1 {
 		l.rest.Add(1 - int64(v))
@@ -188,6 +203,14 @@ func (l *Lane[T]) addFloat(v T) {
 	l.rest.Add(1)
 }
 
+// count returns how many values the lane holds.
+func (l *Lane[T]) count() int64 {
+	if l.kindOf() == laneFloat {
+		return l.rest.Load()
+	}
+	return int64(l.sum.Load()) + l.rest.Load()
+}
+
 // load returns the lane's share of the current bucket.
 func (l *Lane[T]) load() Bucket[T] { return l.decode(l.sum.Load(), l.rest.Load()) }
 
@@ -198,7 +221,7 @@ func (l *Lane[T]) take() Bucket[T] { return l.decode(l.sum.Swap(0), l.rest.Swap(
 
 // decode decodes a lane's stored sum and rest.
 func (l *Lane[T]) decode(sumBits uint64, rest int64) Bucket[T] {
-	if l.kind == laneFloat {
+	if l.kindOf() == laneFloat {
 		return Bucket[T]{Sum: T(math.Float64frombits(sumBits)), Count: rest}
 	}
 	return Bucket[T]{Sum: T(int64(sumBits)), Count: int64(sumBits) + rest}

@@ -82,19 +82,20 @@ func OnBucketDone[T Numeric](f func(done Bucket[T], passed int64)) Option {
 }
 
 // WithClockEvery makes [RollingWindow.Add] read the clock on one add in n
-// of a lane's bucket, past the bucket's first exactAdds, rather than on
-// every add: reading the clock is most of what an add costs (time.Now is
-// several times an atomic add). Light traffic is still placed exactly, and
-// a busy bucket keeps at most n−1 values of each lane that came after its
-// end. 1, the default, reads the clock on every add; n less than 1 makes
-// [New] return an error. The other methods read the clock every time.
+// of a lane's bucket, once the lane holds more than 32 values of the
+// bucket, rather than on every add: reading the clock is most of what an
+// add costs (time.Now is several times an atomic add). Light traffic, up
+// to 32 values a bucket, is still placed exactly, and a busy bucket keeps
+// at most n−1 values of each lane that came after its end. 1, the
+// default, reads the clock on every add; n less than 1 makes [New] return
+// an error. The other methods read the clock every time.
 func WithClockEvery(n int) Option {
 	return func(o *options) { o.clockEvery, o.clockEverySet = n, true }
 }
 
-// exactAdds is how many adds to a lane of one bucket read the clock,
-// whatever WithClockEvery says: a bucket of light traffic is placed
-// exactly.
+// exactAdds is how many values a lane's bucket holds before its adds
+// stop reading the clock on every add, whatever WithClockEvery says: a
+// bucket of light traffic, and the add after it, are placed exactly.
 const exactAdds = 32
 
 // rebaseAfter is how far from its base a window's time may run before the
@@ -123,9 +124,10 @@ type RollingWindow[T Numeric] struct {
 	interval      time.Duration
 	span          time.Duration // size·interval, at most rebaseAfter
 	ignoreCurrent bool
-	clock         Clock // nil for the system clock
-	float         bool  // T is a floating-point type
-	clockEvery    int64 // Add reads the clock on one add in clockEvery; see WithClockEvery
+	clock         Clock  // nil for the system clock
+	float         bool   // T is a floating-point type
+	clockEvery    int64  // Add reads the clock on one add in clockEvery; see WithClockEvery
+	everyInverse  uint64 // ⌊(2⁶⁴−1)/clockEvery⌋+1, which due multiplies by
 	bucketDone    func(done Bucket[T], passed int64)
 
 	// start is the instant offsets are measured from. It changes only
@@ -204,7 +206,8 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 		clockEvery:    max(int64(o.clockEvery), 1),
 		ring:          make([]Bucket[T], size),
 	}
-	w.own.kind = laneKindOf(w)
+	w.everyInverse = ^uint64(0)/uint64(w.clockEvery) + 1
+	w.own.kind.Store(uint32(laneKindOf(w)))
 	if int64(rebaseAfter/interval) >= int64(size) {
 		w.span = time.Duration(size) * interval
 	}
@@ -239,20 +242,59 @@ func (w *RollingWindow[T]) now() time.Time {
 	return w.clock.Now()
 }
 
+// nowOffset returns w.Offset(w.now()). On the system clock it reads
+// time.Since(start), which is the same offset: with a start read from the
+// system clock it reads the monotonic clock alone, half of what time.Now
+// reads. A start given by WithStart, which carries no monotonic reading,
+// makes time.Since read the wall clock, as Offset(time.Now()) would.
+func (w *RollingWindow[T]) nowOffset() time.Duration {
+	if w.clock == nil {
+		if d := time.Since(*w.start.Load()); d < rebaseAfter && d > -rebaseAfter {
+			return d
+		}
+	}
+	return w.Offset(w.now())
+}
+
 // Add adds v to the bucket that covers now: its Sum grows by v and its Count
 // by one. With [WithClockEvery], a busy bucket's adds read the clock only
 // now and then.
 func (w *RollingWindow[T]) Add(v T) {
 	if w.clockEvery == 1 {
-		w.AddAt(w.now(), v)
+		w.AddAtOffset(w.nowOffset(), v)
 		return
 	}
-	l := w.lane()
-	if n := l.load().Count + 1; n <= exactAdds || n%w.clockEvery == 0 {
-		w.moveTo(w.Offset(w.now()))
-		l = w.lane() // the window may have spread meanwhile
+	// The lane picked before the window moves takes the value after: a
+	// move empties the lanes and leaves them in place.
+	if sp := w.spread.Load(); sp != nil {
+		l := sp.pick()
+		if w.due(l.count()) {
+			w.moveTo(w.nowOffset())
+		}
+		l.Add(v)
+		return
 	}
-	w.addTo(l, v)
+	if w.due(w.own.count()) {
+		w.moveTo(w.nowOffset())
+	}
+	if !w.own.tryAdd(v) { // addTo, written out
+		w.spreadOut()
+		w.spread.Load().pick().Add(v)
+	}
+}
+
+// due reports whether an add to a lane whose bucket holds held values
+// reads the clock: while held is at most exactAdds (the add after a bucket
+// of exactAdds values may be the first of the next bucket), then when the
+// add is the lane's (held+1)-th and that is a multiple of clockEvery.
+//
+// The multiple is tested on the low 32 bits of held+1, by multiplying by
+// everyInverse (Lemire, Kaser and Kurz, "Faster remainder by direct
+// computation", 2019) rather than dividing, which was a fifth of a serial
+// add. Past 2³² values in a bucket the reads stay at most clockEvery adds
+// apart: the low bits wrap to 0, a multiple.
+func (w *RollingWindow[T]) due(held int64) bool {
+	return held <= exactAdds || uint64(uint32(held+1))*w.everyInverse <= w.everyInverse-1
 }
 
 // AddAt is [RollingWindow.Add] at time t instead of the clock's now, for a
@@ -379,7 +421,9 @@ func (b Bucket[T]) plus(o Bucket[T]) Bucket[T] {
 //
 // For float types the running sum is rebuilt from the buckets whenever a
 // bucket expires, so rounding cannot build up beyond one bucket's interval.
-func (w *RollingWindow[T]) Totals() (sum T, count int64) { return w.TotalsAt(w.now()) }
+func (w *RollingWindow[T]) Totals() (sum T, count int64) {
+	return w.TotalsAtOffset(w.nowOffset())
+}
 
 // TotalsAt is [RollingWindow.Totals] at time t, moving the window there
 // first; see [RollingWindow.AddAt].
@@ -401,7 +445,9 @@ func (w *RollingWindow[T]) TotalsAtOffset(d time.Duration) (sum T, count int64) 
 // finished buckets still inside the window, summed, and the current
 // bucket. A caller that needs the totals and the newest values reads both
 // at one instant.
-func (w *RollingWindow[T]) Parts() (done, current Bucket[T]) { return w.PartsAt(w.now()) }
+func (w *RollingWindow[T]) Parts() (done, current Bucket[T]) {
+	return w.PartsAtOffset(w.nowOffset())
+}
 
 // PartsAt is [RollingWindow.Parts] at time t, moving the window there
 // first; see [RollingWindow.AddAt].
@@ -455,7 +501,7 @@ func (w *RollingWindow[T]) bits(v T) uint64 {
 // instant, and runs without the window's lock held, so it may call back into
 // the window. It allocates a copy of the buckets.
 func (w *RollingWindow[T]) Reduce(fn func(b Bucket[T])) {
-	d := w.Offset(w.now())
+	d := w.nowOffset()
 	snapshot := make([]Bucket[T], w.size)
 	w.mu.Lock()
 	w.moveLocked(d)

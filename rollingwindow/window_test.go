@@ -47,6 +47,8 @@ func TestNew_invalidArguments(t *testing.T) {
 		{name: "zero interval", size: 1, interval: 0, want: "rollingwindow: interval 0s: must be positive"},
 		{name: "negative interval", size: 1, interval: -time.Second, want: "rollingwindow: interval -1s: must be positive"},
 		{name: "nil clock", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClock(nil)}, want: "rollingwindow: WithClock(nil): clock must not be nil"},
+		{name: "clock every 0", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClockEvery(0)}, want: "rollingwindow: WithClockEvery(0): must be at least 1"},
+		{name: "clock every -1", size: 1, interval: time.Second, opts: []rollingwindow.Option{rollingwindow.WithClockEvery(-1)}, want: "rollingwindow: WithClockEvery(-1): must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := rollingwindow.New[int](tc.size, tc.interval, tc.opts...)
@@ -359,4 +361,48 @@ func TestWindow_offsetsNeverAllocate(t *testing.T) {
 		w.PartsAtOffset(d)
 	})
 	assert.Zero(t, allocs)
+}
+
+// On the system clock the window reads time.Since(start): a start given
+// with WithStart, which carries no monotonic reading, is measured on the
+// wall clock as Offset(time.Now()) measures it.
+func TestWindow_Add_systemClockWithAStartGiven(t *testing.T) {
+	const size, step = 10, time.Hour
+	w, err := rollingwindow.New[int64](size, step, rollingwindow.WithStart(time.Now().Add(-2*step-step/2).Round(0)))
+	require.NoError(t, err)
+	w.Add(1)
+	d := w.Offset(time.Now())
+	assert.InDelta(t, float64(2*step+step/2), float64(d), float64(time.Minute), "the offset is the time since the start")
+	var got []int64
+	w.Reduce(func(b rollingwindow.Bucket[int64]) { got = append(got, b.Count) })
+	assert.Equal(t, []int64{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, got, "the value is in the current bucket, the third since the start")
+	done, cur := w.Parts()
+	assert.Equal(t, rollingwindow.Bucket[int64]{}, done)
+	assert.Equal(t, rollingwindow.Bucket[int64]{Sum: 1, Count: 1}, cur)
+}
+
+// A start so far from now that the offset would overflow starts the
+// window afresh from now, on the system clock too.
+func TestWindow_Add_systemClockFarFromTheStart(t *testing.T) {
+	w, err := rollingwindow.New[int64](3, time.Second, rollingwindow.WithStart(time.Time{}), rollingwindow.WithClockEvery(4))
+	require.NoError(t, err)
+	w.Add(1)
+	sum, count := w.Totals()
+	assert.Equal(t, int64(1), sum)
+	assert.Equal(t, int64(1), count)
+	assert.WithinDuration(t, time.Now(), w.Start(), time.Minute, "the window started afresh from now")
+}
+
+func TestWindow_lanesNeverAllocate(t *testing.T) {
+	w, err := rollingwindow.New[int64](40, 250*time.Millisecond, rollingwindow.WithClockEvery(16))
+	require.NoError(t, err)
+	var l rollingwindow.Lane[int64]
+	require.NoError(t, w.AddLane(&l))
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.Add(1)
+		w.AddCurrent(0)
+		l.Add(1)
+		w.Current()
+	})
+	assert.Equal(t, 0.0, allocs)
 }
