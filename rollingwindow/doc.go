@@ -25,8 +25,10 @@
 // contention, two goroutines adding at once, the window spreads over a
 // lane per processor, picked through a sync.Pool; the pick (a Get and a
 // Put) is then most of an add, and a caller that stripes its writers
-// itself and joins a lane per stripe ([RollingWindow.AddLane]) pays the
-// atomic add alone.
+// itself and joins a lane per stripe ([RollingWindow.AddLane], for windows
+// of integer types) pays the atomic add alone. Package breaker records its
+// calls' outcomes so: Add(1) a success, Add(0) a failure, on its
+// stripes' lanes.
 //
 // Measured with
 //

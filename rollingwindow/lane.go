@@ -2,6 +2,7 @@ package rollingwindow
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,10 @@ import (
 // A window counts on lanes of its own: one, until two goroutines are seen
 // adding at once, then one per processor (see [RollingWindow.AddCurrent]).
 // A caller that spreads its own writers already, over stripes of its own
-// state, joins a lane to the window per stripe with [RollingWindow.AddLane]
-// and adds to it directly: the add then touches only memory the stripe's
-// writers touch, with nothing to pick.
+// state, joins a lane to a window of an integer type per stripe with
+// [RollingWindow.AddLane] and adds to it directly: the add then touches
+// only memory the stripe's writers touch, with nothing to pick, and
+// [Lane.Add] is inlined where it is called.
 //
 // The zero Lane is ready to join a window. A Lane must not be copied
 // after it joined one.
@@ -112,18 +114,25 @@ func (w *RollingWindow[T]) spreadOut() {
 var ErrLaneJoined = errors.New("rollingwindow: lane already joined a window")
 
 // AddLane joins l to w: from now on what is added to l counts in w's
-// current bucket. It returns [ErrLaneJoined] when l joined a window
-// before, this one or another, and an error for a nil l. A lane stays
-// joined as long as the window lives. AddLane is safe to call from
-// several goroutines at once, with one lane for several windows too: one
-// window joins it.
+// current bucket. Lanes join windows of integer types, whose adds are one
+// atomic add (see Lane.Add); a floating-point window's adds are a
+// compare-and-swap loop, which its own lanes take care of
+// ([RollingWindow.AddCurrent]). AddLane returns an error for a window of a
+// floating-point type and for a nil l, and [ErrLaneJoined] when l joined
+// a window before, this one or another. A lane stays joined as long as
+// the window lives. AddLane is safe to call from several goroutines at
+// once, with one lane for several windows too: one window joins it.
 func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 	if l == nil {
 		return errors.New("rollingwindow: AddLane(nil): lane must not be nil")
 	}
+	if w.float {
+		var zero T
+		return fmt.Errorf("rollingwindow: AddLane: lanes join windows of integer types, not %T", zero)
+	}
 	// The first AddLane given the lane claims it, so that two windows
 	// given one lane at once never both link it.
-	if !l.kind.CompareAndSwap(uint32(laneUnjoined), uint32(laneKindOf(w))) {
+	if !l.kind.CompareAndSwap(uint32(laneUnjoined), uint32(laneInteger)) {
 		return ErrLaneJoined
 	}
 	w.mu.Lock()
@@ -134,25 +143,14 @@ func (w *RollingWindow[T]) AddLane(l *Lane[T]) error {
 }
 
 // Add adds v to the current bucket of the window l joined: its sum grows
-// by v and its count by one. It does not read the clock: like
+// by v and its count by one, with one atomic add for a 1 or a 0, two for
+// another value. It does not read the clock: like
 // [RollingWindow.AddCurrent], it counts in the bucket of the newest time
-// the window was given. Adding to a lane that joined no window panics.
+// the window was given. It is small enough to be inlined where it is
+// called. Adding to a lane that joined no window panics.
 func (l *Lane[T]) Add(v T) {
-	if v == 1 && l.kindOf() == laneInteger {
-		l.sum.Add(1) // the common case, small enough to be inlined
-		return
-	}
-	l.add(v)
-}
-
-// add is Add but for a 1 added to an integer window's lane.
-func (l *Lane[T]) add(v T) {
-	switch l.kindOf() {
-	case laneUnjoined:
+	if l.kind.Load() != uint32(laneInteger) {
 		panic("rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)")
-	case laneFloat:
-		l.addFloat(v)
-		return
 	}
 	if v != 0 {
 		l.sum.Add(uint64(int64(v)))
@@ -160,6 +158,15 @@ func (l *Lane[T]) add(v T) {
 	if v != 1 {
 		l.rest.Add(1 - int64(v))
 	}
+}
+
+// add is Add for the window's own lanes, of either kind.
+func (l *Lane[T]) add(v T) {
+	if l.kindOf() == laneFloat {
+		l.addFloat(v)
+		return
+	}
+	l.Add(v)
 }
 
 // tryAdd is Add for the window's own lane, by compare-and-swap: it

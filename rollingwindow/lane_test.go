@@ -107,43 +107,17 @@ func TestLane_Add_notJoinedPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)", func() { l.Add(1) })
 }
 
-func TestWindow_AddLane_float(t *testing.T) {
-	m := newMock()
-	w, err := rollingwindow.New[float64](3, interval, rollingwindow.WithClock(m))
+func TestWindow_AddLane_floatWindowsTakeNoLane(t *testing.T) {
+	w, err := rollingwindow.New[float64](3, interval)
 	require.NoError(t, err)
-	lanes := joinedLanes(t, w, 2)
-	lanes[0].Add(0.5)
-	lanes[1].Add(1.25)
-	lanes[1].Add(-0.25)
-	w.AddCurrent(1)
+	var l rollingwindow.Lane[float64]
+	assert.EqualError(t, w.AddLane(&l), "rollingwindow: AddLane: lanes join windows of integer types, not float64")
+	assert.PanicsWithValue(t, "rollingwindow: Add on a Lane that joined no window (see RollingWindow.AddLane)", func() { l.Add(1) })
 
-	sum, count := w.Totals()
-	assert.InDelta(t, 2.5, sum, 1e-12)
-	assert.Equal(t, int64(4), count)
-	cur := w.Current()
-	assert.InDelta(t, 2.5, cur.Sum, 1e-12)
-	assert.Equal(t, int64(4), cur.Count)
-
-	m.Add(interval)
-	w.Parts() // moves the window: a lane does not read the clock
-	lanes[0].Add(0.75)
-	done, cur := w.Parts()
-	assert.InDelta(t, 2.5, done.Sum, 1e-12, "the finished bucket")
-	assert.Equal(t, int64(4), done.Count)
-	assert.InDelta(t, 0.75, cur.Sum, 1e-12)
-	assert.Equal(t, int64(1), cur.Count)
-	life := w.Lifetime()
-	assert.InDelta(t, 3.25, life.Sum, 1e-12)
-	assert.Equal(t, int64(5), life.Count)
-
-	w32, err := rollingwindow.New[float32](3, interval, rollingwindow.WithClock(m))
+	w32, err := rollingwindow.New[float32](3, interval)
 	require.NoError(t, err)
-	l32 := joinedLanes(t, w32, 1)[0]
-	l32.Add(0.5)
-	l32.Add(0.25)
-	sum32, count32 := w32.Totals()
-	assert.InDelta(t, 0.75, float64(sum32), 1e-6)
-	assert.Equal(t, int64(2), count32)
+	var l32 rollingwindow.Lane[float32]
+	assert.EqualError(t, w32.AddLane(&l32), "rollingwindow: AddLane: lanes join windows of integer types, not float32")
 }
 
 // Every value added from many goroutines, on the window's lanes and on

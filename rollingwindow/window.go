@@ -271,7 +271,7 @@ func (w *RollingWindow[T]) Add(v T) {
 		if w.due(l.count()) {
 			w.moveTo(w.nowOffset())
 		}
-		l.Add(v)
+		l.add(v)
 		return
 	}
 	if w.due(w.own.count()) {
@@ -279,7 +279,7 @@ func (w *RollingWindow[T]) Add(v T) {
 	}
 	if !w.own.tryAdd(v) { // addTo, written out
 		w.spreadOut()
-		w.spread.Load().pick().Add(v)
+		w.spread.Load().pick().add(v)
 	}
 }
 
@@ -387,12 +387,12 @@ func (w *RollingWindow[T]) lane() *Lane[T] {
 // an add that finds another goroutine adding spreads the window.
 func (w *RollingWindow[T]) addTo(l *Lane[T], v T) {
 	if l != &w.own {
-		l.Add(v)
+		l.add(v)
 		return
 	}
 	if !l.tryAdd(v) {
 		w.spreadOut()
-		w.spread.Load().pick().Add(v)
+		w.spread.Load().pick().add(v)
 	}
 }
 
