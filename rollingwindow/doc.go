@@ -32,30 +32,29 @@
 //
 // Measured with
 //
-//	go test -run '^$' -bench . -benchmem -count 6 ./rollingwindow
+//	go test -c -o /tmp/rw.test ./rollingwindow
+//	go test -c -o /tmp/breaker.test ./breaker
+//	for i in 1 2 3 4 5 6; do
+//		/tmp/rw.test -test.run '^$' -test.bench . -test.benchmem -test.count 1
+//		/tmp/breaker.test -test.run '^$' -test.bench 'AllowAccept$|AllowAcceptParallel$' -test.benchmem -test.count 1
+//	done
 //
-// run as test binaries (go test -c), the window's and the breaker's
-// alternately, 6 rounds of -test.count 1, with the breaker's
-// BenchmarkBreaker_AllowAccept and BenchmarkBreaker_AllowAcceptParallel
-// for comparison; on an AMD EPYC, 2 cores shared with other work (load
-// average 2.3), clock source tsc, go1.26.8 linux/amd64. Medians, with
-// benchstat's 95% confidence interval, wide on a shared machine; 0
-// allocs/op throughout:
+// the window's benchmarks and the breaker's Allow + Accept alternately, on
+// an AMD EPYC, 2 cores (load average 1.5), clock source tsc, go1.26.8
+// linux/amd64. Medians of 6 rounds, with benchstat's 95% confidence
+// interval; 0 allocs/op throughout:
 //
-//	Add, clock read on every add             36.0 ns ± 31%
-//	Add, WithClockEvery(16)                   5.7 ns ± 30%
-//	Add, WithClockEvery(16), 2 goroutines     9.9 ns ± 159%
-//	Lane.Add, a lane per goroutine, 2         1.6 ns ± 120%
-//	Totals, 10, 40 or 400 buckets            32.5 ns ± 7%
-//	breaker Allow + Accept                   10.8 ns ± 53%
-//	breaker Allow + Accept, 2 goroutines     12.2 ns ± 155%
+//	Add, clock read on every add             35.4 ns ± 6%
+//	Add, clock read on every add, 2          21.8 ns ± 8%
+//	Add, WithClockEvery(16)                   6.0 ns ± 5%
+//	Add, WithClockEvery(16), 2 goroutines     9.1 ns ± 3%
+//	Lane.Add, a lane per goroutine, 2         1.1 ns ± 1%
+//	Totals, 10, 40 or 400 buckets       30.8–32.4 ns ± 7%
+//	breaker Allow + Accept                   10.7 ns ± 15%
+//	breaker Allow + Accept, 2 goroutines     10.8 ns ± 6%
 //
-// Alternating only the window's WithClockEvery(16) benchmarks and the
-// breaker's two, 15 rounds, narrowed the spread: 6.2 ns ± 22% against
-// 11.4 ns ± 7% on one goroutine, 10.3 ns ± 14% against 11.6 ns ± 9% on
-// two (the window no slower in 12 rounds of 15). A busy window's Add
-// thus costs about half the breaker's Allow and Accept on one goroutine,
-// and no more on two.
+// A busy window's Add thus costs about half the breaker's Allow and
+// Accept on one goroutine, and less on two.
 //
 // A RollingWindow is safe for concurrent use by multiple goroutines.
 package rollingwindow
