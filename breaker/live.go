@@ -91,16 +91,16 @@ type counts struct {
 	b      *googleBreaker
 	own    stripe
 	spread atomic.Pointer[spread] // nil until contention was seen
-	window atomic.Pointer[window] // nil until the level admits a call
+	window atomic.Pointer[liveWindow] // nil until the level admits a call
 }
 
-// window is the rolling window a level records its calls' outcomes in,
+// liveWindow is the rolling window a level records its calls' outcomes in,
 // made at the level's first call: a rollingwindow.RollingWindow of one
 // bucket, the live one, which each stripe adds to through its lane. The
 // breaker moves it, on its own time axis, when a bucket finishes
 // (counts.take), and hands what the bucket held to its history; the
 // finished buckets are judged there (internal/evidence).
-type window struct {
+type liveWindow struct {
 	live *rollingwindow.RollingWindow[int64]
 	// done is what the buckets the last move finished held, as the
 	// window hands them over (OnBucketDone). Guarded by the breaker's mu,
@@ -119,7 +119,7 @@ func (c *counts) makeWindow() {
 	if c.window.Load() != nil {
 		return
 	}
-	w := new(window)
+	w := new(liveWindow)
 	live, err := rollingwindow.New[int64](1, time.Duration(b.span),
 		rollingwindow.WithStart(*b.start.Load()),
 		rollingwindow.OnBucketDone(func(done rollingwindow.Bucket[int64], _ int64) {
@@ -150,7 +150,7 @@ func join(live *rollingwindow.RollingWindow[int64], l *rollingwindow.Lane[int64]
 // moveTo moves the window to the bucket that begins at t, on the
 // breaker's time axis, and returns the outcomes of the buckets it
 // finished. Callers hold the breaker's mu.
-func (w *window) moveTo(t int64) evidence.Bucket {
+func (w *liveWindow) moveTo(t int64) evidence.Bucket {
 	w.live.PartsAtOffset(time.Duration(t))
 	done := w.done
 	w.done = rollingwindow.Bucket[int64]{}
