@@ -90,7 +90,7 @@ func (sp *spread) pick() *stripe {
 type counts struct {
 	b      *googleBreaker
 	own    stripe
-	spread atomic.Pointer[spread] // nil until contention was seen
+	spread atomic.Pointer[spread]     // nil until contention was seen
 	window atomic.Pointer[liveWindow] // nil until the level admits a call
 }
 
