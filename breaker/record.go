@@ -265,12 +265,8 @@ var errExited = errors.New("breaker: " + exitedReason)
 // which Do reads when the program starts (panicNilRecovers). Only a
 // program that sets it later gets errExited for a panic(nil).
 func (p promise) exited(r any) error {
-	if r == nil {
-		p.c.markFailure(exitedReason)
-		return errExited
-	}
-	p.c.markFailure(fmt.Sprint("panic: ", r))
-	panic(r)
+	p.panicked(r)
+	return errExited
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
