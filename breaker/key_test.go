@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -88,8 +89,12 @@ func TestRegistry_Configure_longName(t *testing.T) {
 	assert.Zero(t, s.TotalFailures, "unguarded: nothing is recorded")
 }
 
+// longNameRuns numbers the runs of TestDo_longName, whose breaker lives in
+// the default registry: each run of -count asks for a name of its own.
+var longNameRuns atomic.Int64
+
 func TestDo_longName(t *testing.T) {
-	name := "TestDo_longName/" + strings.Repeat("n", 1<<20)
+	name := fmt.Sprintf("TestDo_longName/%d/", longNameRuns.Add(1)) + strings.Repeat("n", 1<<20)
 	errFailed := errors.New("failed")
 	assert.ErrorIs(t, breaker.Get(name).Do(func() error { return errFailed }), errFailed)
 	b := breaker.Get(name)
