@@ -24,8 +24,8 @@ const exitedReason = "call exited without returning (runtime.Goexit, or panic(ni
 
 // runAdmitted runs req, which the breaker admitted on p, and records its
 // outcome on p, as acceptable and ctx classify it: for [Call], which
-// works with any Breaker. The breaker's own Do methods use run and
-// runWith, which do the same on the concrete promise, and change with it. A
+// works with any Breaker. The breaker's own Do methods use run, which
+// does the same on the concrete promise, and changes with it. A
 // panic in req or acceptable is recorded as a failure and goes on. recover
 // returns nil for runtime.Goexit, which goes on, and for a panic(nil) under
 // GODEBUG panicnil=1, which it stops: both are recorded as failures, and
@@ -113,39 +113,11 @@ func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req fun
 		}
 		return err
 	}
-	var s runState
-	if ctx == nil && acceptable == nil {
-		s, err = promise{co}.run(req)
-	} else {
-		s, err = promise{co}.runWith(ctx, req, acceptable)
-	}
+	s, err := promise{co}.run(ctx, req, acceptable)
 	if s == runNilPanic {
 		panic(nil) // raised again: see runAdmitted
 	}
 	return err
-}
-
-// run is runAdmitted for a call admitted on p's cohort, without a context
-// or an acceptable: only a nil error is a success. It records on p's cohort
-// directly rather than through the srebreaker.Promise interface, and takes
-// and keeps no more than it needs (one state for the deferred function to
-// read and set), as Do does this on every call.
-func (p promise) run(req func() error) (s runState, err error) {
-	defer func() {
-		if s == runRunning { // req or err.Error panicked, or the goroutine exits
-			s = p.panicked(recover())
-		}
-	}()
-	err = req()
-	if err != nil {
-		reason := err.Error() // user code, which may panic: recorded above
-		s = runRecorded
-		p.c.markFailure(reason)
-		return s, err
-	}
-	s = runRecorded
-	p.c.markSuccess()
-	return s, nil
 }
 
 // runState is where run is: running req, its outcome recorded, or a
@@ -158,8 +130,10 @@ const (
 	runNilPanic
 )
 
-// runWith is run with a context and an acceptable, which classify reads.
-func (p promise) runWith(ctx context.Context, req func() error,
+// run is runAdmitted for a call admitted on p's cohort: it records on the
+// cohort directly rather than through the srebreaker.Promise interface,
+// and keeps one state for its deferred function to read and set.
+func (p promise) run(ctx context.Context, req func() error,
 	acceptable srebreaker.Acceptable) (s runState, err error) {
 	defer func() {
 		if s == runRunning {
@@ -239,7 +213,7 @@ func (b *googleBreaker) doRun(req func() error) error {
 	if err != nil {
 		return err
 	}
-	s, err := promise{co}.run(req)
+	s, err := promise{co}.run(context.Background(), req, nil)
 	if s == runNilPanic {
 		panic(nil) // raised again: see runAdmitted
 	}
