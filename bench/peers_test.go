@@ -434,7 +434,7 @@ const registryName = "bench-registry"
 // other libraries have no registry.
 func BenchmarkRegistryGet(b *testing.B) {
 	b.Run(lib(libOurs), func(b *testing.B) {
-		r := breaker.NewRegistry()
+		r := breaker.MustNewRegistry()
 		r.Get(registryName)
 		b.ReportAllocs()
 		for range b.N {
@@ -454,7 +454,7 @@ func BenchmarkRegistryGet(b *testing.B) {
 // GOMAXPROCS goroutines at once; run it with -cpu 1,2,8.
 func BenchmarkRegistryGetParallel(b *testing.B) {
 	b.Run(lib(libOurs), func(b *testing.B) {
-		r := breaker.NewRegistry()
+		r := breaker.MustNewRegistry()
 		r.Get(registryName)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

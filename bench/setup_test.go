@@ -242,7 +242,7 @@ func TestOpen_classicBreakersAreOpen(t *testing.T) {
 }
 
 func TestRegistry_returnsTheSameBreaker(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	if r.Get(registryName) != r.Get(registryName) {
 		t.Error("breaker.Registry.Get returned two breakers for one name")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
@@ -116,7 +117,7 @@ func BenchmarkBreaker_DropReadingBack(b *testing.B) {
 }
 
 func BenchmarkRegistry_Get(b *testing.B) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.Get("svc")
 	b.ReportAllocs()
 	for range b.N {
@@ -125,7 +126,7 @@ func BenchmarkRegistry_Get(b *testing.B) {
 }
 
 func BenchmarkRegistry_GetParallel(b *testing.B) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.Get("svc")
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -243,7 +244,7 @@ func BenchmarkBreaker_AllowCtxCriticalityParallel(b *testing.B) {
 // override: a clock read and the error built when the override was set.
 func BenchmarkBreaker_ForcedDrop(b *testing.B) {
 	br := breaker.MustNew()
-	if err := breaker.SetOverride(br, breaker.Override{Mode: breaker.ShedAll, TTL: time.Hour}); err != nil {
+	if err := br.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Hour}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

@@ -8,27 +8,34 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-// Fallback is called instead of a request that the breaker dropped, with an
-// error that matches [ErrServiceUnavailable]; what it returns is what the
-// Do call returns. It is never called for a call that was admitted.
-type Fallback func(err error) error
-
-// Breaker guards calls to one dependency. Its method set is that of go-zero's
-// core/breaker.
+// Breaker guards calls to one dependency. Its first methods are those of
+// go-zero's core/breaker, so that code written for it moves over with a
+// change of import path; the last four read the breaker ([Breaker.Stats])
+// and let an operator take it in hand ([Breaker.SetOverride]). A breaker
+// shares its fleet's history through package fleet (fleet.Of) and keeps
+// the retry budget of package retry, whose use [Stats] reports.
 //
 // Every Do method runs req only if the breaker admits the call, and then
 // returns req's error untouched; the acceptable function (or
-// [srebreaker.DefaultAcceptable]) decides whether that error counts as a
-// success or a failure. A panic in req or in acceptable is recorded as a
-// failure and raised again with the same value. A dropped call returns an
-// error matching [ErrServiceUnavailable], or what fallback returns when one
-// is given, and is recorded as neither.
+// [srebreaker.DefaultAcceptable] when it is nil) decides whether that error
+// counts as a success or a failure. A panic in req or in acceptable is
+// recorded as a failure and raised again with the same value. A dropped
+// call returns an error matching [ErrServiceUnavailable], or what fallback
+// returns when one is given, and is recorded as neither; fallback gets that
+// error and is never called for an admitted call.
+//
+// A nil req, or a nil fallback given to a DoWithFallback method, is the
+// caller's mistake, not the dependency's: the method panics with a message
+// naming itself and the nil argument, before it asks the breaker, so that
+// nothing is admitted or recorded.
 //
 // The Ctx methods return ctx.Err() without running anything or recording
 // anything when ctx is already done. When req returns an error matching
@@ -36,8 +43,8 @@ type Fallback func(err error) error
 // is recorded as neither a success nor a failure. context.DeadlineExceeded is
 // left to acceptable, and with the default counts as a failure: the
 // dependency was too slow. A nil ctx is treated as context.Background().
-// The Ctx methods ask at the [Criticality] ctx carries, if any: the breaker
-// drops the lowest levels first.
+// The Ctx methods ask at the criticality ctx carries, if any (package
+// criticality): the breaker drops the lowest levels first.
 //
 // A Breaker is safe for concurrent use by multiple goroutines.
 type Breaker interface {
@@ -65,18 +72,44 @@ type Breaker interface {
 
 	// DoWithFallback runs req if the breaker admits it, and fallback if it
 	// drops it.
-	DoWithFallback(req func() error, fallback Fallback) error
+	DoWithFallback(req func() error, fallback func(err error) error) error
 	// DoWithFallbackCtx is DoWithFallback with the context rules above.
-	DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error
+	DoWithFallbackCtx(ctx context.Context, req func() error, fallback func(err error) error) error
 
 	// DoWithFallbackAcceptable runs req if the breaker admits it, and
 	// fallback if it drops it; acceptable decides whether req's error counts
 	// as a success.
-	DoWithFallbackAcceptable(req func() error, fallback Fallback, acceptable srebreaker.Acceptable) error
+	DoWithFallbackAcceptable(req func() error, fallback func(err error) error,
+		acceptable srebreaker.Acceptable) error
 	// DoWithFallbackAcceptableCtx is DoWithFallbackAcceptable with the
 	// context rules above.
-	DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
+	DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback func(err error) error,
 		acceptable srebreaker.Acceptable) error
+
+	// Stats returns a snapshot of the breaker: what its window holds, what
+	// it has counted since it was made, its drop probability, its last
+	// failure reasons and the override in force. Like a call, it reads the
+	// clock and finishes the buckets that have ended, so a breaker that is
+	// only polled still tells its listeners of a change of shedding. It
+	// allocates the Reasons slice and takes the breaker's lock for a
+	// moment, never delaying calls for longer.
+	Stats() Stats
+
+	// SetOverride sets an operator's override ([override.Spec]) in place of
+	// any the breaker holds: it drops or admits every call until o.TTL has
+	// passed on the breaker's clock, or ClearOverride. It returns an error
+	// wrapping [ErrInvalidOverride], naming the field and its value, when
+	// o.Mode is neither override.ShedAll nor override.ShedNone or o.TTL is
+	// not above 0 and at most [override.MaxTTL] (Reason and By are cut to
+	// their bound, not refused), and one wrapping [ErrNotOverridable] for a
+	// breaker that records nothing ([Nop]). docs/overrides.md has the
+	// operator's guide.
+	SetOverride(o override.Spec) error
+	// ClearOverride ends the override, if one is in force; otherwise it
+	// does nothing.
+	ClearOverride()
+	// Override returns the override in force, if any.
+	Override() (o override.Active, ok bool)
 }
 
 // New returns a breaker configured by opts, or an error wrapping
@@ -89,6 +122,7 @@ func New(opts ...Option) (Breaker, error) {
 	if o.name == "" {
 		o.name = randomName()
 	}
+	o.name = ownName(o.name)
 	return newGoogleBreaker(o), nil
 }
 
@@ -146,7 +180,7 @@ type googleBreaker struct {
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.
-	clock Clock
+	clock clock.Clock
 	// start is the instant the breaker's time axis counts from.
 	start atomic.Pointer[time.Time]
 }
@@ -180,9 +214,7 @@ func newGoogleBreaker(o options) *googleBreaker {
 		span:     int64(o.window / time.Duration(o.buckets)),
 		window:   int64(o.window),
 	}
-	if _, system := o.clock.(realClock); !system {
-		b.clock = o.clock
-	}
+	b.clock = o.clock
 	start := b.wallNow()
 	b.start.Store(&start)
 	b.counts.init(b)

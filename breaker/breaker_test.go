@@ -124,7 +124,7 @@ func TestNew_invalidOptions(t *testing.T) {
 			assert.EqualError(t, err, tc.want)
 			assert.ErrorIs(t, err, breaker.ErrInvalidOption)
 			assert.PanicsWithValue(t, tc.want, func() { breaker.MustNew(tc.opt) })
-			assert.PanicsWithValue(t, tc.want, func() { breaker.NewRegistry(tc.opt) })
+			assert.PanicsWithValue(t, tc.want, func() { breaker.MustNewRegistry(tc.opt) })
 		})
 	}
 }
@@ -265,7 +265,7 @@ func TestBreaker_Allow_dropErrorNamesTheLastReasons(t *testing.T) {
 	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable)
 	assert.Equal(t, `breaker: service unavailable (breaker "payments", last failure "reason 6", 4 earlier)`, err.Error(),
 		"one line: the newest reason, and how many more Stats holds")
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	require.Len(t, s.Reasons, 5)
 	assert.Equal(t, "reason 2", s.Reasons[4].Text)
 }
@@ -281,7 +281,7 @@ func TestBreaker_Allow_reasonsAreBounded(t *testing.T) {
 		p, err = b.Allow()
 	}
 	p.Reject("ok\x00\x1b[31mred\r\nforged line")
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	require.Len(t, s.Reasons, 5)
 	assert.Equal(t, `ok\x00\x1b[31mred\r\nforged line`, s.Reasons[0].Text, "control characters escaped")
 	long := s.Reasons[1].Text
@@ -356,7 +356,7 @@ func TestBreaker_Do_recordsByAcceptable(t *testing.T) {
 			}},
 		{name: "DoWithFallbackAcceptableCtx error", reqErr: errBoom,
 			do: func(b breaker.Breaker, r func() error) error {
-				return b.DoWithFallbackAcceptableCtx(context.Background(), r, nil, notFoundIsFine)
+				return b.DoWithFallbackAcceptableCtx(context.Background(), r, func(error) error { panic("fallback on an admitted call") }, notFoundIsFine)
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,11 +419,11 @@ func TestBreaker_Do_droppedWithoutFallbackReturnsUnavailable(t *testing.T) {
 		err = b.Do(func() error { return errBoom })
 	}
 	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable)
-	err = b.DoWithFallbackAcceptable(func() error { return nil }, nil, nil)
+	err = b.DoWithAcceptable(func() error { return nil }, nil)
 	for err == nil {
-		err = b.DoWithFallbackAcceptable(func() error { return nil }, nil, nil)
+		err = b.DoWithAcceptable(func() error { return nil }, nil)
 	}
-	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable, "a nil fallback is no fallback")
+	assert.ErrorIs(t, err, breaker.ErrServiceUnavailable, "a nil acceptable is the default one")
 }
 
 func TestBreaker_Do_panicInRequest(t *testing.T) {
@@ -670,12 +670,12 @@ func TestNop(t *testing.T) {
 	assertSameError(t, errBoom, n.Do(func() error { return errBoom }), "")
 	assertSameError(t, errBoom, n.DoWithAcceptable(func() error { return errBoom }, func(error) bool { panic("called") }), "")
 	assertSameError(t, errBoom, n.DoWithFallback(func() error { return errBoom }, func(error) error { panic("called") }), "")
-	assertSameError(t, errBoom, n.DoWithFallbackAcceptable(func() error { return errBoom }, nil, nil), "")
+	assertSameError(t, errBoom, n.DoWithFallbackAcceptable(func() error { return errBoom }, noFallback, nil), "")
 	ctx := context.Background()
 	assert.NoError(t, n.DoCtx(ctx, func() error { return nil }))
 	assert.NoError(t, n.DoWithAcceptableCtx(ctx, func() error { return nil }, nil))
-	assert.NoError(t, n.DoWithFallbackCtx(ctx, func() error { return nil }, nil))
-	assert.NoError(t, n.DoWithFallbackAcceptableCtx(ctx, func() error { return nil }, nil, nil))
+	assert.NoError(t, n.DoWithFallbackCtx(ctx, func() error { return nil }, noFallback))
+	assert.NoError(t, n.DoWithFallbackAcceptableCtx(ctx, func() error { return nil }, noFallback, nil))
 	p, err := n.AllowCtx(ctx)
 	assert.NoError(t, err)
 	p.Accept()

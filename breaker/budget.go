@@ -23,15 +23,6 @@ func init() {
 		}
 		return g.takeRetry(ratio, floor), true
 	}
-	retrybudget.Read = func(b any) (int64, int64, bool) {
-		g, ok := b.(*googleBreaker)
-		if !ok {
-			return 0, 0, false
-		}
-		g.advanceIfDue()
-		retries, calls := g.retryWindow()
-		return retries, calls, true
-	}
 }
 
 // retryTally counts the retries granted per bucket of the window.

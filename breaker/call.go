@@ -17,11 +17,18 @@ import (
 // and records nothing; when req fails with context.Canceled after ctx was
 // canceled, the call is recorded as neither a success nor a failure; a panic
 // in req is recorded as a failure and raised again. A nil ctx is treated as
-// context.Background(); b must not be nil.
+// context.Background(). A nil b or req panics, naming which, before
+// anything is asked or recorded.
 //
 // Call works with any [Breaker]: it asks through [Breaker.AllowCtx] and
 // reports on the promise, using [srebreaker.Ignore] for the neutral outcome.
 func Call[T any](ctx context.Context, b Breaker, req func(context.Context) (T, error)) (T, error) {
+	if b == nil {
+		misuse("Call", "breaker")
+	}
+	if req == nil {
+		misuse("Call", "req")
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -213,7 +213,7 @@ func TestBreaker_DoCtx_readsTheCriticality(t *testing.T) {
 	assert.Equal(t, 100, ran, "CRITICAL_PLUS runs")
 	ran = 0
 	for range 100 {
-		_ = b.DoWithFallbackAcceptableCtx(shed, req, nil, nil)
+		_ = b.DoWithFallbackAcceptableCtx(shed, req, func(err error) error { return err }, nil)
 	}
 	assert.Less(t, ran, 20, "SHEDDABLE is dropped")
 	_, err := breaker.Call(shed, b, func(context.Context) (int, error) { return 1, nil })
@@ -222,18 +222,18 @@ func TestBreaker_DoCtx_readsTheCriticality(t *testing.T) {
 
 func TestStats_criticalities(t *testing.T) {
 	b, m := newBreaker(t)
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	for i, c := range levels {
 		assert.Equal(t, c, s.Criticalities[i].Level, "highest first")
 	}
 	succeed(t, b, 10)
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	assert.Equal(t, criticality.Stats{Level: criticality.Critical, Calls: 10, Successes: 10, TotalSuccesses: 10},
 		s.Criticalities[1], "calls without a level count at the default")
 	assert.False(t, s.Leveled(), "no call named a level")
 
 	overloaded(t, b, m, 20, 50)
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	cp, c, sp, sh := s.Criticalities[0], s.Criticalities[1], s.Criticalities[2], s.Criticalities[3]
 	// The window holds the last 19 buckets and the current, empty one.
 	assert.Equal(t, int64(380), cp.Calls, "20 CRITICAL_PLUS calls per 100 ms")
@@ -252,18 +252,18 @@ func TestStats_criticalitiesSinceTheBreakerWasMade(t *testing.T) {
 	b, m := newBreaker(t)
 	succeed(t, b, 10)
 	fail(t, b, 2, "x")
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.False(t, s.Leveled())
 	// A call at the default level through a context is a call without a level.
 	p, err := b.AllowCtx(criticality.With(context.Background(), criticality.Critical))
 	require.NoError(t, err)
 	p.Accept()
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	assert.False(t, s.Leveled(), "CRITICAL is the default")
 
 	_, dropped := overloaded(t, b, m, 40, 50) // 100 calls per bucket: 20, 40, 20 and 20 per level
 	m.Add(time.Minute)                        // every call leaves the window; the totals stay
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	require.True(t, s.Leveled())
 	var sum criticality.Stats
 	for i, c := range s.Criticalities {
@@ -322,7 +322,7 @@ func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
 	}
 	var last [4]criticality.Stats
 	for range 2000 {
-		s, _ := breaker.StatsOf(b)
+		s := b.Stats()
 		for i, c := range s.Criticalities {
 			if c.TotalSuccesses < last[i].TotalSuccesses || c.TotalFailures < last[i].TotalFailures ||
 				c.TotalDrops < last[i].TotalDrops {
@@ -333,7 +333,7 @@ func TestStats_criticalitiesTotalsOnlyGrow(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	var successes, failures int64
 	for _, c := range s.Criticalities {
 		successes += c.TotalSuccesses
@@ -402,7 +402,7 @@ func TestBreaker_AllowCtx_levelTheDependencyShedsIsShedOnItsOwn(t *testing.T) {
 	assert.Less(t, admitted[criticality.SheddablePlus]+admitted[criticality.Sheddable], 30*40/10,
 		"less than a tenth of the sheddable calls are sent")
 	assert.Less(t, float64(allowed)/float64(succeeded), 1.1, "attempts per success")
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Greater(t, s.Criticalities[2].DropProbability, 0.9, "SHEDDABLE_PLUS")
 	assert.Greater(t, s.Criticalities[2].Failures, int64(0))
 	assert.Equal(t, int64(0), s.Criticalities[2].Successes)

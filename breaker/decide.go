@@ -39,6 +39,9 @@ func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 				drop = s.redecide(p, b.proba)
 			}
 			if drop {
+				if e := b.events; e != nil && !e.shedding.Load() {
+					e.dropped(b) // the first drop: told now
+				}
 				if err := b.reasons.dropErr.Load(); err != nil { // built already: most drops
 					return nil, err
 				}

@@ -26,7 +26,7 @@ func TestBreaker_Do_panicNilAfterTheStart(t *testing.T) {
 	err := b.Do(func() error { panic(nil) })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "call exited without returning")
-	st, _ := breaker.StatsOf(b)
+	st := b.Stats()
 	assert.Equal(t, int64(1), st.Failures, "recorded once, as a failure")
 	assert.Zero(t, st.Successes)
 }

@@ -29,7 +29,7 @@ func TestBreaker_Do_panicIsRecordedOnceOnEveryPath(t *testing.T) {
 		do   func(b breaker.Breaker) error
 	}{
 		{"Do", func(b breaker.Breaker) error { return b.Do(boom) }},
-		{"DoWithFallback", func(b breaker.Breaker) error { return b.DoWithFallback(boom, nil) }},
+		{"DoWithFallback", func(b breaker.Breaker) error { return b.DoWithFallback(boom, noFallback) }},
 		{"DoWithAcceptable", func(b breaker.Breaker) error {
 			return b.DoWithAcceptable(boom, func(error) bool { return true })
 		}},
@@ -55,7 +55,7 @@ func TestBreaker_Do_panicInErrorMethod(t *testing.T) {
 		do   func(b breaker.Breaker, req func() error) error
 	}{
 		{"Do", breaker.Breaker.Do},
-		{"DoWithFallback", func(b breaker.Breaker, req func() error) error { return b.DoWithFallback(req, nil) }},
+		{"DoWithFallback", func(b breaker.Breaker, req func() error) error { return b.DoWithFallback(req, noFallback) }},
 		{"DoCtx", func(b breaker.Breaker, req func() error) error { return b.DoCtx(context.Background(), req) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestBreaker_DoMethods_panicNilWithPanicnil1(t *testing.T) {
 		name string
 		do   func(b breaker.Breaker) error
 	}{
-		{"DoWithFallback", func(b breaker.Breaker) error { return b.DoWithFallback(boom, nil) }},
+		{"DoWithFallback", func(b breaker.Breaker) error { return b.DoWithFallback(boom, noFallback) }},
 		{"DoWithAcceptable", func(b breaker.Breaker) error {
 			return b.DoWithAcceptable(boom, func(error) bool { return true })
 		}},

@@ -45,8 +45,8 @@
 // one behave exactly as without criticality.
 //
 // During an incident an operator can take a breaker in hand for a limited
-// time: [SetOverride] with [ShedAll] drops every call (an error matching
-// [ErrForced] says who set it and why), with [ShedNone] admits every call
+// time: [SetOverride] with [override.ShedAll] drops every call (an error matching
+// [ErrForced] says who set it and why), with [override.ShedNone] admits every call
 // while still recording outcomes; the override ends on its own after its
 // required TTL (at most a day), or with [ClearOverride]. While no override
 // is set, calls make no memory access for them. [Stats], events and the exporters

@@ -22,7 +22,7 @@ var (
 	ErrInvalidOption = errors.New("breaker: invalid option")
 
 	// ErrForced is matched, besides ErrServiceUnavailable, by the error a
-	// call dropped by a [ShedAll] override returns; its text says who set
+	// call dropped by a [override.ShedAll] override returns; its text says who set
 	// the override, why, and until when.
 	ErrForced = errors.New("breaker: forced open by an override")
 

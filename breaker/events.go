@@ -2,13 +2,17 @@ package breaker
 
 import (
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/srebreaker/srebreaker/override"
 )
 
-// Event is what a [Listener] is told.
+// Event is what a listener ([WithListener]) is told.
 type Event struct {
 	// Kind says what happened: a change of shedding (the zero value, the
 	// only kind before overrides existed) or an operator's override set,
@@ -33,7 +37,7 @@ type Event struct {
 	Reasons []Reason
 	// Override is the override set, cleared or expired, for the override
 	// kinds; nil for a change of shedding.
-	Override *ActiveOverride
+	Override *override.Active
 }
 
 // EventKind is what an [Event] reports.
@@ -42,17 +46,17 @@ type EventKind int
 const (
 	// SheddingChanged: the breaker started or stopped shedding (see
 	// Event.Shedding).
-	SheddingChanged EventKind = iota
-	// OverrideSet: an override was set ([SetOverride]), in place of any
-	// the breaker held.
-	OverrideSet
-	// OverrideCleared: the override was cleared ([ClearOverride]) before
-	// its time was up.
-	OverrideCleared
+	SheddingChanged EventKind = 0
+	// OverrideSet: an override was set ([Breaker.SetOverride]), in place
+	// of any the breaker held.
+	OverrideSet EventKind = 1
+	// OverrideCleared: the override was cleared ([Breaker.ClearOverride])
+	// before its time was up.
+	OverrideCleared EventKind = 2
 	// OverrideExpired: the override's time was up, as the breaker found
 	// when it next read its clock, or its clock stepped back by more than
 	// the window.
-	OverrideExpired
+	OverrideExpired EventKind = 3
 )
 
 // String returns the kind's name, as its constant spells it in snake case
@@ -71,23 +75,25 @@ func (k EventKind) String() string {
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Listener is told of a breaker's events. It is called synchronously, on
-// the goroutine of the call that saw the event (a call to Allow, Do or
-// Stats), never under a breaker's lock, so it may call into the breaker;
-// listeners given together are called in the order they were given. Keep
-// it quick: the call that saw the event waits for it. A panic in a
-// listener is recovered and the event goes on to the next listener; a
-// listener that ends its goroutine (runtime.Goexit, as t.Fatal does) ends
-// the caller's, after the other listeners have been told.
-type Listener func(Event)
-
 // WithListener adds a listener for the breaker's events (for a registry's
-// breakers, for each of them). A breaker checks for a change of shedding
-// when its window enters a new bucket, so SheddingStarted comes at most a
-// bucket after the probability left 0, and SheddingStopped once it has
-// been 0 for a whole window; a breaker that nobody calls reports nothing.
-// It may be given more than once; the listener must not be nil.
-func WithListener(l Listener) Option {
+// breakers, for each of them). Shedding starts ([SheddingChanged] with
+// Event.Shedding true) with the breaker's first dropped call, or with the
+// first bucket that ends with a drop probability above 0, whichever comes
+// first, and stops once the probability has been 0 for a whole window:
+// a breaker reports at most one start and one stop per window, and one
+// that nobody calls reports nothing. Overrides are told when set, cleared
+// or found expired.
+//
+// l is called synchronously, on the goroutine of the call that saw the
+// event (a call to Allow, Do, Stats or SetOverride), never under a
+// breaker's lock, so it may call into the breaker; listeners given
+// together are called in the order they were given. Keep it quick: the
+// call that saw the event waits for it. A panic in a listener is recovered
+// and the event goes on to the next listener; a listener that ends its
+// goroutine (runtime.Goexit, as t.Fatal does) ends the caller's, after the
+// other listeners have been told. WithListener may be given more than
+// once; l must not be nil.
+func WithListener(l func(Event)) Option {
 	return func(o *options) {
 		if l == nil {
 			o.nilListener = true
@@ -97,13 +103,15 @@ func WithListener(l Listener) Option {
 	}
 }
 
-// WithLogger logs shedding starting (at level Warn, with the drop
-// probability and the last failure reasons) and stopping (at level Info),
-// and an override set (at level Warn, with its mode, reason, author and
-// end) or ending (at level Info), to l, with the breaker's name as the attribute "breaker". Since shedding
-// stops only after a whole window without drops, a flapping dependency
-// logs at most one start and one stop per window. The logger must not be
-// nil.
+// WithLogger logs to l, with the breaker's name as the attribute
+// "breaker": shedding starting, at level Warn, with the drop probability
+// to two decimals ("drop_probability") and the last failure reasons, each
+// once, newest first, joined with "; " and a count where one repeats
+// ("reasons"); shedding stopping, at level Info; an override set, at
+// level Warn, with its mode, reason, author and end; and an override
+// ending, at level Info. Shedding is told as [WithListener] says: the
+// start comes with the first dropped call, and a flapping dependency logs
+// at most one start and one stop per window. l must not be nil.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l == nil {
@@ -115,7 +123,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // logTo is the listener behind WithLogger.
-func logTo(l *slog.Logger) Listener {
+func logTo(l *slog.Logger) func(Event) {
 	return func(e Event) {
 		if e.Kind != SheddingChanged {
 			logOverride(l, e)
@@ -125,13 +133,35 @@ func logTo(l *slog.Logger) Listener {
 			l.Info("breaker stopped shedding", "breaker", e.Breaker)
 			return
 		}
-		texts := make([]string, len(e.Reasons))
-		for i, r := range e.Reasons {
-			texts[i] = r.Text
-		}
 		l.Warn("breaker started shedding", "breaker", e.Breaker,
-			"drop_probability", e.DropProbability, "reasons", texts)
+			"drop_probability", math.Round(e.DropProbability*100)/100, "reasons", joinReasons(e.Reasons))
 	}
+}
+
+// joinReasons is reasons as one line: each text once, newest first, with
+// "(×n)" after one that repeats, joined with "; ".
+func joinReasons(reasons []Reason) string {
+	var texts []string
+	counts := make(map[string]int, len(reasons))
+	for _, r := range reasons {
+		if counts[r.Text] == 0 {
+			texts = append(texts, r.Text)
+		}
+		counts[r.Text]++
+	}
+	var sb strings.Builder
+	for i, t := range texts {
+		if i > 0 {
+			sb.WriteString("; ")
+		}
+		sb.WriteString(t)
+		if n := counts[t]; n > 1 {
+			sb.WriteString(" (×")
+			sb.WriteString(strconv.Itoa(n))
+			sb.WriteByte(')')
+		}
+	}
+	return sb.String()
 }
 
 // logOverride logs an override event: set at level Warn, with all it
@@ -154,7 +184,7 @@ func logOverride(l *slog.Logger, e Event) {
 
 // events is a breaker's listeners and its shedding state.
 type events struct {
-	listeners []Listener
+	listeners []func(Event)
 	bucket    int64 // how often shedding is checked, in ns
 	window    int64 // how long the probability stays 0 before shedding stops, in ns
 
@@ -194,13 +224,26 @@ func (e *events) observe(b *googleBreaker, t int64, p float64) {
 	}
 }
 
+// dropped reports shedding at the breaker's first dropped call, when the
+// check at the end of a bucket has not reported it yet, so that a
+// listener (a log) hears of it with that call rather than a bucket later.
+// The drop counts as the probability seen above 0, for when shedding
+// stops.
+func (e *events) dropped(b *googleBreaker) {
+	e.lastShed.Store(b.now())
+	if e.shedding.CompareAndSwap(false, true) {
+		e.send(Event{Shedding: true, Breaker: b.name, At: b.wallNow(),
+			DropProbability: b.judge(), Reasons: b.reasons.snapshot()})
+	}
+}
+
 // send calls the listeners with ev, in order.
 func (e *events) send(ev Event) { notify(e.listeners, ev) }
 
 // notify calls each listener with ev, in order. A panic in one is recovered
 // and the next is called. A listener that calls runtime.Goexit ends the
 // goroutine, but the listeners after it are told first.
-func notify(listeners []Listener, ev Event) {
+func notify(listeners []func(Event), ev Event) {
 	for i, l := range listeners {
 		returned := false
 		func() {

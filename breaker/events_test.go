@@ -17,7 +17,7 @@ import (
 
 // listen returns a listener that forwards events, and a function that
 // waits for the next one.
-func listen(t *testing.T) (breaker.Listener, func() breaker.Event) {
+func listen(t *testing.T) (func(breaker.Event), func() breaker.Event) {
 	t.Helper()
 	ch := make(chan breaker.Event, 1<<16)
 	next := func() breaker.Event {
@@ -78,7 +78,7 @@ func TestWithListener_listenerMayCallTheBreaker(t *testing.T) {
 	var b breaker.Breaker
 	l := func(breaker.Event) {
 		_, _ = b.Allow() // would deadlock if listeners ran under the breaker's lock
-		s, _ := breaker.StatsOf(b)
+		s := b.Stats()
 		done <- s
 	}
 	b, m := newBreaker(t, breaker.WithListener(l))
@@ -104,7 +104,7 @@ func TestWithListener_panicsDoNotSpread(t *testing.T) {
 func TestWithListener_perRegistry(t *testing.T) {
 	l, next := listen(t)
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithListener(l))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithListener(l))
 	a, c := r.Get("a"), r.Get("c")
 	for range 3 {
 		fail(t, a, 100, "down")
@@ -166,11 +166,11 @@ func TestWithListener_statsPollingSeesSheddingStart(t *testing.T) {
 	for range 3 {
 		fail(t, b, 100, "down")
 		m.Add(5 * time.Millisecond)
-		breaker.StatsOf(b)
+		b.Stats()
 	}
 	for range 40 { // no call at all, only Stats every 5 ms
 		m.Add(5 * time.Millisecond)
-		breaker.StatsOf(b)
+		b.Stats()
 	}
 	assert.True(t, next().Shedding)
 }
@@ -184,8 +184,9 @@ func TestWithLogger(t *testing.T) {
 	next()
 	next() // the logger ran before this listener, for both events
 	out := buf.String()
-	assert.Contains(t, out, `level=WARN msg="breaker started shedding" breaker=payments drop_probability=`)
-	assert.Contains(t, out, `reasons="[connection refused`)
+	assert.Regexp(t, `level=WARN msg="breaker started shedding" breaker=payments drop_probability=0\.\d\d? `, out,
+		"two decimals at most")
+	assert.Contains(t, out, `reasons="connection refused (×5)"`, "each reason once, with its count")
 	assert.Contains(t, out, `level=INFO msg="breaker stopped shedding" breaker=payments`)
 	assert.Equal(t, 2, strings.Count(out, "\n"), "one line per change")
 }
@@ -229,4 +230,38 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// Regression: a burst of 100 failures drove the drop probability to 0.87
+// and dropped calls for most of a bucket before the warning was logged,
+// with a later call.
+func TestWithLogger_firstDropIsLoggedWithIt(t *testing.T) {
+	var buf safeBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	b, m := newBreaker(t, breaker.WithName("pricing"), breaker.WithLogger(logger))
+	succeed(t, b, 20)
+	m.Add(100 * time.Millisecond) // the clock stands still from here on: every call is in one bucket
+	failed := 0
+	for ; ; failed++ {
+		require.Less(t, failed, 100, "a burst of failures sheds within the bucket")
+		p, err := b.Allow()
+		if err != nil {
+			require.ErrorIs(t, err, breaker.ErrServiceUnavailable)
+			break
+		}
+		require.Empty(t, buf.String(), "nothing logged before the first drop")
+		p.Reject("HTTP 500 Internal Server Error")
+	}
+	t.Logf("the first drop came after %d failures", failed)
+	out := buf.String()
+	assert.Equal(t, 1, strings.Count(out, "\n"), "the first drop is logged with it, once: %s", out)
+	assert.Regexp(t, `level=WARN msg="breaker started shedding" breaker=pricing drop_probability=0\.\d\d? reasons="HTTP 500 Internal Server Error \(×5\)"`, out)
+	for range 1000 {
+		if p, err := b.Allow(); err == nil {
+			p.Reject("HTTP 500 Internal Server Error")
+		}
+	}
+	m.Add(100 * time.Millisecond)
+	_ = b.Stats()
+	assert.Equal(t, 1, strings.Count(buf.String(), "\n"), "the bucket's end does not tell it again")
 }

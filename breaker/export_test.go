@@ -28,3 +28,7 @@ const (
 	DefaultEvidence       = defaultEvidence
 	DefaultHorizonWindows = defaultHorizonWindows
 )
+
+// Keyed looks name up in r as an integration does, for a name that comes
+// from outside: the breaker counts toward r's limit.
+func Keyed(r *Registry, name string) Breaker { return r.keyed(name) }

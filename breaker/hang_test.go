@@ -294,7 +294,7 @@ func TestBreaker_hang_slowCallCountsAsAFailure(t *testing.T) {
 	require.NoError(t, err)
 	mock.Add(500 * time.Millisecond)
 	p.Accept()
-	st, _ := breaker.StatsOf(b)
+	st := b.Stats()
 	assert.Equal(t, int64(1), st.Failures, "a success after 500 ms is a failure")
 	require.NotEmpty(t, st.Reasons)
 	assert.Contains(t, st.Reasons[0].Text, "slow call: longer than 300ms")
@@ -303,7 +303,7 @@ func TestBreaker_hang_slowCallCountsAsAFailure(t *testing.T) {
 	require.NoError(t, err)
 	mock.Add(100 * time.Millisecond)
 	p.Accept()
-	st, _ = breaker.StatsOf(b)
+	st = b.Stats()
 	assert.Equal(t, int64(1), st.Successes, "a success after 100 ms is a success")
 }
 
@@ -319,7 +319,7 @@ func TestBreaker_hang_lateOutcomeOfAnOverdueCallCountsNoMore(t *testing.T) {
 	}
 	mock.Add(500 * time.Millisecond)
 	succeed(t, b, 1) // reads the clock: the calls out are overdue
-	st, _ := breaker.StatsOf(b)
+	st := b.Stats()
 	assert.Equal(t, int64(10), st.Failures, "the calls out counted as failures")
 	assert.Contains(t, st.Reasons[0].Text, "no answer within 200ms")
 	for _, p := range out {
@@ -327,7 +327,7 @@ func TestBreaker_hang_lateOutcomeOfAnOverdueCallCountsNoMore(t *testing.T) {
 	}
 	mock.Add(100 * time.Millisecond)
 	succeed(t, b, 1)
-	st, _ = breaker.StatsOf(b)
+	st = b.Stats()
 	assert.Equal(t, int64(10), st.Failures, "their timeouts counted no more")
 }
 
@@ -339,7 +339,7 @@ func TestBreaker_hang_ignoredCallIsNotOut(t *testing.T) {
 	srebreaker.Ignore(p)
 	mock.Add(time.Second)
 	succeed(t, b, 1)
-	st, _ := breaker.StatsOf(b)
+	st := b.Stats()
 	assert.Zero(t, st.Failures, "no failure")
 }
 

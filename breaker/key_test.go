@@ -16,7 +16,7 @@ import (
 )
 
 func TestRegistry_Get_shortNamesAsGiven(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for _, name := range []string{"", "api.example.com", "server:/pkg.Service/Method", strings.Repeat("é", breaker.MaxNameLen/2),
 		strings.Repeat("a", breaker.MaxNameLen)} {
 		assert.Equal(t, name, r.Get(name).Name(), "a name of %d bytes is kept as it is", len(name))
@@ -26,7 +26,7 @@ func TestRegistry_Get_shortNamesAsGiven(t *testing.T) {
 }
 
 func TestRegistry_Get_longNamesCut(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	prefix := strings.Repeat("a", 300)
 	cases := []string{
 		strings.Repeat("a", breaker.MaxNameLen+1),
@@ -59,8 +59,7 @@ func TestRegistry_Get_longNamesCut(t *testing.T) {
 
 		assert.Same(t, b, r.Get(name), "the same long name, the same breaker")
 		assert.Same(t, b, r.Get(strings.Clone(name)), "the same long name, the same breaker")
-		s, ok := breaker.StatsOf(b)
-		require.True(t, ok)
+		s := b.Stats()
 		assert.Equal(t, got, s.Name, "Stats show the cut form")
 	}
 	var names []string
@@ -76,16 +75,19 @@ func TestRegistry_Get_longNamesCut(t *testing.T) {
 }
 
 func TestRegistry_Configure_longName(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	name := strings.Repeat("h", 1<<20)
 	require.NoError(t, r.Configure(name, breaker.WithK(3)))
 	assert.Same(t, r.Get(name), r.Get(name))
-	r.NoBreakerFor(name)
+	assert.ErrorIs(t, r.Configure(name, breaker.WithK(4)), breaker.ErrInvalidOption, "the long name's breaker is made")
+
+	name = strings.Repeat("u", 1<<20)
+	require.NoError(t, r.NoBreakerFor(name))
 	p, err := r.Get(name).Allow()
 	require.NoError(t, err)
 	p.Reject("fails")
 	assert.LessOrEqual(t, len(r.Get(name).Name()), breaker.MaxNameLen, "NoBreakerFor keeps the cut form too")
-	s, _ := breaker.StatsOf(r.Get(name))
+	s := r.Get(name).Stats()
 	assert.Zero(t, s.TotalFailures, "unguarded: nothing is recorded")
 }
 
@@ -99,7 +101,7 @@ func TestDo_longName(t *testing.T) {
 	assert.ErrorIs(t, breaker.Get(name).Do(func() error { return errFailed }), errFailed)
 	b := breaker.Get(name)
 	assert.LessOrEqual(t, len(b.Name()), breaker.MaxNameLen)
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Equal(t, int64(1), s.TotalFailures, "breaker.Do and breaker.Get with one long name share a breaker")
 }
 
@@ -127,25 +129,25 @@ func TestRegistry_Get_longNamesCostABoundedAmount(t *testing.T) {
 	)
 	// What a registry of limit breakers with short names holds: the
 	// breakers and their entries.
-	short := breaker.NewRegistry()
+	short := breaker.MustNewRegistry()
 	base := heapGrowth(func() {
 		for i := range limit {
-			short.Get(fmt.Sprintf("host-%04d.example.com", i))
+			breaker.Keyed(short, fmt.Sprintf("host-%04d.example.com", i))
 		}
 	})
 	perBreaker := base / limit
 
-	long := breaker.NewRegistry()
+	long := breaker.MustNewRegistry()
 	long.SetLimit(limit)
 	grown := heapGrowth(func() {
 		buf := []byte(strings.Repeat("a", size))
 		for i := range keys {
 			copy(buf[size-8:], fmt.Sprintf("%08d", i)) // distinct names that share a long prefix
-			long.Get(string(buf))                      // a new 1 MiB string, unreferenced once Get returns
+			breaker.Keyed(long, string(buf))           // a new 1 MiB string, unreferenced once the lookup returns
 		}
 	})
 	// Each 1 MiB name also keeps none of a larger string it was sliced from.
-	sliced := breaker.NewRegistry()
+	sliced := breaker.MustNewRegistry()
 	slicedGrowth := heapGrowth(func() {
 		buf := []byte(strings.Repeat("b", size))
 		for i := range keys {
@@ -175,7 +177,7 @@ func TestRegistry_Get_longNamesCostABoundedAmount(t *testing.T) {
 }
 
 func BenchmarkRegistry_Get_longName(b *testing.B) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	name := strings.Repeat("a", 4096)
 	r.Get(name)
 	b.ReportAllocs()

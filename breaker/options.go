@@ -2,14 +2,14 @@ package breaker
 
 import (
 	"fmt"
-	"github.com/srebreaker/srebreaker/internal/tuning"
 	"math"
 	"reflect"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"github.com/srebreaker/srebreaker/proba"
-	"github.com/srebreaker/srebreaker/rollingwindow"
 )
 
 // Defaults of the options, cited by the docs, the README and the tests.
@@ -67,18 +67,6 @@ const (
 	defaultHorizonWindows = tuning.DefaultHorizonWindows
 )
 
-// Clock is the one method a breaker reads time through: the same interface
-// as [rollingwindow.Clock]. github.com/benbjohnson/clock's Clock and *Mock
-// satisfy it.
-type Clock = rollingwindow.Clock
-
-// realClock stands for the system clock. A breaker given it reads the
-// monotonic clock alone (time.Since) on each call, and Now only to stamp
-// failure reasons and events.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Option configures a breaker made by [New], [MustNew] or [NewRegistry].
 type Option func(*options)
 
@@ -88,7 +76,8 @@ type options struct {
 	protection  int
 	window      time.Duration
 	buckets     int
-	clock       Clock
+	clock       clock.Clock // nil for the system clock
+	clockSet    bool
 	proba       *proba.Proba
 	probaSet    bool
 	aggression  float64
@@ -101,7 +90,7 @@ type options struct {
 	slowCall    time.Duration  // WithSlowCall's threshold; 0 to learn it
 	slowCallSet bool
 
-	listeners   []Listener
+	listeners   []func(Event)
 	nilListener bool // WithListener(nil) was given
 	nilLogger   bool // WithLogger(nil) was given
 	nilOption   bool // a nil Option was given
@@ -114,7 +103,6 @@ func newOptions(opts []Option) options {
 		protection: DefaultProtection,
 		window:     DefaultWindow,
 		buckets:    defaultBuckets,
-		clock:      realClock{},
 		aggression: defaultAggression,
 		countDrops: true,
 
@@ -133,7 +121,9 @@ func newOptions(opts []Option) options {
 
 // WithName names the breaker; [Breaker.Name] returns it, and the error of a
 // dropped call quotes it. Without it, or with an empty name, the breaker gets
-// a random name.
+// a random name. A name longer than [MaxNameLen] bytes is cut as a
+// registry cuts it. A registry names each breaker itself: [NewRegistry]
+// and [Registry.Configure] refuse WithName.
 func WithName(name string) Option {
 	return func(o *options) { o.name = name }
 }
@@ -163,11 +153,14 @@ func WithWindow(window time.Duration) Option {
 // WithClock sets the clock the breaker reads time from, for tests and
 // simulations; it is read by every call while a bucket is young (its first
 // 32 calls) and by one call in 16 after, and once per failure to stamp its
-// reason (docs/algorithm.md, "How a call is timed"). Default: the system clock, whose
+// reason (docs/algorithm.md, "How a call is timed"); of the clock's
+// methods, the breaker reads Now alone. clock.NewMock() from
+// github.com/benbjohnson/clock makes a test's time its own; every package
+// of this module takes that clock type. Default: the system clock, whose
 // monotonic reading alone places calls in the window, so that steps of the
 // wall clock do not move it. It must not be nil, nor a nil pointer.
-func WithClock(c Clock) Option {
-	return func(o *options) { o.clock = c }
+func WithClock(c clock.Clock) Option {
+	return func(o *options) { o.clock, o.clockSet = c, true }
 }
 
 // WithProba sets the random source that decides which calls to drop, for
@@ -251,7 +244,7 @@ func (o *options) validate() error {
 		return fmt.Errorf("%w: WithLogger(nil): logger must not be nil", ErrInvalidOption)
 	case o.nilOption:
 		return fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
-	case isNil(o.clock):
+	case o.clockSet && isNil(o.clock):
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
 	case o.probaSet && o.proba == nil:
 		return fmt.Errorf("%w: WithProba(nil): proba must not be nil", ErrInvalidOption)
@@ -291,7 +284,7 @@ const (
 
 // isNil reports whether c is nil, or a nil pointer (or map, func…) in an
 // interface: a clock whose Now would panic.
-func isNil(c Clock) bool {
+func isNil(c clock.Clock) bool {
 	if c == nil {
 		return true
 	}

@@ -15,17 +15,18 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // shedAll is a valid ShedAll override of ttl.
-func shedAll(ttl time.Duration) breaker.Override {
-	return breaker.Override{Mode: breaker.ShedAll, TTL: ttl, Reason: "db failover", By: "alice"}
+func shedAll(ttl time.Duration) override.Spec {
+	return override.Spec{Mode: override.ShedAll, TTL: ttl, Reason: "db failover", By: "alice"}
 }
 
 func TestSetOverride_shedAllDropsEveryLevel(t *testing.T) {
 	b, _ := newBreaker(t, breaker.WithName("payments"))
 	succeed(t, b, 100)
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
 
 	_, err := b.Allow()
 	require.Error(t, err)
@@ -49,8 +50,7 @@ func TestSetOverride_shedAllDropsEveryLevel(t *testing.T) {
 	_, err = breaker.Call(context.Background(), b, func(context.Context) (int, error) { return 1, nil })
 	assert.ErrorIs(t, err, breaker.ErrForced)
 
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	require.NotNil(t, s.Override)
 	assert.Equal(t, int64(7), s.Override.Drops, "every drop the override made")
 	assert.Equal(t, int64(0), s.Drops, "a forced drop says nothing of the dependency: not in the window")
@@ -64,24 +64,24 @@ func TestSetOverride_shedNoneAdmitsAndRecords(t *testing.T) {
 		m.Add(100 * time.Millisecond)
 	}
 	require.Greater(t, dropShare(b, 1000), 0.5, "the breaker sheds before the override")
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute}))
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Minute}))
 
-	before, _ := breaker.StatsOf(b)
+	before := b.Stats()
 	assert.Equal(t, 0.0, dropShare(b, 1000))
 	_, err := b.AllowCtx(criticality.With(context.Background(), criticality.Sheddable))
 	assert.NoError(t, err, "the lowest level too")
 	fail(t, b, 10, "still refused")
 	succeed(t, b, 20)
 
-	after, _ := breaker.StatsOf(b)
+	after := b.Stats()
 	assert.Equal(t, before.Failures+10, after.Failures, "outcomes are recorded")
 	assert.Equal(t, before.Successes+20, after.Successes)
 	assert.Greater(t, after.DropProbability, 0.0, "the breaker's own judgement goes on")
 	require.NotNil(t, after.Override)
-	assert.Equal(t, breaker.ShedNone, after.Override.Mode)
+	assert.Equal(t, override.ShedNone, after.Override.Mode)
 	assert.Equal(t, int64(0), after.Override.Drops)
 
-	require.NoError(t, breaker.ClearOverride(b))
+	b.ClearOverride()
 	assert.Greater(t, dropShare(b, 1000), 0.5, "back to the breaker's own judgement")
 }
 
@@ -89,14 +89,14 @@ func TestSetOverride_expiresAtTTL(t *testing.T) {
 	l, next := listen(t)
 	b, m := newBreaker(t, breaker.WithListener(l))
 	start := m.Now()
-	require.NoError(t, breaker.SetOverride(b, shedAll(10*time.Second)))
+	require.NoError(t, b.SetOverride(shedAll(10*time.Second)))
 	set := next()
 	assert.Equal(t, breaker.OverrideSet, set.Kind)
 
 	m.Add(10*time.Second - time.Nanosecond)
 	_, err := b.Allow()
 	assert.ErrorIs(t, err, breaker.ErrForced, "in force just before SetAt + TTL")
-	o, ok := breaker.OverrideOf(b)
+	o, ok := b.Override()
 	require.True(t, ok)
 	assert.Equal(t, start, o.SetAt)
 	assert.Equal(t, start.Add(10*time.Second), o.Expires)
@@ -105,7 +105,7 @@ func TestSetOverride_expiresAtTTL(t *testing.T) {
 	m.Add(time.Nanosecond)
 	_, err = b.Allow()
 	assert.NoError(t, err, "gone at SetAt + TTL")
-	_, ok = breaker.OverrideOf(b)
+	_, ok = b.Override()
 	assert.False(t, ok)
 	expired := next()
 	assert.Equal(t, breaker.OverrideExpired, expired.Kind)
@@ -119,66 +119,54 @@ func TestSetOverride_invalid(t *testing.T) {
 	b, _ := newBreaker(t)
 	for _, tc := range []struct {
 		name string
-		o    breaker.Override
+		o    override.Spec
 		want string
 	}{
-		{"zero TTL", breaker.Override{Mode: breaker.ShedAll}, "TTL 0s"},
-		{"negative TTL", breaker.Override{Mode: breaker.ShedAll, TTL: -time.Second}, "TTL -1s"},
-		{"longest TTL and a nanosecond", breaker.Override{Mode: breaker.ShedNone, TTL: 24*time.Hour + 1},
+		{"zero TTL", override.Spec{Mode: override.ShedAll}, "TTL 0s"},
+		{"negative TTL", override.Spec{Mode: override.ShedAll, TTL: -time.Second}, "TTL -1s"},
+		{"longest TTL and a nanosecond", override.Spec{Mode: override.ShedNone, TTL: 24*time.Hour + 1},
 			"TTL 24h0m0.000000001s"},
-		{"huge TTL", breaker.Override{Mode: breaker.ShedAll, TTL: math.MaxInt64}, "TTL 2562047h47m16.854775807s"},
-		{"most negative TTL", breaker.Override{Mode: breaker.ShedAll, TTL: math.MinInt64}, "TTL -2562047h47m16.854775808s"},
-		{"no mode", breaker.Override{TTL: time.Minute}, "Mode OverrideMode(0)"},
-		{"unknown mode", breaker.Override{Mode: 7, TTL: time.Minute}, "Mode OverrideMode(7)"},
-		{"negative mode", breaker.Override{Mode: -1, TTL: time.Minute}, "Mode OverrideMode(-1)"},
+		{"huge TTL", override.Spec{Mode: override.ShedAll, TTL: math.MaxInt64}, "TTL 2562047h47m16.854775807s"},
+		{"most negative TTL", override.Spec{Mode: override.ShedAll, TTL: math.MinInt64}, "TTL -2562047h47m16.854775808s"},
+		{"no mode", override.Spec{TTL: time.Minute}, "Mode Mode(0)"},
+		{"unknown mode", override.Spec{Mode: 7, TTL: time.Minute}, "Mode Mode(7)"},
+		{"negative mode", override.Spec{Mode: -1, TTL: time.Minute}, "Mode Mode(-1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := breaker.SetOverride(b, tc.o)
+			err := b.SetOverride(tc.o)
 			require.ErrorIs(t, err, breaker.ErrInvalidOverride)
 			assert.Contains(t, err.Error(), tc.want)
-			_, ok := breaker.OverrideOf(b)
+			_, ok := b.Override()
 			assert.False(t, ok, "nothing set")
 		})
 	}
-	assert.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: breaker.MaxOverrideTTL}),
+	assert.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: override.MaxTTL}),
 		"the longest TTL is valid")
 }
 
-// foreign is a Breaker of another package.
-type foreign struct{ breaker.Breaker }
-
-func TestSetOverride_notOverridable(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		b    breaker.Breaker
-		want string
-	}{
-		{"Nop", breaker.Nop(), `"nop"`},
-		{"nil", nil, "nil breaker"},
-		{"another implementation", foreign{breaker.Nop()}, "breaker_test.foreign"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := breaker.SetOverride(tc.b, shedAll(time.Minute))
-			require.ErrorIs(t, err, breaker.ErrNotOverridable)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.ErrorIs(t, breaker.ClearOverride(tc.b), breaker.ErrNotOverridable)
-			_, ok := breaker.OverrideOf(tc.b)
-			assert.False(t, ok)
-		})
-	}
+func TestSetOverride_nopIsNotOverridable(t *testing.T) {
+	b := breaker.Nop()
+	err := b.SetOverride(shedAll(time.Minute))
+	require.ErrorIs(t, err, breaker.ErrNotOverridable)
+	assert.Contains(t, err.Error(), `"nop"`)
+	b.ClearOverride() // nothing to clear: does nothing
+	_, ok := b.Override()
+	assert.False(t, ok)
+	assert.ErrorIs(t, b.SetOverride(override.Spec{}), breaker.ErrInvalidOverride,
+		"an invalid override is refused first, as by any breaker")
 }
 
 func TestSetOverride_everyKindOfBreaker(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for name, b := range map[string]breaker.Breaker{
 		"MustNew":         breaker.MustNew(),
 		"Registry.Get":    r.Get("payments"),
 		"DefaultRegistry": breaker.DefaultRegistry().Get("TestSetOverride_everyKindOfBreaker"),
 	} {
-		require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)), name)
+		require.NoError(t, b.SetOverride(shedAll(time.Minute)), name)
 		_, err := b.Allow()
 		assert.ErrorIs(t, err, breaker.ErrForced, name)
-		require.NoError(t, breaker.ClearOverride(b), name)
+		b.ClearOverride()
 		_, err = b.Allow()
 		assert.NoError(t, err, name)
 	}
@@ -189,9 +177,9 @@ func TestSetOverride_everyKindOfBreaker(t *testing.T) {
 func TestSetOverride_boundsReasonAndBy(t *testing.T) {
 	b, _ := newBreaker(t)
 	long := strings.Repeat("é", 1000)
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedAll, TTL: time.Minute,
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Minute,
 		Reason: long, By: "mallory\nlevel=ERROR forged"}))
-	o, ok := breaker.OverrideOf(b)
+	o, ok := b.Override()
 	require.True(t, ok)
 	assert.LessOrEqual(t, len(o.Reason), 256)
 	assert.True(t, strings.HasSuffix(o.Reason, "…"), "cut, as failure reasons are")
@@ -203,11 +191,11 @@ func TestSetOverride_boundsReasonAndBy(t *testing.T) {
 
 func TestSetOverride_replacesTheOld(t *testing.T) {
 	b, _ := newBreaker(t)
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Hour, By: "fleet"}))
-	o, ok := breaker.OverrideOf(b)
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Hour, By: "fleet"}))
+	o, ok := b.Override()
 	require.True(t, ok)
-	assert.Equal(t, breaker.ShedNone, o.Mode)
+	assert.Equal(t, override.ShedNone, o.Mode)
 	assert.Equal(t, "fleet", o.By)
 	assert.Equal(t, "", o.Reason)
 	_, err := b.Allow()
@@ -217,25 +205,25 @@ func TestSetOverride_replacesTheOld(t *testing.T) {
 func TestClearOverride_withoutOneDoesNothing(t *testing.T) {
 	l, next := listen(t)
 	b, _ := newBreaker(t, breaker.WithListener(l))
-	require.NoError(t, breaker.ClearOverride(b))
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
-	require.NoError(t, breaker.ClearOverride(b))
-	require.NoError(t, breaker.ClearOverride(b))
+	b.ClearOverride()
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
+	b.ClearOverride()
+	b.ClearOverride()
 	assert.Equal(t, breaker.OverrideSet, next().Kind)
 	cleared := next()
 	assert.Equal(t, breaker.OverrideCleared, cleared.Kind)
 	require.NotNil(t, cleared.Override)
 	assert.Equal(t, "alice", cleared.Override.By)
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Nil(t, s.Override)
 }
 
 func TestClearOverride_afterItsTimeTellsExpired(t *testing.T) {
 	l, next := listen(t)
 	b, m := newBreaker(t, breaker.WithListener(l))
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
 	m.Add(2 * time.Minute)
-	require.NoError(t, breaker.ClearOverride(b))
+	b.ClearOverride()
 	assert.Equal(t, breaker.OverrideSet, next().Kind)
 	assert.Equal(t, breaker.OverrideExpired, next().Kind)
 }
@@ -243,7 +231,7 @@ func TestClearOverride_afterItsTimeTellsExpired(t *testing.T) {
 func TestSetOverride_clockSteppedBack(t *testing.T) {
 	t.Run("by less than the window: stands still", func(t *testing.T) {
 		b, m := newBreaker(t)
-		require.NoError(t, breaker.SetOverride(b, shedAll(10*time.Second)))
+		require.NoError(t, b.SetOverride(shedAll(10*time.Second)))
 		m.Add(-breaker.DefaultWindow / 2)
 		_, err := b.Allow()
 		assert.ErrorIs(t, err, breaker.ErrForced)
@@ -254,11 +242,11 @@ func TestSetOverride_clockSteppedBack(t *testing.T) {
 	t.Run("by more than the window: ends", func(t *testing.T) {
 		l, next := listen(t)
 		b, m := newBreaker(t, breaker.WithListener(l))
-		require.NoError(t, breaker.SetOverride(b, shedAll(10*time.Second)))
+		require.NoError(t, b.SetOverride(shedAll(10*time.Second)))
 		m.Add(-365 * 24 * time.Hour)
 		_, err := b.Allow()
 		assert.NoError(t, err, "a clock a year back must not hold the override for a year")
-		_, ok := breaker.OverrideOf(b)
+		_, ok := b.Override()
 		assert.False(t, ok)
 		assert.Equal(t, breaker.OverrideSet, next().Kind)
 		assert.Equal(t, breaker.OverrideExpired, next().Kind)
@@ -269,9 +257,9 @@ func TestSetOverride_listenerPanics(t *testing.T) {
 	l, next := listen(t)
 	b, _ := newBreaker(t, breaker.WithListener(func(e breaker.Event) { panic("listener bug") }),
 		breaker.WithListener(l))
-	require.NotPanics(t, func() { require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute))) })
+	require.NotPanics(t, func() { require.NoError(t, b.SetOverride(shedAll(time.Minute))) })
 	assert.Equal(t, breaker.OverrideSet, next().Kind, "the next listener is told all the same")
-	require.NotPanics(t, func() { require.NoError(t, breaker.ClearOverride(b)) })
+	require.NotPanics(t, func() { b.ClearOverride() })
 	assert.Equal(t, breaker.OverrideCleared, next().Kind)
 }
 
@@ -285,7 +273,7 @@ func TestSetOverride_eventsKeepShedding(t *testing.T) {
 	started := next()
 	require.Equal(t, breaker.SheddingChanged, started.Kind)
 	require.True(t, started.Shedding)
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute}))
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Minute}))
 	set := next()
 	assert.Equal(t, breaker.OverrideSet, set.Kind)
 	assert.True(t, set.Shedding, "an override event repeats the shedding state, never a change")
@@ -295,22 +283,16 @@ func TestWithLogger_override(t *testing.T) {
 	var buf safeBuffer
 	b, m := newBreaker(t, breaker.WithName("payments"),
 		breaker.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
-	require.NoError(t, breaker.ClearOverride(b))
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Second}))
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
+	b.ClearOverride()
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Second}))
 	m.Add(time.Second)
-	_, _ = breaker.OverrideOf(b)
+	_, _ = b.Override()
 	out := buf.String()
 	assert.Contains(t, out, `level=WARN msg="breaker override set" breaker=payments mode=shed_all reason="db failover" by=alice`)
 	assert.Contains(t, out, `level=INFO msg="breaker override cleared" breaker=payments mode=shed_all`)
 	assert.Contains(t, out, `level=INFO msg="breaker override expired" breaker=payments mode=shed_none`)
 	assert.NotContains(t, out, "shedding", "no change of shedding is logged")
-}
-
-func TestOverrideMode_String(t *testing.T) {
-	assert.Equal(t, "shed_all", breaker.ShedAll.String())
-	assert.Equal(t, "shed_none", breaker.ShedNone.String())
-	assert.Equal(t, "OverrideMode(0)", breaker.OverrideMode(0).String())
 }
 
 func TestEventKind_String(t *testing.T) {
@@ -323,9 +305,9 @@ func TestEventKind_String(t *testing.T) {
 
 func TestSetOverride_forcedDropAllocatesNothing(t *testing.T) {
 	b := breaker.MustNew() // the system clock, as in production
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Hour)))
+	require.NoError(t, b.SetOverride(shedAll(time.Hour)))
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _, _ = b.Allow() }), "a forced drop")
-	require.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Hour}))
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Hour}))
 	ok := func() error { return nil }
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _ = b.Do(ok) }), "a forced pass")
 }
@@ -370,29 +352,29 @@ func TestSetOverride_racesWithCallsAndClear(t *testing.T) {
 			for i := range 2000 {
 				switch (i + g) % 3 {
 				case 0:
-					assert.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
+					assert.NoError(t, b.SetOverride(shedAll(time.Minute)))
 				case 1:
-					assert.NoError(t, breaker.SetOverride(b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Second}))
+					assert.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Second}))
 				default:
-					assert.NoError(t, breaker.ClearOverride(b))
+					b.ClearOverride()
 				}
-				_, _ = breaker.OverrideOf(b)
+				_, _ = b.Override()
 			}
 		}()
 	}
 	for range 20 {
 		m.Add(100 * time.Millisecond)
-		_, _ = breaker.StatsOf(b)
+		_ = b.Stats()
 	}
 	setters.Wait()
-	require.NoError(t, breaker.ClearOverride(b))
+	b.ClearOverride()
 	close(stop)
 	callers.Wait()
 
-	_, ok := breaker.OverrideOf(b)
+	_, ok := b.Override()
 	assert.False(t, ok, "no override left behind")
 	m.Add(breaker.DefaultWindow) // every call back and counted
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Nil(t, s.Override)
 	assert.Greater(t, recorded, int64(0))
 	assert.Equal(t, recorded, s.TotalSuccesses+s.TotalFailures, "every admitted call recorded once")
@@ -400,21 +382,21 @@ func TestSetOverride_racesWithCallsAndClear(t *testing.T) {
 
 func TestRegistry_SetLimit_keepsAnOverriddenBreaker(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m))
+	r := breaker.MustNewRegistry(breaker.WithClock(m))
 	r.SetLimit(10)
-	held := r.Get("held")
-	require.NoError(t, breaker.SetOverride(held, breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute}))
+	held := breaker.Keyed(r, "held")
+	require.NoError(t, held.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Minute}))
 	for i := range 100 {
-		r.Get(fmt.Sprint("host-", i))
+		breaker.Keyed(r, fmt.Sprint("host-", i))
 	}
 	assert.Contains(t, names(r), "held", "forgetting it would forget its override")
-	assert.True(t, held == r.Get("held"), "the same breaker")
-	_, ok := breaker.OverrideOf(r.Get("held"))
+	assert.True(t, held == breaker.Keyed(r, "held"), "the same breaker")
+	_, ok := breaker.Keyed(r, "held").Override()
 	assert.True(t, ok)
 
 	m.Add(time.Minute) // the override ends: the breaker may go like any other
 	for i := range 100 {
-		r.Get(fmt.Sprint("later-", i))
+		breaker.Keyed(r, fmt.Sprint("later-", i))
 	}
 	assert.NotContains(t, names(r), "held")
 }
@@ -425,14 +407,14 @@ func TestSetOverride_listenerMayCallBack(t *testing.T) {
 	l := func(e breaker.Event) {
 		kinds = append(kinds, e.Kind)
 		if e.Kind == breaker.OverrideSet { // would deadlock if listeners ran under the override's lock
-			_, _ = breaker.OverrideOf(b)
-			_, _ = breaker.StatsOf(b)
-			assert.NoError(t, breaker.ClearOverride(b))
+			_, _ = b.Override()
+			_ = b.Stats()
+			b.ClearOverride()
 		}
 	}
 	b, _ = newBreaker(t, breaker.WithListener(l))
-	require.NoError(t, breaker.SetOverride(b, shedAll(time.Minute)))
+	require.NoError(t, b.SetOverride(shedAll(time.Minute)))
 	assert.Equal(t, []breaker.EventKind{breaker.OverrideSet, breaker.OverrideCleared}, kinds)
-	_, ok := breaker.OverrideOf(b)
+	_, ok := b.Override()
 	assert.False(t, ok, "the listener cleared it")
 }

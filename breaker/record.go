@@ -94,7 +94,7 @@ func ctxErr(ctx context.Context) error {
 
 // doCtx is do for the Ctx methods: a ctx already done returns its error
 // before anything is admitted or recorded.
-func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fallback,
+func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback func(err error) error,
 	acceptable srebreaker.Acceptable) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -104,7 +104,7 @@ func (b *googleBreaker) doCtx(ctx context.Context, req func() error, fallback Fa
 
 // do runs req through the breaker, asking at level. The methods without a
 // context pass nil and the default level.
-func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req func() error, fallback Fallback,
+func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req func() error, fallback func(err error) error,
 	acceptable srebreaker.Acceptable) error {
 	co, err := b.admitAs(level)
 	if err != nil {
@@ -183,6 +183,9 @@ func (p promise) panicked(r any) runState {
 // by a caller of the deferred function's frame (see runAdmitted): where
 // the program started with that setting, Do takes doRun, which is one.
 func (b *googleBreaker) Do(req func() error) (err error) {
+	if req == nil {
+		misuse("Do", "req")
+	}
 	if panicNilRecovers {
 		return b.doRun(req)
 	}
@@ -244,32 +247,64 @@ func (p promise) exited(r any) error {
 }
 
 func (b *googleBreaker) DoCtx(ctx context.Context, req func() error) error {
+	if req == nil {
+		misuse("DoCtx", "req")
+	}
 	return b.doCtx(ctx, req, nil, nil)
 }
 
 func (b *googleBreaker) DoWithAcceptable(req func() error, acceptable srebreaker.Acceptable) error {
+	if req == nil {
+		misuse("DoWithAcceptable", "req")
+	}
 	return b.do(context.Background(), criticality.Default, req, nil, acceptable)
 }
 
 func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error,
 	acceptable srebreaker.Acceptable) error {
+	if req == nil {
+		misuse("DoWithAcceptableCtx", "req")
+	}
 	return b.doCtx(ctx, req, nil, acceptable)
 }
 
-func (b *googleBreaker) DoWithFallback(req func() error, fallback Fallback) error {
+func (b *googleBreaker) DoWithFallback(req func() error, fallback func(err error) error) error {
+	checkFallback("DoWithFallback", req, fallback)
 	return b.do(context.Background(), criticality.Default, req, fallback, nil)
 }
 
-func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback Fallback) error {
+func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
+	fallback func(err error) error) error {
+	checkFallback("DoWithFallbackCtx", req, fallback)
 	return b.doCtx(ctx, req, fallback, nil)
 }
 
-func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback Fallback,
+func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback func(err error) error,
 	acceptable srebreaker.Acceptable) error {
+	checkFallback("DoWithFallbackAcceptable", req, fallback)
 	return b.do(context.Background(), criticality.Default, req, fallback, acceptable)
 }
 
-func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error, fallback Fallback,
-	acceptable srebreaker.Acceptable) error {
+func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error,
+	fallback func(err error) error, acceptable srebreaker.Acceptable) error {
+	checkFallback("DoWithFallbackAcceptableCtx", req, fallback)
 	return b.doCtx(ctx, req, fallback, acceptable)
+}
+
+// misuse panics for a nil argument of a method: the caller's mistake,
+// raised before the breaker is asked, so that nothing is admitted or
+// recorded against the dependency. The message names the method and the
+// argument.
+func misuse(method, arg string) {
+	panic("breaker: " + method + " called with a nil " + arg)
+}
+
+// checkFallback panics, through misuse, when req or fallback is nil.
+func checkFallback(method string, req func() error, fallback func(err error) error) {
+	if req == nil {
+		misuse(method, "req")
+	}
+	if fallback == nil {
+		misuse(method, "fallback")
+	}
 }

@@ -2,21 +2,31 @@ package breaker
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/srebreaker/srebreaker/internal/registryhook"
 )
 
 // Registry keeps one breaker per name, created on first use, for callers
 // that guard many dependencies (one per host, per service, per database).
 // The zero value is a registry whose breakers have the default options.
 //
-// A registry keeps at most [MaxNameLen] bytes of a name (a longer one is
-// cut, and made unique by a hash of the whole) and at most [DefaultLimit]
-// breakers unless [Registry.SetLimit] says otherwise, so that names that
-// come from outside (hosts of URLs users supply, routes, gRPC methods) cost
-// a bounded amount of memory: past the limit it forgets the breakers that
-// matter least (see SetLimit).
+// The breakers it holds are of two kinds. A name given to [Registry.Get],
+// [Registry.Configure] or [Registry.NoBreakerFor] is the program's own:
+// its breaker is kept as long as the registry, so the breaker a caller
+// holds is the one exporters and the status page show. The names the
+// integrations look up for each call (httpbreaker's host, grpcbreaker's
+// method, goredisbreaker's node) come from outside, and their breakers are
+// bounded: at most [DefaultLimit] unless [Registry.SetLimit] says
+// otherwise, past which the registry forgets those that matter least. A
+// Get of such a name makes it the program's own. Names from outside can
+// thus never push out a breaker the program named.
+//
+// A registry keeps at most [MaxNameLen] bytes of a name: a longer one is
+// cut, and made unique by a hash of the whole.
 //
 // A Registry is safe for concurrent use by multiple goroutines.
 type Registry struct {
@@ -30,8 +40,9 @@ type Registry struct {
 	added  map[string]*entry // guarded by mu; names not in read
 	misses int               // guarded by mu; locked lookups since read was made
 
-	named map[string][]Option // guarded by mu; options of Configure, by name
-	limit atomic.Int64        // most breakers kept: 0 for DefaultLimit, -1 for none
+	named  map[string][]Option // guarded by mu; options of Configure, by name
+	limit  atomic.Int64        // most keyed breakers kept: 0 for DefaultLimit, -1 for none
+	keyedN int                 // guarded by mu; breakers held for names from outside
 
 	// gen counts the breakers the registry has made: the clock recency is
 	// told by. A lookup stores it in its entry's used, when it differs, so
@@ -46,29 +57,56 @@ type Registry struct {
 type entry struct {
 	b    Breaker
 	used atomic.Int64 // the registry's gen at the last lookup
+	// own is set for a name of the program's (Get, Configure,
+	// NoBreakerFor), never forgotten; clear for a name an integration
+	// looked up (keyed). Written under the registry's mu.
+	own atomic.Bool
 }
 
-// NewRegistry returns a registry whose breakers are made with opts (a
-// WithName among them is replaced by the name given to [Registry.Get]).
-// The options are checked at once: NewRegistry panics, with the message
-// [New] would return, when one is invalid. To check options that come from
-// configuration without a panic, pass them to New first.
-func NewRegistry(opts ...Option) *Registry {
+// NewRegistry returns a registry whose breakers are made with opts, or an
+// error wrapping [ErrInvalidOption] that names the first invalid option
+// and its value. WithName is refused: each breaker is named by the name
+// it is looked up by.
+func NewRegistry(opts ...Option) (*Registry, error) {
 	o := newOptions(opts)
 	if err := o.validate(); err != nil {
-		panic(err.Error())
+		return nil, err
 	}
-	return &Registry{opts: slices.Clone(opts)}
+	if o.name != "" {
+		return nil, fmt.Errorf("%w: NewRegistry(WithName(%q)): a registry names each breaker by its name",
+			ErrInvalidOption, boundReason(o.name))
+	}
+	return &Registry{opts: slices.Clone(opts)}, nil
 }
 
-// Get returns the breaker for name, creating it on first use. Every call
-// with the same name returns the same breaker, even from many goroutines at
-// once. Looking up a name that has been looked up before takes no lock and
-// does not allocate.
-func (r *Registry) Get(name string) Breaker {
+// MustNewRegistry is like [NewRegistry] but panics, with the message
+// NewRegistry would return, when an option is invalid. It is meant for
+// options written in code.
+func MustNewRegistry(opts ...Option) *Registry {
+	r, err := NewRegistry(opts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return r
+}
+
+// Get returns the breaker for name, creating it on first use, and makes
+// name the program's own: its breaker is kept as long as the registry
+// (see [Registry]). Every call with the same name returns the same
+// breaker, even from many goroutines at once. Looking up a name that has
+// been looked up before takes no lock and does not allocate.
+func (r *Registry) Get(name string) Breaker { return r.get(name, true) }
+
+// keyed is Get for a name that comes from outside, looked up by an
+// integration for each call: its breaker counts toward the limit and may
+// be forgotten past it (see SetLimit).
+func (r *Registry) keyed(name string) Breaker { return r.get(name, false) }
+
+// get returns the breaker for name, made the program's own if own.
+func (r *Registry) get(name string, own bool) Breaker {
 	name = boundName(name)
 	if m := r.read.Load(); m != nil {
-		if e, ok := (*m)[name]; ok {
+		if e, ok := (*m)[name]; ok && (!own || e.own.Load()) {
 			if g := r.gen.Load(); e.used.Load() != g {
 				e.used.Store(g)
 			}
@@ -84,10 +122,18 @@ func (r *Registry) Get(name string) Breaker {
 		o.name = name
 		e = &entry{b: newGoogleBreaker(o)}
 		e.used.Store(r.gen.Add(1))
+		e.own.Store(own)
 		r.storeLocked(name, e)
-		r.evictLocked(name, true)
+		if !own {
+			r.keyedN++
+			r.evictLocked(name, true)
+		}
 	} else {
 		e.used.Store(r.gen.Load())
+		if own && !e.own.Load() {
+			e.own.Store(true)
+			r.keyedN--
+		}
 	}
 	r.misses++
 	if r.misses >= len(r.added)+r.readLen() {
@@ -97,37 +143,47 @@ func (r *Registry) Get(name string) Breaker {
 }
 
 // Configure sets options for name's breaker, applied after the registry's
-// own (and after those of an earlier Configure for name, which they
-// replace). A breaker already made for name is replaced at once by one with
-// the new options; one already handed out keeps working on its own. It
-// returns an error wrapping [ErrInvalidOption], and changes nothing, when
-// the options are invalid.
+// own, before the breaker is made: call it when the program starts, before
+// the first [Registry.Get] of name or the first call an integration makes
+// to it. A later Configure for name, before the breaker is made, replaces
+// the options. It makes name the program's own (see [Registry]).
+//
+// It returns an error wrapping [ErrInvalidOption], and changes nothing,
+// when an option is invalid, when opts hold WithName (the breaker is named
+// name), or when name's breaker was made already: a breaker in use keeps
+// the options it was made with, so that the breaker its callers hold is
+// the one every report shows.
 func (r *Registry) Configure(name string, opts ...Option) error {
-	name = ownName(name)
 	o := newOptions(append(slices.Clip(r.opts), opts...))
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if o.name != "" {
+		return fmt.Errorf("%w: Configure(%q, WithName(%q)): the breaker is named by the name it is configured for",
+			ErrInvalidOption, boundReason(name), boundReason(o.name))
+	}
+	name = ownName(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.lookupLocked(name) != nil {
+		return fmt.Errorf("%w: Configure(%q): the breaker was made already (by a Get, or an integration's first call); configure it before",
+			ErrInvalidOption, boundReason(name))
+	}
 	if r.named == nil {
 		r.named = make(map[string][]Option)
 	}
 	r.named[name] = slices.Clone(opts)
-	if r.lookupLocked(name) != nil {
-		o.name = name
-		r.storeLocked(name, &entry{b: newGoogleBreaker(o)})
-		r.publishLocked()
-	}
 	return nil
 }
 
-// SetLimit bounds how many breakers the registry keeps; the default is
-// [DefaultLimit], and a limit of 0 or less removes the bound. When a new
-// name takes the registry over its limit, a tenth of its breakers (at
-// least one) are forgotten: a later Get of their names makes new breakers,
-// and a breaker already handed out keeps working on its own. A lower limit
-// applies at once.
+// SetLimit bounds how many breakers the registry keeps for names that come
+// from outside, those the integrations look up for each call (see
+// [Registry]); the default is [DefaultLimit], and a limit of 0 or less
+// removes the bound. The program's own names (Get, Configure,
+// NoBreakerFor) do not count and are never forgotten. When a new name from
+// outside takes the registry over its limit, a tenth of those breakers (at
+// least one) are forgotten: the next call for their names makes new
+// breakers, which exporters then show. A lower limit applies at once.
 //
 // The breakers forgotten are the least recently looked up among those that
 // would drop no call now; a breaker that is shedding load goes only when
@@ -166,7 +222,7 @@ func (r *Registry) limitLocked() int {
 // r.mu.
 func (r *Registry) evictLocked(fresh string, isFresh bool) {
 	limit := r.limitLocked()
-	n := r.readLen() + len(r.added)
+	n := r.keyedN
 	if limit <= 0 || n <= limit {
 		return
 	}
@@ -177,7 +233,7 @@ func (r *Registry) evictLocked(fresh string, isFresh bool) {
 	}
 	all := make([]ranked, 0, n)
 	r.rangeLocked(func(name string, e *entry) {
-		if !isFresh || name != fresh {
+		if !e.own.Load() && (!isFresh || name != fresh) {
 			all = append(all, ranked{name, isShedding(e.b), e.used.Load()})
 		}
 	})
@@ -200,12 +256,14 @@ func (r *Registry) evictLocked(fresh string, isFresh bool) {
 		keep-- // the fresh one stays too
 	}
 	keep = max(keep, 0)
+	keep = min(keep, len(all))
 	gone := make(map[string]bool, len(all)-keep)
 	for _, a := range all[:len(all)-keep] {
 		gone[a.name] = true
 		delete(r.added, a.name)
 	}
-	m := make(map[string]*entry, keep)
+	r.keyedN -= len(gone)
+	m := make(map[string]*entry, r.readLen())
 	if old := r.read.Load(); old != nil {
 		for name, e := range *old {
 			if !gone[name] {
@@ -232,15 +290,27 @@ func (r *Registry) rangeLocked(f func(name string, e *entry)) {
 	}
 }
 
-// NoBreakerFor makes name unguarded: from now on Get(name) returns a breaker
-// that admits every call and records nothing (see [Nop]), named name. A
-// breaker already handed out for name keeps working on its own.
-func (r *Registry) NoBreakerFor(name string) {
+// NoBreakerFor makes name unguarded: from now on Get(name), and an
+// integration's calls for name, get a breaker that admits every call and
+// records nothing (see [Nop]), named name. Like [Registry.Configure], it
+// is for when the program starts: it returns an error wrapping
+// [ErrInvalidOption] when name's breaker was made already, so that no
+// caller holds a breaker the registry no longer shows.
+func (r *Registry) NoBreakerFor(name string) error {
 	name = ownName(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.storeLocked(name, &entry{b: nopBreaker{name: name}})
-	r.publishLocked() // read may hold the old breaker: replace it at once
+	if e := r.lookupLocked(name); e != nil {
+		if _, nop := e.b.(nopBreaker); nop {
+			return nil
+		}
+		return fmt.Errorf("%w: NoBreakerFor(%q): the breaker was made already (by a Get, or an integration's first call); call NoBreakerFor before",
+			ErrInvalidOption, boundReason(name))
+	}
+	e := &entry{b: nopBreaker{name: name}}
+	e.own.Store(true)
+	r.storeLocked(name, e)
+	return nil
 }
 
 // Range calls f for each name the registry holds and its breaker, in no
@@ -319,22 +389,23 @@ type Source interface {
 
 var _ Source = (*Registry)(nil)
 
-// defaultRegistry backs [Get] and [NoBreakerFor].
-var defaultRegistry = NewRegistry()
+// defaultRegistry backs [Get].
+var defaultRegistry = new(Registry)
 
-// DefaultRegistry returns the registry behind [Get] and [NoBreakerFor],
-// which the integrations (httpbreaker, grpcbreaker) also use unless given
-// one: pass it to an exporter to report
-// every breaker they make. Like every registry it keeps at most
-// [DefaultLimit] breakers, so hosts, routes and methods that come from
-// outside cost a bounded amount of memory however many there are; change
-// the bound with DefaultRegistry().SetLimit.
+// DefaultRegistry returns the registry behind [Get], which the
+// integrations (httpbreaker, grpcbreaker, goredisbreaker) also use unless
+// given one: pass it to an exporter to report every breaker they make. Its
+// breakers have the default options; give a name other options with
+// DefaultRegistry().Configure before its first use. Like every registry it
+// keeps at most [DefaultLimit] breakers for names from outside, so hosts,
+// routes and methods cost a bounded amount of memory however many there
+// are; change the bound with DefaultRegistry().SetLimit.
 func DefaultRegistry() *Registry { return defaultRegistry }
 
 // Get returns the breaker for name from the default registry, creating it
-// with the default options on first use.
+// with the default options on first use, as go-zero's GetBreaker does.
 func Get(name string) Breaker { return defaultRegistry.Get(name) }
 
-// NoBreakerFor makes name unguarded in the default registry; see
-// [Registry.NoBreakerFor].
-func NoBreakerFor(name string) { defaultRegistry.NoBreakerFor(name) }
+func init() {
+	registryhook.Keyed = func(r *Registry, name string) Breaker { return r.keyed(name) }
+}

@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,12 +26,10 @@ func names(r *breaker.Registry) []string {
 
 func TestRegistry_Configure_oneNameTunedApart(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
 		breaker.WithK(1), breaker.WithProtection(0))
-	before := r.Get("batch")
 	require.NoError(t, r.Configure("batch", breaker.WithProtection(1000)))
 	batch := r.Get("batch")
-	assert.True(t, before != batch, "the breaker made before is replaced")
 	assert.Equal(t, "batch", batch.Name())
 
 	fail(t, batch, 500, "down")
@@ -43,8 +42,87 @@ func TestRegistry_Configure_oneNameTunedApart(t *testing.T) {
 	assert.Equal(t, 0.0, dropShare(r.Get("later"), 1000), "options set before the first Get")
 }
 
+// Regression: a Configure after a Get replaced the breaker, and the
+// caller's went on working unseen by exporters and the status page.
+func TestRegistry_Configure_afterTheBreakerIsMadeIsRefused(t *testing.T) {
+	r := breaker.MustNewRegistry()
+	b := r.Get("db")
+	err := r.Configure("db", breaker.WithK(3))
+	require.ErrorIs(t, err, breaker.ErrInvalidOption)
+	assert.Contains(t, err.Error(), `Configure("db"): the breaker was made already`)
+	assert.True(t, b == r.Get("db"), "the breaker callers hold stays the registry's")
+
+	keyed := breaker.Keyed(r, "api.example.com")
+	assert.ErrorIs(t, r.Configure("api.example.com", breaker.WithK(3)), breaker.ErrInvalidOption,
+		"a breaker an integration made is in use too")
+	assert.True(t, keyed == r.Get("api.example.com"))
+
+	assert.ErrorIs(t, r.NoBreakerFor("db"), breaker.ErrInvalidOption)
+	assert.True(t, b == r.Get("db"))
+	require.NoError(t, r.NoBreakerFor("legacy"))
+	require.NoError(t, r.NoBreakerFor("legacy"), "twice is no change")
+	assert.True(t, r.Get("legacy").Stats().Unguarded)
+}
+
+func TestRegistry_Configure_withNameIsRefused(t *testing.T) {
+	r := breaker.MustNewRegistry()
+	err := r.Configure("a", breaker.WithName("b"))
+	require.ErrorIs(t, err, breaker.ErrInvalidOption)
+	assert.Contains(t, err.Error(), `Configure("a", WithName("b"))`)
+	assert.Equal(t, "a", r.Get("a").Name())
+
+	_, err = breaker.NewRegistry(breaker.WithName("b"))
+	require.ErrorIs(t, err, breaker.ErrInvalidOption)
+	assert.Contains(t, err.Error(), `NewRegistry(WithName("b"))`)
+}
+
+func TestNewRegistry_invalidOptionIsAnError(t *testing.T) {
+	r, err := breaker.NewRegistry(breaker.WithK(0.5))
+	assert.Nil(t, r)
+	assert.EqualError(t, err, "breaker: invalid option: WithK(0.5): K must be a finite number of at least 1")
+	assert.PanicsWithValue(t, err.Error(), func() { breaker.MustNewRegistry(breaker.WithK(0.5)) })
+}
+
+// Regression: with a limit, a breaker a caller held from Get was forgotten
+// once other names came, and vanished from the exporters while in use;
+// the Transport's per-host breakers could push out the program's own.
+func TestRegistry_SetLimit_neverForgetsTheProgramsOwnNames(t *testing.T) {
+	r := breaker.MustNewRegistry()
+	r.SetLimit(10)
+	pricing := r.Get("pricing")
+	for i := range 50 {
+		breaker.Keyed(r, fmt.Sprint("host-", i))
+	}
+	assert.True(t, pricing == r.Get("pricing"), "the breaker the caller holds is the registry's")
+	assert.Contains(t, names(r), "pricing")
+	assert.Len(t, names(r), 11, "10 hosts, and the program's own name besides")
+
+	keyed := breaker.Keyed(r, "host-49")
+	assert.True(t, keyed == r.Get("host-49"), "a Get of a name from outside takes its breaker as is")
+	for i := range 50 {
+		breaker.Keyed(r, fmt.Sprint("later-", i))
+	}
+	assert.Contains(t, names(r), "host-49", "and keeps it from then on")
+	for i := range 20 {
+		r.Get(fmt.Sprint("own-", i))
+	}
+	breaker.Keyed(r, "last")
+	all := names(r)
+	for i := range 20 {
+		assert.Contains(t, all, fmt.Sprint("own-", i))
+	}
+	later := 0
+	for _, name := range all {
+		if strings.HasPrefix(name, "later-") || name == "last" {
+			later++
+		}
+	}
+	assert.LessOrEqual(t, later, 10, "the names from outside stay within the limit")
+	assert.Greater(t, later, 0)
+}
+
 func TestRegistry_Configure_invalidChangesNothing(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	b := r.Get("x")
 	err := r.Configure("x", breaker.WithK(0))
 	assert.ErrorIs(t, err, breaker.ErrInvalidOption)
@@ -54,19 +132,19 @@ func TestRegistry_Configure_invalidChangesNothing(t *testing.T) {
 
 func TestRegistry_SetLimit_evictsTheLeastRecentlyUsed(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m))
+	r := breaker.MustNewRegistry(breaker.WithClock(m))
 	r.SetLimit(10)
 	handed := map[string]breaker.Breaker{}
 	for i := range 10 {
 		name := fmt.Sprint("dep-", i)
-		handed[name] = r.Get(name)
+		handed[name] = breaker.Keyed(r, name)
 		m.Add(time.Second)
 	}
-	r.Get("dep-0") // used again: the most recent now
+	breaker.Keyed(r, "dep-0") // used again: the most recent now
 	m.Add(time.Second)
 	assert.Len(t, names(r), 10)
 
-	r.Get("new") // 11 > 10: the oldest tenth goes, at least one, down to 9
+	breaker.Keyed(r, "new") // 11 > 10: the oldest tenth goes, at least one, down to 9
 	got := names(r)
 	assert.Len(t, got, 9)
 	assert.NotContains(t, got, "dep-1")
@@ -74,7 +152,7 @@ func TestRegistry_SetLimit_evictsTheLeastRecentlyUsed(t *testing.T) {
 	assert.Contains(t, got, "dep-0")
 	assert.Contains(t, got, "new")
 
-	again := r.Get("dep-1")
+	again := breaker.Keyed(r, "dep-1")
 	assert.True(t, again != handed["dep-1"], "a forgotten name gets a new breaker")
 	p, err := handed["dep-1"].Allow()
 	require.NoError(t, err, "the forgotten breaker keeps working for whoever holds it")
@@ -82,26 +160,26 @@ func TestRegistry_SetLimit_evictsTheLeastRecentlyUsed(t *testing.T) {
 }
 
 func TestRegistry_SetLimit_removed(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.SetLimit(5)
 	r.SetLimit(0)
 	for i := range 50 {
-		r.Get(fmt.Sprint(i))
+		breaker.Keyed(r, fmt.Sprint(i))
 	}
 	assert.Len(t, names(r), 50)
 }
 
 func TestRegistry_SetLimit_shrinks(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for i := range 50 {
-		r.Get(fmt.Sprint(i))
+		breaker.Keyed(r, fmt.Sprint(i))
 	}
 	r.SetLimit(20)
 	assert.LessOrEqual(t, len(names(r)), 20)
 }
 
 func TestRegistry_SetLimit_concurrentLookups(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.SetLimit(50)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -110,7 +188,7 @@ func TestRegistry_SetLimit_concurrentLookups(t *testing.T) {
 			defer wg.Done()
 			for i := range 2000 {
 				name := fmt.Sprint("host-", (g*7919+i*31)%500)
-				assert.Equal(t, name, r.Get(name).Name())
+				assert.Equal(t, name, breaker.Keyed(r, name).Name())
 			}
 		}()
 	}
@@ -119,18 +197,18 @@ func TestRegistry_SetLimit_concurrentLookups(t *testing.T) {
 }
 
 func TestRegistry_SetLimit_lookupDoesNotAllocate(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.SetLimit(100)
-	r.Get("svc")
-	r.Get("svc")
-	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _ = r.Get("svc") }))
+	breaker.Keyed(r, "svc")
+	breaker.Keyed(r, "svc")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { _ = breaker.Keyed(r, "svc") }))
 }
 
 func TestRegistry_SetLimit_one(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.SetLimit(1)
 	for _, name := range []string{"a", "", "b", ""} {
-		assert.Equal(t, name, r.Get(name).Name())
+		assert.Equal(t, name, breaker.Keyed(r, name).Name())
 		assert.Equal(t, []string{name}, names(r), "the name just looked up is the one kept")
 	}
 }
@@ -140,13 +218,13 @@ func TestRegistry_SetLimit_one(t *testing.T) {
 // once. It returns how many times the hot breaker was replaced, and the
 // share of the dead dependency's calls admitted after the first second.
 func churn(r *breaker.Registry, m *clock.Mock, d time.Duration) (replaced int, deadAdmitted float64) {
-	hot := r.Get("hot")
+	hot := breaker.Keyed(r, "hot")
 	admitted, calls := 0, 0
 	const tick = 5 * time.Millisecond
 	for i := range int(d / tick) {
-		r.Get(fmt.Sprint("churn-", i))
+		breaker.Keyed(r, fmt.Sprint("churn-", i))
 		for range 5 {
-			b := r.Get("hot")
+			b := breaker.Keyed(r, "hot")
 			if b != hot {
 				replaced++
 				hot = b
@@ -156,7 +234,7 @@ func churn(r *breaker.Registry, m *clock.Mock, d time.Duration) (replaced int, d
 				p.Accept()
 			}
 		}
-		p, err := r.Get("dead").Allow()
+		p, err := breaker.Keyed(r, "dead").Allow()
 		if err == nil {
 			p.Reject("connection refused")
 		}
@@ -178,7 +256,7 @@ func churn(r *breaker.Registry, m *clock.Mock, d time.Duration) (replaced int, d
 func TestRegistry_SetLimit_churnKeepsTheBreakersInUse(t *testing.T) {
 	run := func(limit int) (replaced int, deadAdmitted float64, kept int) {
 		m := newMock()
-		r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+		r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 		r.SetLimit(limit)
 		replaced, deadAdmitted = churn(r, m, 3*time.Second)
 		return replaced, deadAdmitted, len(names(r))
@@ -196,22 +274,22 @@ func TestRegistry_SetLimit_churnKeepsTheBreakersInUse(t *testing.T) {
 // it would let through the calls it stops.
 func TestRegistry_SetLimit_sheddingGoesLast(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
 		breaker.WithK(1), breaker.WithProtection(0))
 	r.SetLimit(10)
-	dead := r.Get("dead")
+	dead := breaker.Keyed(r, "dead")
 	fail(t, dead, 100, "down")
 	require.Greater(t, dropShare(dead, 100), 0.5)
 	for i := range 50 { // every other name is newer and in use
-		r.Get(fmt.Sprint("dep-", i))
-		r.Get(fmt.Sprint("dep-", i))
+		breaker.Keyed(r, fmt.Sprint("dep-", i))
+		breaker.Keyed(r, fmt.Sprint("dep-", i))
 	}
 	assert.Contains(t, names(r), "dead")
-	assert.True(t, dead == r.Get("dead"))
+	assert.True(t, dead == breaker.Keyed(r, "dead"))
 
 	m.Add(time.Minute) // its window is empty: it sheds no more and goes as any other
 	for i := range 50 {
-		r.Get(fmt.Sprint("later-", i))
+		breaker.Keyed(r, fmt.Sprint("later-", i))
 	}
 	assert.NotContains(t, names(r), "dead")
 }
@@ -220,26 +298,26 @@ func TestRegistry_SetLimit_sheddingGoesLast(t *testing.T) {
 // own, is shedding too: it goes last.
 func TestRegistry_SetLimit_sheddingOnTheFleetsHistoryGoesLast(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	r.SetLimit(10)
-	linked := r.Get("linked")
+	linked := breaker.Keyed(r, "linked")
 	f, ok := fleet.Of(linked)
 	require.True(t, ok)
 	m.Add(breaker.DefaultWindow)
 	own := f.History()
 	require.NoError(t, f.SetOthers(fleet.History{Span: own.Span, Size: own.Size, Newest: own.Newest,
 		Buckets: []fleet.Bucket{{Failures: 400}}}))
-	s, _ := breaker.StatsOf(linked)
+	s := linked.Stats()
 	require.Greater(t, s.DropProbability, 0.5, "the fleet's failures shed")
 	for i := range 50 { // every other name is newer and in use
-		r.Get(fmt.Sprint("dep-", i))
-		r.Get(fmt.Sprint("dep-", i))
+		breaker.Keyed(r, fmt.Sprint("dep-", i))
+		breaker.Keyed(r, fmt.Sprint("dep-", i))
 	}
 	assert.Contains(t, names(r), "linked")
 
 	f.ClearOthers() // it sheds no more and goes as any other
 	for i := range 50 {
-		r.Get(fmt.Sprint("later-", i))
+		breaker.Keyed(r, fmt.Sprint("later-", i))
 	}
 	assert.NotContains(t, names(r), "linked")
 }
@@ -247,7 +325,7 @@ func TestRegistry_SetLimit_sheddingOnTheFleetsHistoryGoesLast(t *testing.T) {
 func TestRegistry_DefaultLimit(t *testing.T) {
 	var r breaker.Registry
 	for i := range breaker.DefaultLimit + 1 {
-		r.Get(fmt.Sprint("host-", i))
+		breaker.Keyed(&r, fmt.Sprint("host-", i))
 	}
 	n := len(names(&r))
 	assert.LessOrEqual(t, n, breaker.DefaultLimit, "the zero Registry is bounded")
@@ -256,7 +334,7 @@ func TestRegistry_DefaultLimit(t *testing.T) {
 
 	r.SetLimit(0)
 	for i := range breaker.DefaultLimit + 1 {
-		r.Get(fmt.Sprint("more-", i))
+		breaker.Keyed(&r, fmt.Sprint("more-", i))
 	}
 	assert.Greater(t, len(names(&r)), breaker.DefaultLimit, "SetLimit(0) removes the bound")
 }

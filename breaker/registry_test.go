@@ -16,7 +16,7 @@ import (
 )
 
 func TestRegistry_Get_oneBreakerPerName(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	a := r.Get("a")
 	assert.Same(t, a, r.Get("a"))
 	assert.NotSame(t, a, r.Get("b"))
@@ -25,7 +25,7 @@ func TestRegistry_Get_oneBreakerPerName(t *testing.T) {
 }
 
 func TestRegistry_Get_concurrentFirstUse(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	const goroutines = 16
 	got := make([][]breaker.Breaker, goroutines)
 	var wg sync.WaitGroup
@@ -51,26 +51,26 @@ func TestRegistry_Get_concurrentFirstUse(t *testing.T) {
 
 func TestRegistry_optionsApplyToEveryBreaker(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithK(1), breaker.WithProtection(0),
-		breaker.WithProba(proba.NewSeeded(3)), breaker.WithName("ignored"))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithK(1), breaker.WithProtection(0),
+		breaker.WithProba(proba.NewSeeded(3)))
 	b := r.Get("db")
-	assert.Equal(t, "db", b.Name(), "Get's name wins over WithName")
+	assert.Equal(t, "db", b.Name())
 	fail(t, b, 1000, "down")
 	assert.Greater(t, dropShare(b, 1000), 0.9, "K 1 and protection 0 shed at once")
 	assert.Equal(t, 0.0, dropShare(r.Get("cache"), 1000), "another name has its own window")
 }
 
 func TestRegistry_NoBreakerFor(t *testing.T) {
-	r := breaker.NewRegistry(breaker.WithK(1), breaker.WithProtection(0))
-	guarded := r.Get("legacy")
-	r.NoBreakerFor("legacy")
+	r := breaker.MustNewRegistry(breaker.WithK(1), breaker.WithProtection(0))
+	require.NoError(t, r.NoBreakerFor("legacy"))
 	b := r.Get("legacy")
-	assert.True(t, guarded != b, "the name now has an unguarded breaker")
+	assert.True(t, b.Stats().Unguarded, "the name has an unguarded breaker")
+	assert.True(t, breaker.Keyed(r, "legacy") == b, "for the integrations' calls too")
 	assert.Equal(t, "legacy", b.Name())
 	fail(t, b, 1000, "down")
 	assert.Equal(t, 0.0, dropShare(b, 1000), "an unguarded name never drops")
 
-	r.NoBreakerFor("fresh")
+	require.NoError(t, r.NoBreakerFor("fresh"))
 	assert.Equal(t, 0.0, dropShare(r.Get("fresh"), 10))
 }
 
@@ -100,14 +100,13 @@ func TestPackageLevelFunctions(t *testing.T) {
 	assert.Equal(t, int64(8), total)
 	assert.Equal(t, int64(8), accepts)
 
-	breaker.NoBreakerFor(name)
-	unguarded := breaker.Get(name)
-	assert.True(t, unguarded != b, "the name now has an unguarded breaker")
-	assert.Equal(t, name, unguarded.Name())
+	assert.ErrorIs(t, breaker.DefaultRegistry().NoBreakerFor(name), breaker.ErrInvalidOption,
+		"the breaker is in use: it stays")
+	assert.Same(t, b, breaker.Get(name))
 }
 
 func TestRegistry_Get_existingNameDoesNotAllocate(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.Get("svc")
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() { r.Get("svc") }))
 }

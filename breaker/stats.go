@@ -5,11 +5,12 @@ import (
 
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // Stats is a snapshot of a breaker: what its window holds, what it has
 // counted since it was made, its drop probability and its last failure
-// reasons. Take one with [StatsOf].
+// reasons. Take one with [Breaker.Stats].
 type Stats struct {
 	// Name is the breaker's name.
 	Name string
@@ -39,32 +40,28 @@ type Stats struct {
 	// counts them all at [criticality.Default].
 	Criticalities [4]criticality.Stats
 
-	// Override is the operator's override in force ([SetOverride]), nil
-	// when there is none. While one is, it decides the calls: the figures
-	// above, DropProbability among them, say what the breaker makes of the
-	// dependency, which it goes back to when the override ends.
-	Override *ActiveOverride
+	// Retries is how many retries the breaker's retry budget (package
+	// retry) granted in the window; the budget allows a share of the
+	// window's admitted calls, Successes + Failures.
+	Retries int64
+
+	// Override is the operator's override in force
+	// ([Breaker.SetOverride]), nil when there is none. While one is, it
+	// decides the calls: the figures above, DropProbability among them,
+	// say what the breaker makes of the dependency, which it goes back to
+	// when the override ends.
+	Override *override.Active
+
+	// Unguarded is true for a breaker that admits every call and records
+	// nothing ([Nop], a name given to [Registry.NoBreakerFor]): its figures
+	// are all zero, and exporters leave it out.
+	Unguarded bool
 }
 
 // Reason is a failure reason and when it was reported.
 type Reason struct {
 	At   time.Time
 	Text string
-}
-
-// statsReporter is implemented by breakers that report [Stats]: those
-// made by [New], [MustNew] and registries.
-type statsReporter interface{ Stats() Stats }
-
-// StatsOf returns a snapshot of b, if b reports one: ok is false for [Nop]
-// breakers and for implementations of Breaker other than this package's. Taking a snapshot allocates the Reasons slice; it takes the
-// breaker's lock for a moment and never delays calls for longer.
-func StatsOf(b Breaker) (s Stats, ok bool) {
-	r, ok := b.(statsReporter)
-	if !ok {
-		return Stats{}, false
-	}
-	return r.Stats(), true
 }
 
 // Stats returns a snapshot of the breaker. Like a call, it reads the clock
@@ -92,12 +89,14 @@ func (b *googleBreaker) Stats() Stats {
 	b.mu.Unlock()
 	window := j.sum.Window.Plus(live)
 	p := b.probability(&j.sum, live)
-	var active *ActiveOverride
+	var active *override.Active
 	if a, ok := b.activeOverride(); ok {
 		active = &a
 	}
+	retries, _ := b.retryWindow()
 	return Stats{
 		Override:        active,
+		Retries:         retries,
 		Name:            b.name,
 		Successes:       window.Successes,
 		Failures:        window.Failures,

@@ -20,8 +20,7 @@ func TestStatsOf_countsAndReasons(t *testing.T) {
 	m.Add(10 * time.Millisecond)
 	record(t, b, 0, 10)
 
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	assert.Equal(t, "payments", s.Name)
 	assert.Equal(t, int64(30), s.Successes)
 	assert.Equal(t, int64(10), s.Failures)
@@ -33,7 +32,7 @@ func TestStatsOf_countsAndReasons(t *testing.T) {
 	assert.Equal(t, m.Now(), s.Reasons[0].At)
 
 	m.Add(breaker.DefaultWindow) // everything leaves the window; the totals stay
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	assert.Zero(t, s.Successes+s.Failures+s.Drops)
 	assert.Equal(t, int64(30), s.TotalSuccesses)
 	assert.Equal(t, int64(10), s.TotalFailures)
@@ -42,14 +41,14 @@ func TestStatsOf_countsAndReasons(t *testing.T) {
 
 func TestStatsOf_dropsAreCounted(t *testing.T) {
 	b := dead(t)
-	before, _ := breaker.StatsOf(b)
+	before := b.Stats()
 	dropped := 0
 	for range 20_000 {
 		if _, err := b.Allow(); err != nil {
 			dropped++
 		}
 	}
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Equal(t, int64(dropped), s.TotalDrops-before.TotalDrops, "every drop counted")
 	assert.Equal(t, s.Drops, s.TotalDrops, "the clock stood still: the window holds them all")
 	assert.Greater(t, s.DropProbability, 0.9)
@@ -59,18 +58,19 @@ func TestStatsOf_probabilityMatchesTheDrops(t *testing.T) {
 	b, _ := newBreaker(t) // the defaults: aggression, counted drops, trust in recent buckets
 	record(t, b, 40, 80)
 	dropShare(b, 5000) // let the counted drops settle
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.InDelta(t, s.DropProbability, dropShare(b, 20_000), 0.02)
 }
 
-func TestStatsOf_nopAndOtherBreakers(t *testing.T) {
-	_, ok := breaker.StatsOf(breaker.Nop())
-	assert.False(t, ok)
+func TestBreaker_Stats_nopIsUnguarded(t *testing.T) {
+	s := breaker.Nop().Stats()
+	assert.Equal(t, breaker.Stats{Name: "nop", Unguarded: true}, s)
+	assert.False(t, breaker.MustNew().Stats().Unguarded)
 }
 
 func TestStatsOf_hotPathStaysFreeOfAllocations(t *testing.T) {
 	b := breaker.MustNew()
-	_, _ = breaker.StatsOf(b)
+	_ = b.Stats()
 	assert.Equal(t, 0.0, testing.AllocsPerRun(1000, func() {
 		p, _ := b.Allow()
 		p.Accept()
@@ -88,18 +88,18 @@ func TestStatsOf_concurrentWithCalls(t *testing.T) {
 		}()
 	}
 	for range 100 {
-		s, _ := breaker.StatsOf(b)
+		s := b.Stats()
 		assert.LessOrEqual(t, s.Successes, int64(8000))
 		m.Add(time.Millisecond)
 	}
 	wg.Wait()
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	assert.Equal(t, int64(8000), s.Successes)
 	assert.Equal(t, int64(8000), s.TotalSuccesses)
 }
 
 func TestRegistry_Range(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for i := range 50 {
 		r.Get(fmt.Sprint("dep-", i))
 	}

@@ -85,7 +85,7 @@ func TestStress_hugeReasons(t *testing.T) {
 func TestStress_churnAgainstSetLimit(t *testing.T) {
 	const limit, ticks, perTick = 1_000, 1_000, 200 // 200,000 new names, 200 per 5 ms
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	r.SetLimit(limit)
 	alone := breaker.MustNew(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	base := liveHeap()
@@ -162,7 +162,7 @@ func TestStress_defaultLimit(t *testing.T) {
 func TestStress_10000Goroutines(t *testing.T) {
 	const goroutines, calls = 10_000, 1_000
 	b := breaker.MustNew()
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	var wg sync.WaitGroup
 	start := time.Now()
 	for g := range goroutines {
@@ -181,10 +181,10 @@ func TestStress_10000Goroutines(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	var viaRegistry int64
 	r.Range(func(_ string, b breaker.Breaker) bool {
-		st, _ := breaker.StatsOf(b)
+		st := b.Stats()
 		viaRegistry += st.TotalSuccesses
 		return true
 	})

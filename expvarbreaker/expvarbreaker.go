@@ -52,7 +52,7 @@ type Figures struct {
 }
 
 // Override is an override in force, as published in Figures:
-// [breaker.ActiveOverride] with JSON names.
+// [override.Active] with JSON names.
 type Override struct {
 	// Mode is "shed_all" or "shed_none".
 	Mode   string `json:"mode"`
@@ -101,7 +101,7 @@ func Func(src breaker.Source) expvar.Func {
 		var names []string
 		var stats []breaker.Stats
 		src.Range(func(name string, b breaker.Breaker) bool {
-			if s, ok := breaker.StatsOf(b); ok {
+			if s := b.Stats(); !s.Unguarded {
 				names, stats = append(names, name), append(stats, s)
 			}
 			return true

@@ -18,13 +18,14 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/expvarbreaker"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/proba"
 )
 
 func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
 		breaker.WithK(1), breaker.WithProtection(0))
 	for range 30 {
 		p, err := r.Get("payments").Allow()
@@ -67,7 +68,7 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 func TestPublish_criticalities(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	for range 5 {
 		p, err := r.Get("search").AllowCtx(criticality.With(context.Background(), criticality.Critical))
 		require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestPublish_criticalities(t *testing.T) {
 	require.NoError(t, json.Unmarshal(vars[name], &breakers))
 	p := breakers["payments"]
 	require.Len(t, p.Criticalities, 4)
-	s, _ := breaker.StatsOf(payments)
+	s := payments.Stats()
 	var requests int64
 	for _, c := range s.Criticalities {
 		got := p.Criticalities[c.Level.String()]
@@ -124,7 +125,7 @@ func TestPublish_criticalities(t *testing.T) {
 }
 
 func TestPublish_twicePanics(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	name := fmt.Sprint("breakers_twice_", runs.Add(1))
 	expvarbreaker.Publish(name, r)
 	assert.Panics(t, func() { expvarbreaker.Publish(name, r) })
@@ -145,7 +146,7 @@ func TestFunc_breakersOutsideARegistry(t *testing.T) {
 var runs atomic.Int64
 
 func ExampleFunc() {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.Get("payments")
 	v := expvarbreaker.Func(r)
 	fmt.Println(v.String()[:39])
@@ -155,7 +156,7 @@ func ExampleFunc() {
 // Issue 11: "a\xff" and "a\xfe" became one key "a\uFFFD" in the JSON:
 // ten breakers showed as nine.
 func TestFunc_namesThatEscapeAlikeStayApart(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for i, name := range []string{"a\xff", "a\xfe", `a\xff`, "a\uFFFD", "ok"} {
 		for range i + 1 {
 			p, err := r.Get(name).Allow()
@@ -188,8 +189,8 @@ func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
 func TestPublish_override(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	r := breaker.NewRegistry(breaker.WithClock(m))
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+	r := breaker.MustNewRegistry(breaker.WithClock(m))
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: 10 * time.Minute, Reason: "database failover", By: "alice"}))
 	_, err := r.Get("payments").Allow()
 	require.ErrorIs(t, err, breaker.ErrForced)

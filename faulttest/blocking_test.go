@@ -28,7 +28,7 @@ func TestInstrument_blockingCommandIsNotOut(t *testing.T) {
 	require.NoError(t, err)
 	mock := clock.NewMock()
 	mock.Set(start)
-	reg := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	require.NoError(t, goredisbreaker.Instrument(c, goredisbreaker.WithRegistry(reg)))
@@ -58,8 +58,7 @@ func TestInstrument_blockingCommandIsNotOut(t *testing.T) {
 	}
 	require.NoError(t, c.RPush(ctx, key, "job").Err())
 	require.NoError(t, <-popped)
-	st, ok := breaker.StatsOf(reg.Get(goredisbreaker.DefaultKey(addr)))
-	require.True(t, ok)
+	st := (reg.Get(goredisbreaker.DefaultKey(addr))).Stats()
 	assert.Zero(t, st.TotalFailures, "failures: %v", st.Reasons)
 	assert.Zero(t, st.TotalDrops)
 }

@@ -156,7 +156,7 @@ func newHarness(t *testing.T, f fault) *harness {
 	mock := clock.NewMock()
 	mock.Set(start)
 	opts := append([]breaker.Option{breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1))}, f.opts...)
-	return &harness{t: t, clock: mock, reg: breaker.NewRegistry(opts...), rng: rand.New(rand.NewPCG(1, 2)),
+	return &harness{t: t, clock: mock, reg: breaker.MustNewRegistry(opts...), rng: rand.New(rand.NewPCG(1, 2)),
 		calls: map[int]*call{}}
 }
 

@@ -37,7 +37,7 @@ func Example() {
 	if err := member.SetOthers(others); err != nil {
 		fmt.Println(err)
 	}
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	fmt.Printf("drop probability: %.2f\n", s.DropProbability)
 	// Output:
 	// own: 2 buckets, the live one last; 1 failure

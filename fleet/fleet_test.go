@@ -61,8 +61,7 @@ func succeed(t *testing.T, b breaker.Breaker, n int) {
 
 func dropProbability(t *testing.T, b breaker.Breaker) float64 {
 	t.Helper()
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	return s.DropProbability
 }
 
@@ -303,7 +302,7 @@ func TestOf(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = fleet.Of(nil)
 	assert.False(t, ok)
-	_, ok = fleet.Of(breaker.NewRegistry().Get("db"))
+	_, ok = fleet.Of(breaker.MustNewRegistry().Get("db"))
 	assert.True(t, ok, "a registry's breakers have one")
 }
 
@@ -373,8 +372,7 @@ func TestMember_SetOthers_dropsOnTheFleetsEvidenceAreCounted(t *testing.T) {
 		p.Accept()
 	}
 	require.Greater(t, dropped, 0, "the fleet's failures shed")
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	assert.Equal(t, int64(dropped), s.Drops, "every drop is in the window")
 	assert.Equal(t, int64(dropped), s.TotalDrops)
 }

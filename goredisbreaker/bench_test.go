@@ -19,7 +19,7 @@ var sinkErr error
 func benchClients(b *testing.B) (bare, hooked *redis.Client, registry *breaker.Registry) {
 	s := newServer(b)
 	bare, hooked = s.client(), s.client()
-	registry = breaker.NewRegistry()
+	registry = breaker.MustNewRegistry()
 	if err := goredisbreaker.Instrument(hooked, goredisbreaker.WithRegistry(registry)); err != nil {
 		b.Fatal(err)
 	}

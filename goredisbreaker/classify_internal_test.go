@@ -177,7 +177,7 @@ func TestRecordPipeline(t *testing.T) {
 func TestProcessHook_panic(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock))
 	o, err := newOptions([]Option{WithRegistry(registry)})
 	require.NoError(t, err)
 	h := &hook{o: o, key: "node"}
@@ -187,8 +187,7 @@ func TestProcessHook_panic(t *testing.T) {
 	assert.PanicsWithValue(t, "boom", func() {
 		_ = pipeline(context.Background(), []redis.Cmder{redis.NewCmd(context.Background(), "get", "k")})
 	})
-	s, ok := breaker.StatsOf(registry.Get("node"))
-	require.True(t, ok)
+	s := registry.Get("node").Stats()
 	assert.Equal(t, int64(2), s.Failures)
 	require.NotEmpty(t, s.Reasons)
 	assert.Equal(t, panicReason, s.Reasons[len(s.Reasons)-1].Text)
@@ -198,7 +197,7 @@ func TestProcessHook_panic(t *testing.T) {
 func TestProcessHook_noAllocation(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock))
 	o, err := newOptions([]Option{WithRegistry(registry)})
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -32,7 +32,7 @@ func Example() {
 	// out WithRegistry, or passes a registry of its own.
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 	if err := goredisbreaker.Instrument(rdb, goredisbreaker.WithRegistry(registry)); err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +46,7 @@ func Example() {
 			break
 		}
 	}
-	stats, _ := breaker.StatsOf(registry.Get("redis:cache.internal:6379"))
+	stats := registry.Get("redis:cache.internal:6379").Stats()
 	fmt.Println("failures before:", stats.Failures)
 	// Output:
 	// command 7 shed

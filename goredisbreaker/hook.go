@@ -106,7 +106,7 @@ func (h *hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if exempt(cmd.Args()) {
 			return next(ctx, cmd)
 		}
-		p, err := h.o.registry.Get(h.key).AllowCtx(ctx)
+		p, err := h.o.keyed(h.key).AllowCtx(ctx)
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
@@ -133,7 +133,7 @@ func (h *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 				return next(ctx, cmds)
 			}
 		}
-		p, err := h.o.registry.Get(h.key).AllowCtx(ctx)
+		p, err := h.o.keyed(h.key).AllowCtx(ctx)
 		if err != nil {
 			for _, cmd := range cmds {
 				cmd.SetErr(err)

@@ -22,14 +22,13 @@ import (
 func mockRegistry() *breaker.Registry {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	return breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 }
 
 // statsOf returns the stats of the breaker of the node at addr.
 func statsOf(t *testing.T, registry *breaker.Registry, addr string) breaker.Stats {
 	t.Helper()
-	s, ok := breaker.StatsOf(registry.Get(goredisbreaker.DefaultKey(addr)))
-	require.True(t, ok)
+	s := (registry.Get(goredisbreaker.DefaultKey(addr))).Stats()
 	return s
 }
 
@@ -232,8 +231,7 @@ func TestInstrument_withKeyAndAcceptable(t *testing.T) {
 	require.NoError(t, rdb.Set(ctx, "k", "v", 0).Err())
 	assert.Error(t, rdb.LPush(ctx, "k", "x").Err())
 
-	st, ok := breaker.StatsOf(registry.Get("sessions"))
-	require.True(t, ok)
+	st := registry.Get("sessions").Stats()
 	assert.Equal(t, int64(1), st.Successes)
 	assert.Equal(t, int64(1), st.Failures)
 }

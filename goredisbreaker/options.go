@@ -6,6 +6,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // ErrInvalidOption is wrapped by the error [Instrument] returns for an
@@ -31,6 +32,7 @@ type options struct {
 	registry   *breaker.Registry
 	key        func(addr string) string
 	acceptable srebreaker.Acceptable
+	keyed      func(key string) breaker.Breaker // the registry's lookup of a name from outside
 }
 
 // newOptions applies opts over the defaults and validates them.
@@ -47,6 +49,7 @@ func newOptions(opts []Option) (*options, error) {
 	case o.acceptable == nil:
 		return nil, fmt.Errorf("%w: WithAcceptable(nil): acceptable must not be nil", ErrInvalidOption)
 	}
+	o.keyed = serverside.Keyed(o.registry)
 	return o, nil
 }
 

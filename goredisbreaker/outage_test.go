@@ -92,7 +92,7 @@ func checkPool(t *testing.T, rdb redis.UniversalClient, conns int) {
 
 func TestInstrument_outage(t *testing.T) {
 	s := newServer(t)
-	registry := breaker.NewRegistry() // the real clock: the server goes down for real
+	registry := breaker.MustNewRegistry() // the real clock: the server goes down for real
 	opts := s.options()
 	// go-redis fails fast after PoolSize failed dials in a row, and then
 	// dials again once a second only: keep the test clear of that.
@@ -128,7 +128,7 @@ func TestInstrument_clusterShedsOneNode(t *testing.T) {
 	// its port alone (the host of the node it learned the slots from, none
 	// here): the names of the nodes' breakers.
 	nodeA, nodeB := ":"+port(t, a.addr), ":"+port(t, b.addr)
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{
 		ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) {
 			return []redis.ClusterSlot{

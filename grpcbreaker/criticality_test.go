@@ -70,7 +70,7 @@ func serveLevelsAt(t *testing.T, reg *countingRegistry) (*levelSeen, *grpc.Clien
 	_, addr := startServer(t,
 		grpc.ChainUnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get), trusted), seen.unary),
 		grpc.ChainStreamInterceptor(grpcbreaker.StreamServerInterceptor(grpcbreaker.WithBreakers(reg.Get), trusted), seen.stream))
-	clientReg := breaker.NewRegistry()
+	clientReg := breaker.MustNewRegistry()
 	cc := dial(t, addr,
 		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(clientReg))),
 		grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(clientReg))))
@@ -150,7 +150,7 @@ func TestServerInterceptor_shedsTheLowestLevelsFirst(t *testing.T) {
 			i++
 		}
 	}
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	require.InDelta(t, 155.0/401, s.DropProbability, 1e-9)
 
 	shed := func(c criticality.Level) (n int) {

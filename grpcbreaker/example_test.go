@@ -46,7 +46,7 @@ func ExampleUnaryClientInterceptor() {
 
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -74,7 +74,7 @@ func ExampleUnaryClientInterceptor() {
 func ExampleUnaryServerInterceptor() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// The interceptor after the breaker's stands in for a failing handler.
 	failing := func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
@@ -129,7 +129,7 @@ func ExampleStreamClientInterceptor() {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Stop()
 
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(registry))))
@@ -153,7 +153,7 @@ func ExampleStreamClientInterceptor() {
 		}
 		fmt.Println("message", msg.GetValue())
 	}
-	st, _ := breaker.StatsOf(registry.Get(ln.Addr().String() + "/numbers.Numbers/List"))
+	st := (registry.Get(ln.Addr().String() + "/numbers.Numbers/List")).Stats()
 	fmt.Println("successes:", st.TotalSuccesses)
 	// Output:
 	// message 0
@@ -174,7 +174,7 @@ func ExampleDefaultKey() {
 	defer srv.Stop()
 
 	// Three ways of writing one target: one breaker.
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	addr := ln.Addr().String()
 	for _, target := range []string{addr, "dns:///" + addr, "passthrough:///" + addr} {
 		cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -188,7 +188,7 @@ func ExampleDefaultKey() {
 		cc.Close()
 	}
 	registry.Range(func(name string, b breaker.Breaker) bool {
-		s, _ := breaker.StatsOf(b)
+		s := b.Stats()
 		fmt.Println(strings.Replace(name, addr, "127.0.0.1:PORT", 1), "successes:", s.TotalSuccesses)
 		return true
 	})
@@ -208,13 +208,13 @@ func ExampleWithCriticalityPolicy() {
 		name        string
 		interceptor grpc.UnaryServerInterceptor
 	}{
-		{"edge", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
+		{"edge", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
 			grpcbreaker.WithCriticalityPolicy(byMethod))},
 		// Behind the edge, only trusted services call: their metadata counts.
-		{"internal", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
+		{"internal", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
 			grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus)))},
 		// Without the option, no metadata counts.
-		{"default", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()))},
+		{"default", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()))},
 	}
 	// The handler answers with the level it is served at; the interceptors
 	// are called as a server calls them, with a client's claim in the

@@ -51,7 +51,7 @@ func TestDefaultKey(t *testing.T) {
 
 func TestClientInterceptors_targetFormsShareABreaker(t *testing.T) {
 	es, addr := startServer(t)
-	reg := breaker.NewRegistry()
+	reg := breaker.MustNewRegistry()
 	targets := []string{addr, "dns:///" + addr, "passthrough:///" + addr, "DNS:///" + addr, "dns:" + addr,
 		"passthrough:" + addr, "dns://127.0.0.1:1/" + addr}
 	for _, target := range targets {
@@ -68,8 +68,7 @@ func TestClientInterceptors_targetFormsShareABreaker(t *testing.T) {
 		return true
 	})
 	assert.Equal(t, []string{addr + callMethod}, names)
-	s, ok := breaker.StatsOf(reg.Get(addr + callMethod))
-	require.True(t, ok)
+	s := reg.Get(addr + callMethod).Stats()
 	assert.Equal(t, int64(len(targets)), s.TotalSuccesses)
 	assert.Equal(t, int64(len(targets)), es.received.Load())
 }
@@ -82,8 +81,7 @@ func TestInterceptors_shareTheDefaultRegistryApart(t *testing.T) {
 
 	def := breaker.DefaultRegistry()
 	successes := func(key string) int64 {
-		s, ok := breaker.StatsOf(def.Get(key))
-		require.True(t, ok)
+		s := def.Get(key).Stats()
 		return s.TotalSuccesses
 	}
 	// Deltas, since the registry lives as long as the process.

@@ -20,7 +20,7 @@ import (
 // of what it sheds is a retry, it says "don't retry".
 func ExampleShedByServer() {
 	m := clock.NewMock()
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	const method = "/pkg.Service/Method"
 	b := reg.Get(grpcbreaker.DefaultKey(context.Background(), "", method))
 	for i := 0; i < 100; { // the handler has failed 100 times

@@ -34,7 +34,7 @@ const nativeRetries = `{"methodConfig": [{"name": [{"service": "test.Echo"}], "r
 func shedding(t *testing.T) *breaker.Registry {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
 	b := reg.Get(grpcbreaker.DefaultKey(context.Background(), "", callMethod))
 	for i := 0; i < 200; {
 		if p, err := b.Allow(); err == nil {
@@ -167,7 +167,7 @@ func TestUnaryServerInterceptor_failureWhileSheddingCarriesAdvice(t *testing.T) 
 	assert.True(t, grpcbreaker.ShedByServer(err), "served while shedding: %v", err)
 	assert.Equal(t, "told to fail with Internal", status.Convert(err).Message(), "the handler's status, kept")
 
-	_, addr = startServer(t, grpc.UnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()))))
+	_, addr = startServer(t, grpc.UnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()))))
 	assert.False(t, grpcbreaker.ShedByServer(failOne(dial(t, addr))), "served by a breaker that sheds nothing")
 }
 

@@ -20,7 +20,7 @@ func TestUnaryServerInterceptor_panicNilWithPanicnil1(t *testing.T) {
 		return
 	}
 
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	intercept := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(r))
 	info := &grpc.UnaryServerInfo{FullMethod: "/pkg.Service/Method"}
 	panicked := func() (panicked bool) {
@@ -32,7 +32,7 @@ func TestUnaryServerInterceptor_panicNilWithPanicnil1(t *testing.T) {
 	assert.True(t, panicked, "panic(nil) is raised again")
 	var failures int64
 	r.Range(func(_ string, b breaker.Breaker) bool {
-		s, _ := breaker.StatsOf(b)
+		s := b.Stats()
 		failures += s.TotalFailures
 		return true
 	})

@@ -92,7 +92,7 @@ func TestRetriable(t *testing.T) {
 
 func TestUnaryClientInterceptor_retryBudget(t *testing.T) {
 	_, addr := startServer(t)
-	reg := breaker.NewRegistry()
+	reg := breaker.MustNewRegistry()
 	cc := dial(t, addr, grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))))
 	_, err := call(context.Background(), cc, "hello")
 	require.NoError(t, err)

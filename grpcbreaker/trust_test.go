@@ -205,7 +205,7 @@ func TestInterceptors_untrustedLevelIsNotCarried(t *testing.T) {
 			_, addr := startServer(t,
 				grpc.ChainUnaryInterceptor(grpcbreaker.UnaryServerInterceptor(opt), seen.unary),
 				grpc.ChainStreamInterceptor(grpcbreaker.StreamServerInterceptor(opt), seen.stream))
-			reg := breaker.NewRegistry()
+			reg := breaker.MustNewRegistry()
 			cc := dial(t, addr,
 				grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))),
 				grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(reg))))
@@ -254,7 +254,7 @@ func TestInterceptors_trustedHopCarriesTheLevel(t *testing.T) {
 			if tc.forward {
 				next = dial(t, backAddr)
 			} else {
-				reg := breaker.NewRegistry()
+				reg := breaker.MustNewRegistry()
 				next = dial(t, backAddr, grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))))
 			}
 			hop := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -270,9 +270,9 @@ func TestInterceptors_trustedHopCarriesTheLevel(t *testing.T) {
 				return h(ctx, req)
 			}
 			_, frontAddr := startServer(t, grpc.ChainUnaryInterceptor(
-				grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.NewRegistry()),
+				grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
 					grpcbreaker.WithCriticalityPolicy(tc.front)), hop))
-			reg := breaker.NewRegistry()
+			reg := breaker.MustNewRegistry()
 			cc := dial(t, frontAddr, grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))))
 
 			_, err := call(criticality.With(context.Background(), tc.claim), cc, "hello")

@@ -48,7 +48,7 @@ var trusted = httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(critical
 func TestTransport_Handler_carryTheCriticality(t *testing.T) {
 	app := &seen{}
 	base, _, _ := serveHandler(t, app, trusted)
-	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.MustNewRegistry()))}
 	t.Cleanup(client.CloseIdleConnections)
 	get := func(ctx context.Context, header string) {
 		t.Helper()
@@ -140,7 +140,7 @@ func TestHandler_shedsTheLowestLevelsFirst(t *testing.T) {
 			i++
 		}
 	}
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	require.InDelta(t, 155.0/401, s.DropProbability, 1e-9)
 
 	status := func(c criticality.Level) (shed int) {

@@ -34,7 +34,7 @@ func ExampleNewTransport() {
 
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// One breaker per host, from the registry.
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(registry))}
@@ -66,7 +66,7 @@ func ExampleWithFallback() {
 
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// Dropped requests get a stale answer instead of an error.
 	stale := func(req *http.Request, err error) (*http.Response, error) {
@@ -99,7 +99,7 @@ func ExampleWithFallback() {
 func ExampleNewHandler() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// A handler that fails: the breaker in front of it starts shedding.
 	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +119,7 @@ func ExampleNewHandler() {
 		statuses[fmt.Sprintf("%d Retry-After=%q", resp.StatusCode, resp.Header.Get("Retry-After"))]++
 	}
 	fmt.Println(statuses)
-	s, _ := breaker.StatsOf(registry.Get(httpbreaker.DefaultHandlerKey))
+	s := registry.Get(httpbreaker.DefaultHandlerKey).Stats()
 	fmt.Println("the handler's breaker:", s.Name)
 	// Output:
 	// map[500 Retry-After="":21 503 Retry-After="1":79]
@@ -134,7 +134,7 @@ func ExampleWithClassifier() {
 
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// For this dependency a 404 means it lost data: count it as a failure,
 	// and defer to the default for everything else.
@@ -174,7 +174,7 @@ func ExampleWithRegistry() {
 	// Breakers of their own for these hosts, kept out of
 	// breaker.DefaultRegistry(): at most 1000 of them, and more tolerant of
 	// failures than the default.
-	registry := breaker.NewRegistry(breaker.WithK(2))
+	registry := breaker.MustNewRegistry(breaker.WithK(2))
 	registry.SetLimit(1000)
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(registry))}
 	defer client.CloseIdleConnections()
@@ -187,7 +187,7 @@ func ExampleWithRegistry() {
 
 	// The breaker of the server's host, 127.0.0.1 and its port.
 	host := strings.TrimPrefix(srv.URL, "http://")
-	s, _ := breaker.StatsOf(registry.Get(host))
+	s := registry.Get(host).Stats()
 	fmt.Println("successes:", s.TotalSuccesses, "failures:", s.TotalFailures)
 	// Output: successes: 1 failures: 0
 }
@@ -199,7 +199,7 @@ func ExampleWithCriticalityPolicy() {
 	})
 	// At the edge, anyone can send the header: the server decides, here by
 	// route, and what clients claim is ignored.
-	edge := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
+	edge := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.MustNewRegistry()),
 		httpbreaker.WithCriticalityPolicy(httpbreaker.LevelFunc(func(r *http.Request) criticality.Level {
 			if strings.HasPrefix(r.URL.Path, "/prefetch/") {
 				return criticality.Sheddable
@@ -207,10 +207,10 @@ func ExampleWithCriticalityPolicy() {
 			return criticality.Critical
 		})))
 	// Behind the edge, only trusted services call: their header counts.
-	internal := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()),
+	internal := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.MustNewRegistry()),
 		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 	// Without the option, no header counts.
-	plain := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()))
+	plain := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.MustNewRegistry()))
 
 	for _, h := range []struct {
 		name    string

@@ -433,7 +433,7 @@ func TestHandler_ServeHTTP_answerAfterClientLeftIsIgnored(t *testing.T) {
 			assert.Equal(t, int64(0), total, "recorded as a success or a failure")
 			assert.Equal(t, int64(0), accepts)
 			assert.Equal(t, int64(clients), reg.Ignored(httpbreaker.DefaultHandlerKey), "the clients left: neither")
-			s, _ := breaker.StatsOf(reg.Registry.Get(httpbreaker.DefaultHandlerKey))
+			s := reg.Registry.Get(httpbreaker.DefaultHandlerKey).Stats()
 			assert.Equal(t, int64(0), s.TotalFailures)
 		})
 	}

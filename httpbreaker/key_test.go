@@ -54,7 +54,7 @@ func roundTrip(t *testing.T, tr http.RoundTripper, host string) {
 func TestTransport_longHostsCostABoundedAmount(t *testing.T) {
 	const hosts, size = 200, 1 << 20
 	// What hosts breakers with short names hold.
-	shortReg := breaker.NewRegistry()
+	shortReg := breaker.MustNewRegistry()
 	short := httpbreaker.MustNewTransport(answerer{}, httpbreaker.WithRegistry(shortReg))
 	base := growth(func() {
 		for i := range hosts {
@@ -62,7 +62,7 @@ func TestTransport_longHostsCostABoundedAmount(t *testing.T) {
 		}
 	})
 
-	longReg := breaker.NewRegistry()
+	longReg := breaker.MustNewRegistry()
 	long := httpbreaker.MustNewTransport(answerer{}, httpbreaker.WithRegistry(longReg))
 	grown := growth(func() {
 		label := strings.Repeat("a", 63) + "."

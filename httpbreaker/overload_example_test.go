@@ -16,7 +16,7 @@ import (
 // a client's Transport leaves such an answer out of its own breaker.
 func ExampleShedByServer() {
 	m := clock.NewMock()
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	b := reg.Get(httpbreaker.DefaultHandlerKey)
 	for i := 0; i < 100; { // the handler has failed 100 times
 		if p, err := b.Allow(); err == nil {

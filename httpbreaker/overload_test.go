@@ -28,7 +28,7 @@ func sheddingRegistry(t *testing.T) *breaker.Registry {
 	t.Helper()
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
 	b := reg.Get(httpbreaker.DefaultHandlerKey)
 	for i := 0; i < 200; {
 		if p, err := b.Allow(); err == nil {
@@ -93,7 +93,7 @@ func TestHandler_ServeHTTP_failureWhileSheddingCarriesAdvice(t *testing.T) {
 	shedding := httpbreaker.MustNewHandler(failing, httpbreaker.WithRegistry(sheddingRegistry(t)))
 	assert.Equal(t, "later", serveOne(shedding).Header.Get(httpbreaker.RetryHeader), "served while shedding")
 
-	calm := httpbreaker.MustNewHandler(failing, httpbreaker.WithRegistry(breaker.NewRegistry()))
+	calm := httpbreaker.MustNewHandler(failing, httpbreaker.WithRegistry(breaker.MustNewRegistry()))
 	_, ok := serveOne(calm).Header[httpbreaker.RetryHeader]
 	assert.False(t, ok, "served by a breaker that sheds nothing")
 }
@@ -160,7 +160,7 @@ func TestHandler_ServeHTTP_retryKeepsItsLevel(t *testing.T) {
 	// breaker has seen 60 % of 400 calls fail and drops 155/401 of them,
 	// which SHEDDABLE, the lowest level, takes whole.
 	m := clock.NewMock()
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
 	b := reg.Get(httpbreaker.DefaultHandlerKey)
 	for i := 0; i < 400; {
 		if p, err := b.Allow(); err == nil {

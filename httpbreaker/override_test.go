@@ -13,24 +13,25 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // An operator's override on the breaker of a host, or on a Handler's,
 // decides the requests over real connections on loopback.
 func TestTransport_RoundTrip_override(t *testing.T) {
 	var received atomic.Int64
-	servers := breaker.NewRegistry()
+	servers := breaker.MustNewRegistry()
 	srv := httptest.NewServer(httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		received.Add(1)
 	}), httpbreaker.WithRegistry(servers)))
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	clients := breaker.NewRegistry()
+	clients := breaker.MustNewRegistry()
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(clients))}
 	t.Cleanup(client.CloseIdleConnections)
 
 	// Forced open on the client: the request is never sent.
-	require.NoError(t, breaker.SetOverride(clients.Get(host), breaker.Override{Mode: breaker.ShedAll,
+	require.NoError(t, clients.Get(host).SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: time.Minute, Reason: "failover", By: "alice"}))
 	_, err := client.Get(srv.URL)
 	require.Error(t, err)
@@ -40,7 +41,7 @@ func TestTransport_RoundTrip_override(t *testing.T) {
 	assert.Zero(t, received.Load())
 
 	// Cleared: sent again.
-	require.NoError(t, breaker.ClearOverride(clients.Get(host)))
+	clients.Get(host).ClearOverride()
 	resp, err := client.Get(srv.URL)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
@@ -48,8 +49,7 @@ func TestTransport_RoundTrip_override(t *testing.T) {
 	assert.Equal(t, int64(1), received.Load())
 
 	// Forced open on the server's Handler: the handler does not run.
-	require.NoError(t, breaker.SetOverride(servers.Get(httpbreaker.DefaultHandlerKey),
-		breaker.Override{Mode: breaker.ShedAll, TTL: time.Minute}))
+	require.NoError(t, servers.Get(httpbreaker.DefaultHandlerKey).SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Minute}))
 	resp, err = client.Get(srv.URL)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())

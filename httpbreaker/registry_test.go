@@ -18,8 +18,7 @@ import (
 // successes returns the successes b has counted since it was made.
 func successes(t *testing.T, b breaker.Breaker) int64 {
 	t.Helper()
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	return s.TotalSuccesses
 }
 
@@ -46,7 +45,7 @@ func TestTransportAndHandler_shareTheDefaultRegistry(t *testing.T) {
 }
 
 func TestWithRegistry_keepsBreakersApart(t *testing.T) {
-	clients, servers := breaker.NewRegistry(), breaker.NewRegistry()
+	clients, servers := breaker.MustNewRegistry(), breaker.MustNewRegistry()
 	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
 		httpbreaker.WithRegistry(servers))
 	srv := httptest.NewServer(h)

@@ -121,7 +121,7 @@ func TestPrepareRetry(t *testing.T) {
 
 func TestTransport_RoundTrip_retryBudget(t *testing.T) {
 	url := serve(t, answerWith(200))
-	reg := breaker.NewRegistry()
+	reg := breaker.MustNewRegistry()
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(reg))}
 	do := func(ctx context.Context, attemptHeader string) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

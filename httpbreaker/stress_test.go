@@ -39,7 +39,7 @@ func liveHeap() int64 {
 func TestStress_100000HostsThroughTheTransport(t *testing.T) {
 	const hosts, workers = 100_000, 16
 	base := serve(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	reg := breaker.NewRegistry() // as DefaultRegistry: the default limit
+	reg := breaker.MustNewRegistry() // as DefaultRegistry: the default limit
 	client := &http.Client{Transport: httpbreaker.MustNewTransport(newLoopback(t, strings.TrimPrefix(base, "http://")),
 		httpbreaker.WithRegistry(reg))}
 	for i := range 1000 { // warm the connections and the runtime up before measuring
@@ -88,7 +88,7 @@ func TestStress_clientsThatGiveUp(t *testing.T) {
 		case <-r.Context().Done():
 			w.WriteHeader(http.StatusInternalServerError)
 		}
-	}), httpbreaker.WithRegistry(breaker.NewRegistry()))
+	}), httpbreaker.WithRegistry(breaker.MustNewRegistry()))
 	base := serve(t, h)
 	ctx, stop := context.WithTimeout(context.Background(), run)
 	defer stop()

@@ -192,7 +192,7 @@ func TestHandler_trustedHopCarriesTheLevel(t *testing.T) {
 			// request's context.
 			back := &levelApp{}
 			backURL, _, _ := serveHandler(t, back, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
-			hop := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
+			hop := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.MustNewRegistry()))}
 			t.Cleanup(hop.CloseIdleConnections)
 			front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, backURL, nil)
@@ -208,7 +208,7 @@ func TestHandler_trustedHopCarriesTheLevel(t *testing.T) {
 			})
 			frontURL, _, _ := serveHandler(t, front, httpbreaker.WithCriticalityPolicy(tc.front))
 
-			client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry()))}
+			client := &http.Client{Transport: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(breaker.MustNewRegistry()))}
 			t.Cleanup(client.CloseIdleConnections)
 			req, err := http.NewRequestWithContext(criticality.With(context.Background(), tc.claim), http.MethodGet, frontURL, nil)
 			require.NoError(t, err)
@@ -268,7 +268,7 @@ func TestHandler_claimNotBelievedIsNotForwarded(t *testing.T) {
 
 func TestHandler_leavesTheCallersRequestAlone(t *testing.T) {
 	app := &levelApp{}
-	h := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.NewRegistry()))
+	h := httpbreaker.MustNewHandler(app, httpbreaker.WithRegistry(breaker.MustNewRegistry()))
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.Header.Set(httpbreaker.CriticalityHeader, "CRITICAL_PLUS")
 	h.ServeHTTP(httptest.NewRecorder(), req)

@@ -41,12 +41,11 @@ func TestBreaker_systemClock_leavesNoGoroutine(t *testing.T) {
 	if promise, err := b.Allow(); err == nil {
 		promise.Reject("down")
 	}
-	stats, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	stats := b.Stats()
 	assert.Positive(t, stats.TotalFailures)
 	assert.Positive(t, stats.DropProbability, "a shedding breaker's drop probability")
 
-	registry := breaker.NewRegistry(breaker.WithListener(listener), breaker.WithLogger(logger))
+	registry := breaker.MustNewRegistry(breaker.WithListener(listener), breaker.WithLogger(logger))
 	require.True(t, failUntilShed(registry.Get("search"), errDown))
 	assert.NoError(t, registry.Get("users").Do(func() error { return nil }))
 
@@ -90,7 +89,7 @@ func failUntilShed(b breaker.Breaker, errDown error) bool {
 // the system clock, from a server on 127.0.0.1: the page samples its
 // charts when asked, and nothing runs between requests.
 func TestStatuspage_leavesNoGoroutine(t *testing.T) {
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	require.True(t, failUntilShed(registry.Get("payments"), errors.New("down")))
 	srv := httptest.NewServer(statuspage.MustNew(registry))
 	defer srv.Close()

@@ -46,7 +46,7 @@
 //	srebreaker.override  Int64ObservableGauge  1  1 while an override is in force
 //
 // The calls a shed_all override drops are not in srebreaker.drops: they say
-// nothing of the dependency ([breaker.ActiveOverride] counts them).
+// nothing of the dependency ([override.Active] counts them).
 //
 // The counters count from the breaker's creation (cumulative, monotonic).
 // Every count is exact (but for CRITICAL's lag, above). A breaker that reports no

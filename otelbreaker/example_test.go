@@ -20,7 +20,7 @@ func Example() {
 	// reproducible; real code leaves both at their defaults.
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// A manual reader stands in for an exporter, such as OTLP's or
 	// Prometheus's, attached to the provider.

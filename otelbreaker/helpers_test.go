@@ -21,7 +21,7 @@ func newRegistry(t *testing.T) (*breaker.Registry, *clock.Mock) {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1))), mock
+	return breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1))), mock
 }
 
 // newReader registers src with a new SDK provider whose manual reader it

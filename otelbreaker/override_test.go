@@ -9,15 +9,15 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/otelbreaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 func TestRegister_override(t *testing.T) {
 	r, mock := newRegistry(t)
 	record(t, r.Get("payments"), 5, 0)
 	record(t, r.Get("search"), 5, 0)
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: time.Minute, Reason: "database failover", By: "alice"}))
 	reader := newReader(t, r)
 

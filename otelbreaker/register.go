@@ -31,7 +31,7 @@ const BreakerKey attribute.Key = "breaker"
 const CriticalityKey attribute.Key = "criticality"
 
 // OverrideModeKey is the key of the attribute that holds an override's
-// mode, as [breaker.OverrideMode.String] names it (shed_all or
+// mode, as [override.Mode.String] names it (shed_all or
 // shed_none), on the data points of srebreaker.override; those data points
 // also carry [BreakerKey]. An override's reason and author are free text
 // and never attributes.
@@ -149,7 +149,7 @@ func (ins *instruments) observe(src breaker.Source) metric.Callback {
 		var names []string
 		var stats []breaker.Stats
 		src.Range(func(name string, b breaker.Breaker) bool {
-			if s, ok := breaker.StatsOf(b); ok { // not a Nop breaker, or one that reports nothing
+			if s := b.Stats(); !s.Unguarded { // not a Nop breaker
 				names, stats = append(names, name), append(stats, s)
 			}
 			return true

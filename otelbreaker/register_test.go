@@ -75,8 +75,7 @@ func TestRegister_observesEachBreaker(t *testing.T) {
 	r.Get("legacy")
 
 	got := collect(t, reader)
-	want, ok := breaker.StatsOf(search)
-	require.True(t, ok)
+	want := search.Stats()
 	require.Positive(t, want.TotalDrops)
 	require.Positive(t, want.DropProbability)
 
@@ -144,8 +143,7 @@ func TestRegister_observesEachLevel(t *testing.T) {
 	}
 	got = collect(t, reader)
 	assert.Len(t, got, 10)
-	s, ok := breaker.StatsOf(payments)
-	require.True(t, ok)
+	s := payments.Stats()
 	want := map[string]map[[2]string]int64{}
 	for _, c := range s.Criticalities {
 		key := [2]string{"payments", c.Level.String()}
@@ -402,7 +400,7 @@ func TestRegister_collectWhileCallsRun(t *testing.T) {
 }
 
 func TestRegister_hotPathStaysFreeOfAllocations(t *testing.T) {
-	r := breaker.NewRegistry() // the system clock, as in production
+	r := breaker.MustNewRegistry() // the system clock, as in production
 	reader := newReader(t, r)
 	b := r.Get("payments")
 	collect(t, reader)

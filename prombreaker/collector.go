@@ -210,7 +210,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, src := range c.sources {
 		var all []reported
 		src.src.Range(func(name string, b breaker.Breaker) bool {
-			if s, ok := breaker.StatsOf(b); ok {
+			if s := b.Stats(); !s.Unguarded {
 				all = append(all, reported{name, s})
 			}
 			return true

@@ -29,7 +29,7 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 	record(t, r.Get("search"), 5, 0)
 	inventory := r.Get("inventory")
 	record(t, inventory, 0, 200)
-	before, _ := breaker.StatsOf(inventory)
+	before := inventory.Stats()
 	dropped := 0
 	for range 2000 { // asks without reporting: only the drops count
 		if _, err := inventory.Allow(); err != nil {
@@ -78,8 +78,7 @@ func TestCollector_scrapedOverHTTP(t *testing.T) {
 
 	// The clock has stood still since the scrape: the snapshots hold what it saw.
 	for _, name := range []string{"payments", "search", "inventory"} {
-		s, ok := breaker.StatsOf(r.Get(name))
-		require.True(t, ok)
+		s := r.Get(name).Stats()
 		get := func(family string) float64 {
 			v, ok := sample(families, family, name)
 			require.True(t, ok, "%s{breaker=%q}", family, name)
@@ -156,8 +155,7 @@ func TestCollector_criticalityScrapedOverHTTP(t *testing.T) {
 	families := scrape(t, server(t, reg))
 	assert.Len(t, families, 13, "the eight families and the five by criticality")
 
-	s, ok := breaker.StatsOf(payments)
-	require.True(t, ok)
+	s := payments.Stats()
 	require.True(t, s.Leveled())
 	want := map[string]func(c criticality.Stats) float64{
 		"srebreaker_requests_by_criticality_total": func(c criticality.Stats) float64 {
@@ -305,7 +303,7 @@ func TestNewCollector_namespaceAndConstLabels(t *testing.T) {
 }
 
 func TestNewCollector_invalid(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	labels := func(name, value string) prombreaker.Option {
 		return prombreaker.WithConstLabels(prometheus.Labels{name: value})
 	}
@@ -375,7 +373,7 @@ func TestCollector_breakersOutsideARegistry(t *testing.T) {
 }
 
 func TestCollector_hotPathStaysFreeOfAllocations(t *testing.T) {
-	r := breaker.NewRegistry() // the system clock, as in production
+	r := breaker.MustNewRegistry() // the system clock, as in production
 	b := r.Get("payments")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(r))
@@ -399,7 +397,7 @@ func TestCollector_hotPathStaysFreeOfAllocations(t *testing.T) {
 
 func TestCollector_scrapesWhileCallsRun(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithWindow(time.Hour))
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithWindow(time.Hour))
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(r))
 	url := server(t, reg)
@@ -489,13 +487,13 @@ func TestCollector_sources(t *testing.T) {
 
 func TestCollector_secondCollectorRefused(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(prombreaker.MustNewCollector(breaker.NewRegistry())))
-	assert.Error(t, reg.Register(prombreaker.MustNewCollector(breaker.NewRegistry())),
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(breaker.MustNewRegistry())))
+	assert.Error(t, reg.Register(prombreaker.MustNewCollector(breaker.MustNewRegistry())),
 		"the same metrics twice: what Sources is for")
 }
 
 func TestNewCollector_invalidSources(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	tests := []struct {
 		name string
 		src  prombreaker.Sources
@@ -534,7 +532,7 @@ func TestNewCollector_invalidSources(t *testing.T) {
 func TestSources_Range(t *testing.T) {
 	a := breaker.MustNew(breaker.WithName("a"))
 	b := breaker.MustNew(breaker.WithName("b"))
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	r.Get("c")
 	src := prombreaker.Sources{"y": r, "x": breakers{a, nil, b, breaker.Nop()}}
 	var names []string
@@ -556,7 +554,7 @@ func TestSources_Range(t *testing.T) {
 // the duplicate series, and promhttp answered 500 for all of /metrics.
 func TestCollector_namesThatEscapeAlikeStayApart(t *testing.T) {
 	m := newMock()
-	r := breaker.NewRegistry(breaker.WithClock(m))
+	r := breaker.MustNewRegistry(breaker.WithClock(m))
 	for i, name := range []string{"a\xff", "a\xfe", `a\xff`, "a\uFFFD", "ok"} {
 		record(t, r.Get(name), i+1, 0)
 	}

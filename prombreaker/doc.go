@@ -29,7 +29,7 @@
 //	srebreaker_override           gauge    1 while an override is in force
 //
 // The calls a shed_all override drops are not in the counters above: they
-// say nothing of the dependency ([breaker.ActiveOverride] counts them).
+// say nothing of the dependency ([override.Active] counts them).
 //
 // A breaker that has counted a call at a level other than the default
 // (see [criticality.Level] and [breaker.Stats.Leveled]) also gives one

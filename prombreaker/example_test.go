@@ -19,7 +19,7 @@ func Example() {
 	// real code leaves both at their defaults.
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	registry := breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
 	// Usually prometheus.MustRegister(prombreaker.MustNewCollector(
 	// breaker.DefaultRegistry())), served by promhttp.Handler().

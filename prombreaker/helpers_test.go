@@ -31,7 +31,7 @@ func newMock() *clock.Mock {
 // source and use the plain formula with K = 1 and no protection, so that
 // their drop probability is (requests − accepts) / (requests + 1).
 func newRegistry(m *clock.Mock) *breaker.Registry {
-	return breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
+	return breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
 		breaker.WithPlainFormula(), breaker.WithK(1), breaker.WithProtection(0))
 }
 

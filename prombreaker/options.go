@@ -30,7 +30,7 @@ const SourceLabel = "source"
 const CriticalityLabel = "criticality"
 
 // OverrideModeLabel is the label that holds an override's mode, as
-// [breaker.OverrideMode.String] names it (shed_all or shed_none), on the
+// [override.Mode.String] names it (shed_all or shed_none), on the
 // series of srebreaker_override.
 const OverrideModeLabel = "mode"
 

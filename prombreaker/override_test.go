@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/prombreaker"
 )
 
@@ -17,7 +18,7 @@ func TestCollector_overrideScrapedOverHTTP(t *testing.T) {
 	r := newRegistry(m)
 	record(t, r.Get("payments"), 5, 0)
 	record(t, r.Get("search"), 5, 0)
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: time.Minute, Reason: "database failover", By: "alice"}))
 	_, err := r.Get("payments").Allow()
 	require.ErrorIs(t, err, breaker.ErrForced)
@@ -42,7 +43,7 @@ func TestCollector_overrideScrapedOverHTTP(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 0.0, drops, "a forced drop says nothing of the dependency")
 
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedNone,
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedNone,
 		TTL: time.Minute}))
 	mf = scrape(t, url)["srebreaker_override"]
 	require.NotNil(t, mf)
@@ -53,7 +54,7 @@ func TestCollector_overrideScrapedOverHTTP(t *testing.T) {
 }
 
 func TestNewCollector_modeLabelIsTaken(t *testing.T) {
-	_, err := prombreaker.NewCollector(breaker.NewRegistry(), prombreaker.WithConstLabels(map[string]string{"mode": "x"}))
+	_, err := prombreaker.NewCollector(breaker.MustNewRegistry(), prombreaker.WithConstLabels(map[string]string{"mode": "x"}))
 	require.ErrorIs(t, err, prombreaker.ErrInvalidOption)
 	assert.Contains(t, err.Error(), `WithConstLabels("mode"="x")`)
 }

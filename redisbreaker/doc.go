@@ -93,7 +93,7 @@
 //
 // # Overrides
 //
-// [Sharer.SetOverride] sets an operator's override ([breaker.Override]) on
+// [Sharer.SetOverride] sets an operator's override ([override.Spec]) on
 // a breaker of every process of the fleet: it writes it, with its TTL, at
 // <prefix>{<name>}:override, and every sharer reads that key with the
 // breaker's blocks, so each process's breaker obeys in its next round,

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/redisbreaker"
 )
 
@@ -22,7 +23,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	if err := sharer.Share(registry.Get("payments")); err != nil {
 		log.Fatal(err)
 	}
@@ -47,8 +48,8 @@ func ExampleSharer_SetOverride() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	err = ops.SetOverride(ctx, "payments", breaker.Override{
-		Mode: breaker.ShedAll, TTL: 10 * time.Minute, Reason: "database failover, INC-1234", By: "alice",
+	err = ops.SetOverride(ctx, "payments", override.Spec{
+		Mode: override.ShedAll, TTL: 10 * time.Minute, Reason: "database failover, INC-1234", By: "alice",
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // A fleet's override of a breaker is one Redis string, at
@@ -18,7 +19,7 @@ import (
 // beside the breaker's blocks (one slot on a cluster), which expires when
 // the override does. Its value, in order, separated by single spaces:
 // "1" (the layout), when it was set (Unix ms), its TTL (ms), its mode
-// (breaker.OverrideMode's number), the length of By in bytes, then By and
+// (override.Mode's number), the length of By in bytes, then By and
 // Reason, back to back. Every round reads it with the breaker's blocks.
 
 // overrideKey returns the key of the fleet's override of the breaker whose
@@ -33,7 +34,7 @@ const maxOverrideText = 1024
 type fleetOverride struct {
 	setAt time.Time
 	ttl   time.Duration
-	mode  breaker.OverrideMode
+	mode  override.Mode
 	by    string
 	why   string
 }
@@ -62,8 +63,8 @@ func parseOverride(v string) (fleetOverride, error) {
 		return o, fmt.Errorf("override %.100q: By of %d bytes, longer than what follows", v, n[3])
 	}
 	o = fleetOverride{setAt: time.UnixMilli(n[0]), ttl: time.Duration(n[1]) * time.Millisecond,
-		mode: breaker.OverrideMode(n[2]), by: rest[:n[3]], why: rest[n[3]:]}
-	if o.mode != breaker.ShedAll && o.mode != breaker.ShedNone {
+		mode: override.Mode(n[2]), by: rest[:n[3]], why: rest[n[3]:]}
+	if o.mode != override.ShedAll && o.mode != override.ShedNone {
 		return o, fmt.Errorf("override %.100q: mode %d: neither shed_all nor shed_none", v, n[2])
 	}
 	return o, nil
@@ -80,19 +81,19 @@ func parseOverride(v string) (fleetOverride, error) {
 // tool may make a Sharer for this alone), and it need not be started.
 //
 // It returns an error wrapping [breaker.ErrInvalidOverride], naming the
-// field, for a mode other than [breaker.ShedAll] and [breaker.ShedNone] or
-// a TTL not above 0 and at most [breaker.MaxOverrideTTL]; one for a name
+// field, for a mode other than [override.ShedAll] and [override.ShedNone] or
+// a TTL not above 0 and at most [override.MaxTTL]; one for a name
 // longer than 1024 bytes, and Redis's error, wrapping [ErrUnreachable],
 // when the write fails. Reason and By are cut to 1024 bytes here, and to
 // the breaker's bound when set.
-func (s *Sharer) SetOverride(ctx context.Context, name string, o breaker.Override) error {
+func (s *Sharer) SetOverride(ctx context.Context, name string, o override.Spec) error {
 	switch {
 	case len(name) > maxNameSize:
 		return fmt.Errorf("redisbreaker: breaker name of %d bytes: at most %d", len(name), maxNameSize)
-	case o.Mode != breaker.ShedAll && o.Mode != breaker.ShedNone:
+	case o.Mode != override.ShedAll && o.Mode != override.ShedNone:
 		return fmt.Errorf("%w: Mode %v: must be shed_all or shed_none", breaker.ErrInvalidOverride, o.Mode)
-	case o.TTL <= 0 || o.TTL > breaker.MaxOverrideTTL:
-		return fmt.Errorf("%w: TTL %v: must be above 0 and at most %v", breaker.ErrInvalidOverride, o.TTL, breaker.MaxOverrideTTL)
+	case o.TTL <= 0 || o.TTL > override.MaxTTL:
+		return fmt.Errorf("%w: TTL %v: must be above 0 and at most %v", breaker.ErrInvalidOverride, o.TTL, override.MaxTTL)
 	}
 	ttl := o.TTL.Truncate(time.Millisecond)
 	if ttl <= 0 {
@@ -148,8 +149,8 @@ func (s *Sharer) takeOverride(m *member, v any, now time.Time) error {
 	if !has {
 		if g.applied != nil {
 			// Clear what the fleet set, unless something else was set since.
-			if a, ok := breaker.OverrideOf(m.b); ok && a.SetAt.Equal(g.appliedAt) {
-				_ = breaker.ClearOverride(m.b) // the breaker is one of package breaker's: fleet.Of holds
+			if a, ok := m.b.Override(); ok && a.SetAt.Equal(g.appliedAt) {
+				m.b.ClearOverride()
 			}
 			g.applied = nil
 		}
@@ -158,12 +159,12 @@ func (s *Sharer) takeOverride(m *member, v any, now time.Time) error {
 	if g.applied != nil && *g.applied == o {
 		return nil // set before; the breaker ends it on its own
 	}
-	ttl := min(o.setAt.Add(o.ttl).Sub(now), breaker.MaxOverrideTTL)
-	err := breaker.SetOverride(m.b, breaker.Override{Mode: o.mode, TTL: ttl, Reason: o.why, By: o.by})
+	ttl := min(o.setAt.Add(o.ttl).Sub(now), override.MaxTTL)
+	err := m.b.SetOverride(override.Spec{Mode: o.mode, TTL: ttl, Reason: o.why, By: o.by})
 	if err != nil && !errors.Is(err, breaker.ErrInvalidOverride) {
 		return err
 	}
-	if a, ok := breaker.OverrideOf(m.b); ok {
+	if a, ok := m.b.Override(); ok {
 		g.applied, g.appliedAt = &o, a.SetAt
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/redisbreaker"
 )
 
@@ -25,7 +26,7 @@ func TestSharer_SetOverride_everyProcessObeys(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 
-	require.NoError(t, ops.SetOverride(ctx, "payments", breaker.Override{Mode: breaker.ShedAll, TTL: 5 * time.Minute,
+	require.NoError(t, ops.SetOverride(ctx, "payments", override.Spec{Mode: override.ShedAll, TTL: 5 * time.Minute,
 		Reason: "database failover", By: "alice"}))
 	for _, p := range []*process{a, b} {
 		_, err := p.b.Allow()
@@ -35,7 +36,7 @@ func TestSharer_SetOverride_everyProcessObeys(t *testing.T) {
 		require.ErrorIs(t, err, breaker.ErrForced, "after it")
 		assert.ErrorContains(t, err, `forced open by "alice"`)
 		assert.ErrorContains(t, err, "database failover")
-		o, ok := breaker.OverrideOf(p.b)
+		o, ok := p.b.Override()
 		require.True(t, ok)
 		assert.Equal(t, clk.Now().Add(5*time.Minute), o.Expires)
 	}
@@ -44,27 +45,27 @@ func TestSharer_SetOverride_everyProcessObeys(t *testing.T) {
 	clk.advance(3 * time.Minute)
 	c := newProcess(t, srv, clk, "c")
 	require.NoError(t, c.sync(t))
-	o, ok := breaker.OverrideOf(c.b)
+	o, ok := c.b.Override()
 	require.True(t, ok)
 	assert.Equal(t, 2*time.Minute, o.Remaining(clk.Now()), "the TTL counts from when it was set")
 
 	// Cleared fleet-wide: each process clears what it took from the fleet,
 	// but not an override set on its breaker since.
-	require.NoError(t, breaker.SetOverride(b.b, breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute, By: "bob"}))
+	require.NoError(t, b.b.SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Minute, By: "bob"}))
 	require.NoError(t, ops.ClearOverride(ctx, "payments"))
 	for _, p := range []*process{a, b, c} {
 		require.NoError(t, p.sync(t))
 	}
-	_, ok = breaker.OverrideOf(a.b)
+	_, ok = a.b.Override()
 	assert.False(t, ok, "a obeys the fleet's clear")
-	o, ok = breaker.OverrideOf(b.b)
+	o, ok = b.b.Override()
 	require.True(t, ok, "b keeps its own")
 	assert.Equal(t, "bob", o.By)
 	_, err = a.b.Allow()
 	assert.NoError(t, err)
 
 	// An override ends on its own, in every process, at its TTL.
-	require.NoError(t, ops.SetOverride(ctx, "payments", breaker.Override{Mode: breaker.ShedAll, TTL: time.Second, By: "carol"}))
+	require.NoError(t, ops.SetOverride(ctx, "payments", override.Spec{Mode: override.ShedAll, TTL: time.Second, By: "carol"}))
 	require.NoError(t, a.sync(t))
 	_, err = a.b.Allow()
 	require.ErrorIs(t, err, breaker.ErrForced)
@@ -72,7 +73,7 @@ func TestSharer_SetOverride_everyProcessObeys(t *testing.T) {
 	_, err = a.b.Allow()
 	assert.NoError(t, err, "expired")
 	require.NoError(t, a.sync(t), "Redis may still hold it on its own clock: the sharer reads its TTL")
-	_, ok = breaker.OverrideOf(a.b)
+	_, ok = a.b.Override()
 	assert.False(t, ok)
 }
 
@@ -82,19 +83,19 @@ func TestSharer_SetOverride_invalid(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, tc := range []struct {
-		o    breaker.Override
+		o    override.Spec
 		want string
 	}{
-		{breaker.Override{Mode: breaker.ShedAll}, "TTL 0s: must be above 0 and at most 24h0m0s"},
-		{breaker.Override{Mode: breaker.ShedAll, TTL: -time.Second}, "TTL -1s"},
-		{breaker.Override{Mode: breaker.ShedNone, TTL: 25 * time.Hour}, "TTL 25h0m0s"},
-		{breaker.Override{TTL: time.Minute}, "Mode OverrideMode(0): must be shed_all or shed_none"},
+		{override.Spec{Mode: override.ShedAll}, "TTL 0s: must be above 0 and at most 24h0m0s"},
+		{override.Spec{Mode: override.ShedAll, TTL: -time.Second}, "TTL -1s"},
+		{override.Spec{Mode: override.ShedNone, TTL: 25 * time.Hour}, "TTL 25h0m0s"},
+		{override.Spec{TTL: time.Minute}, "Mode OverrideMode(0): must be shed_all or shed_none"},
 	} {
 		err := s.SetOverride(ctx, "payments", tc.o)
 		assert.ErrorIs(t, err, breaker.ErrInvalidOverride)
 		assert.ErrorContains(t, err, tc.want)
 	}
-	assert.ErrorContains(t, s.SetOverride(ctx, strings.Repeat("x", 1025), breaker.Override{Mode: breaker.ShedAll, TTL: time.Minute}),
+	assert.ErrorContains(t, s.SetOverride(ctx, strings.Repeat("x", 1025), override.Spec{Mode: override.ShedAll, TTL: time.Minute}),
 		"breaker name of 1025 bytes: at most 1024")
 	n, err := srv.client().Exists(ctx, "test:{payments}:override").Result()
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestSharer_Sync_unusableOverride(t *testing.T) {
 		require.NoError(t, srv.client().Set(ctx, "test:{payments}:override", v, 0).Err())
 		err := a.sync(t)
 		assert.ErrorIs(t, err, redisbreaker.ErrBadData, v)
-		_, ok := breaker.OverrideOf(a.b)
+		_, ok := a.b.Override()
 		assert.False(t, ok, v)
 	}
 	assert.Equal(t, 1, a.log.count("unusable data in Redis"), "logged once")

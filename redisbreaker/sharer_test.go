@@ -115,8 +115,7 @@ func (p *process) sync(t testing.TB) error {
 
 func dropProbability(t testing.TB, b breaker.Breaker) float64 {
 	t.Helper()
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	return s.DropProbability
 }
 
@@ -327,7 +326,7 @@ func TestSharer_Share(t *testing.T) {
 	assert.EqualError(t, s.Share(breaker.MustNew(breaker.WithName(strings.Repeat("x", 1025)))),
 		"redisbreaker: breaker name of 1025 bytes: at most 1024")
 
-	reg := breaker.NewRegistry()
+	reg := breaker.MustNewRegistry()
 	require.NoError(t, s.Share(reg.Get("db")))
 	require.NoError(t, s.Share(reg.Get("db")), "sharing again does nothing")
 	s.Unshare("db")

@@ -73,13 +73,6 @@ func (u Budget) Take(b breaker.Breaker) error {
 	return nil
 }
 
-// Usage returns the retries granted in b's window and the calls its window
-// holds, which the budget allows a share of; ok is false for a breaker
-// that package breaker did not make.
-func Usage(b breaker.Breaker) (retries, calls int64, ok bool) {
-	return retrybudget.Read(b)
-}
-
 // TakeFor is for integrations that guard each attempt with a breaker of
 // their own (httpbreaker's Transport, grpcbreaker's client interceptors):
 // when ctx says the call is a retry (an [Attempt] above 1) whose budget was

@@ -52,20 +52,19 @@ func TestBudget_Take_ratioOfTheWindow(t *testing.T) {
 	u := retry.DefaultBudget()
 	succeed(t, b, 200)
 	assert.Equal(t, 20, takeAll(t, u, b), "10% of the window's 200 calls")
-	retries, calls, ok := retry.Usage(b)
-	require.True(t, ok)
-	assert.Equal(t, int64(20), retries)
-	assert.Equal(t, int64(200), calls)
+	s := b.Stats()
+	assert.Equal(t, int64(20), s.Retries)
+	assert.Equal(t, int64(200), s.Successes+s.Failures)
 
 	m.Add(500 * time.Millisecond)
-	_, _, _ = retry.Usage(b) // reads the clock: the calls below land in the new bucket, not the busy one before
+	_ = b.Stats() // reads the clock: the calls below land in the new bucket, not the busy one before
 	succeed(t, b, 100)
 	assert.Equal(t, 10, takeAll(t, u, b), "300 calls in the window, 20 retries granted already")
 
 	m.Add(900 * time.Millisecond) // the first 200 calls and their 20 retries leave the window
-	retries, calls, _ = retry.Usage(b)
-	assert.Equal(t, int64(10), retries, "the second half-window's retries are still in it")
-	assert.Equal(t, int64(100), calls)
+	s = b.Stats()
+	assert.Equal(t, int64(10), s.Retries, "the second half-window's retries are still in it")
+	assert.Equal(t, int64(100), s.Successes+s.Failures)
 	m.Add(time.Second) // and those too
 	assert.Equal(t, retry.DefaultBudgetFloor, takeAll(t, u, b), "an empty window grants the floor")
 }
@@ -83,8 +82,7 @@ func TestBudget_Take_breakersWithoutAWindow(t *testing.T) {
 	for range 100 {
 		require.NoError(t, u.Take(breaker.Nop()))
 	}
-	_, _, ok := retry.Usage(breaker.Nop())
-	assert.False(t, ok)
+	assert.Zero(t, breaker.Nop().Stats().Retries)
 }
 
 func TestTakeFor(t *testing.T) {
@@ -172,8 +170,8 @@ func TestBudget_Take_concurrent(t *testing.T) {
 		m.Add(10 * time.Millisecond) // within the window's first bucket: nothing leaves it
 	}
 	wg.Wait()
-	retries, calls, ok := retry.Usage(b)
-	require.True(t, ok)
+	s := b.Stats()
+	retries, calls := s.Retries, s.Successes+s.Failures
 	assert.Equal(t, granted.Load(), retries, "every retry granted is counted once")
 	assert.LessOrEqual(t, float64(retries), 0.1*float64(calls), "never more than the ratio allows")
 	assert.GreaterOrEqual(t, retries, int64(100), "10% of the 1,000 calls before them, at least")

@@ -38,8 +38,8 @@ func Example() {
 		return nil
 	})
 	fmt.Println("err:", err)
-	retries, calls, _ := retry.Usage(b)
-	fmt.Printf("%d retries of the budget, %d calls in the window\n", retries, calls)
+	s := b.Stats()
+	fmt.Printf("%d retries of the budget, %d calls in the window\n", s.Retries, s.Successes+s.Failures)
 	// Output:
 	// attempt 1
 	// attempt 2

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
@@ -25,21 +26,13 @@ const (
 	maxAttempts = 10
 )
 
-// Clock is what a Policy reads time through: the time now, for deadlines,
-// and a channel that fires after a backoff. github.com/benbjohnson/clock's
-// Clock and *Mock satisfy it.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
 // Option configures a [Policy].
 type Option func(*options)
 
 type options struct {
 	attempts  int
 	base, max time.Duration
-	clock     Clock // nil: the system clock
+	clock     clock.Clock
 	src       rand.Source
 	budget    *Budget // nil: no budget
 	retryable func(error) bool
@@ -59,9 +52,11 @@ func WithBackoff(base, max time.Duration) Option {
 }
 
 // WithClock sets the clock the Policy reads deadlines and waits backoffs
-// on; default the system clock. A *clock.Mock makes tests run in virtual
+// on (its Now and After); default the system clock. clock.NewMock() from
+// github.com/benbjohnson/clock, the clock type every package of this
+// module takes, makes tests run in virtual
 // time. c must not be nil.
-func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithRand sets the source the backoff's jitter is drawn from, for tests
 // that want a seeded one (rand.NewPCG(1, 2)); it is used under a lock.
@@ -117,11 +112,9 @@ type Policy struct {
 	mu sync.Mutex // guards o.src, when set
 }
 
-// systemClock stands for the system clock.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// systemClock stands for the system clock, for which sleep takes a timer
+// it can stop.
+var systemClock = clock.New()
 
 // pcgDefault marks the package-level source.
 type pcgDefault struct{}
@@ -133,7 +126,7 @@ func (pcgDefault) Uint64() uint64 { return rand.Uint64() }
 func New(opts ...Option) (*Policy, error) {
 	u := DefaultBudget()
 	o := options{attempts: DefaultAttempts, base: DefaultBackoffBase, max: DefaultBackoffMax,
-		clock: systemClock{}, src: pcgDefault{}, budget: &u, retryable: func(error) bool { return true }}
+		clock: systemClock, src: pcgDefault{}, budget: &u, retryable: func(error) bool { return true }}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -254,7 +247,7 @@ func (p *Policy) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	if _, ok := p.o.clock.(systemClock); ok {
+	if p.o.clock == systemClock {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {

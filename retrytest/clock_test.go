@@ -3,6 +3,8 @@ package retrytest
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // start is the instant virtual time begins at.
@@ -16,7 +18,10 @@ var start = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // here waits on a timer. A wait (After) passes at once, without moving the
 // time: every retry is made at its call's instant, the worst case for the
 // dependency, since the breaker has not seen the failure's window move.
-type virtualClock struct{ ns atomic.Int64 }
+type virtualClock struct {
+	clock.Clock // nil: breakers read Now alone
+	ns          atomic.Int64
+}
 
 func newVirtualClock() *virtualClock {
 	c := &virtualClock{}

@@ -134,7 +134,7 @@ func grpcScenario(t *testing.T, caller grpcCaller, failShare float64, measured t
 	d := &grpcDependency{dependency: newDependency(0), pushback: pushback}
 	addr := serveGRPC(t, d)
 	c := newVirtualClock()
-	reg := breaker.NewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
 	w := &dropWatch{}
 	bi := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))
 	watched := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,

@@ -181,7 +181,7 @@ func httpScenario(t *testing.T, caller httpCaller, failShare float64, measured t
 	d := newDependency(0)
 	url := serveHTTP(t, d)
 	c := newVirtualClock()
-	reg := breaker.NewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
 	w := &dropWatch{roundTripper: httpbreaker.MustNewTransport(nil, httpbreaker.WithRegistry(reg))}
 	call := caller(t, url, w, c)
 	var o outcome

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"golang.org/x/exp/constraints"
 )
 
@@ -24,19 +25,12 @@ type Bucket[T Numeric] struct {
 	Count int64
 }
 
-// Clock is the one method a [RollingWindow] reads time through.
-// github.com/benbjohnson/clock's Clock and *Mock satisfy it, and so does any
-// type with a Now method.
-type Clock interface {
-	Now() time.Time
-}
-
 // Option configures a [RollingWindow] in [New].
 type Option func(*options)
 
 type options struct {
 	ignoreCurrent bool
-	clock         Clock
+	clock         clock.Clock
 	clockSet      bool
 	start         time.Time
 	startSet      bool
@@ -52,10 +46,12 @@ func IgnoreCurrentBucket() Option {
 	return func(o *options) { o.ignoreCurrent = true }
 }
 
-// WithClock sets the clock the window reads time from. The default is the
-// system clock, read through its monotonic reading. A nil clock makes [New]
-// return an error.
-func WithClock(c Clock) Option {
+// WithClock sets the clock the window reads time from (of the clock's
+// methods, the window reads Now alone): clock.NewMock() from
+// github.com/benbjohnson/clock for tests, the clock type every package of
+// this module takes. The default is the system clock, read through its
+// monotonic reading. A nil clock makes [New] return an error.
+func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock, o.clockSet = c, true }
 }
 
@@ -124,10 +120,10 @@ type RollingWindow[T Numeric] struct {
 	interval      time.Duration
 	span          time.Duration // size·interval, at most rebaseAfter
 	ignoreCurrent bool
-	clock         Clock  // nil for the system clock
-	float         bool   // T is a floating-point type
-	clockEvery    int64  // Add reads the clock on one add in clockEvery; see WithClockEvery
-	everyInverse  uint64 // ⌊(2⁶⁴−1)/clockEvery⌋+1, which due multiplies by
+	clock         clock.Clock // nil for the system clock
+	float         bool        // T is a floating-point type
+	clockEvery    int64       // Add reads the clock on one add in clockEvery; see WithClockEvery
+	everyInverse  uint64      // ⌊(2⁶⁴−1)/clockEvery⌋+1, which due multiplies by
 	bucketDone    func(done Bucket[T], passed int64)
 
 	// start is the instant offsets are measured from. It changes only
@@ -222,7 +218,7 @@ func New[T Numeric](size int, interval time.Duration, opts ...Option) (*RollingW
 
 // isNil reports whether c is nil, or a nil pointer, map, func or the like
 // in an interface: a clock whose Now would panic.
-func isNil(c Clock) bool {
+func isNil(c clock.Clock) bool {
 	if c == nil {
 		return true
 	}

@@ -277,7 +277,7 @@ func TestPostgres_killAndRestart(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 
-	stats, _ := breaker.StatsOf(b)
+	stats := b.Stats()
 	require.Zero(t, stats.TotalFailures, "failures of a healthy server: %v", stats.Reasons)
 
 	// Four connections in the pool, then the server dies.
@@ -357,7 +357,7 @@ func TestPostgres_tooManyConnections(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.Equal(t, "53300", sqlbreaker.SQLState(err), "too many connections: %v", err)
-	stats, _ := breaker.StatsOf(b)
+	stats := b.Stats()
 	assert.Equal(t, int64(1), stats.TotalFailures, "a failure")
 	require.NotEmpty(t, stats.Reasons)
 	assert.Contains(t, stats.Reasons[0].Text, "connect: ")
@@ -368,6 +368,6 @@ func TestPostgres_tooManyConnections(t *testing.T) {
 	require.NoError(t, err)
 	_, err = held[0].ExecContext(ctx, "SELECT pg_sleep(5)")
 	assert.Equal(t, "57014", sqlbreaker.SQLState(err), "statement timeout: %v", err)
-	stats, _ = breaker.StatsOf(b)
+	stats = b.Stats()
 	assert.Equal(t, int64(2), stats.TotalFailures)
 }

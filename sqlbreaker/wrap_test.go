@@ -151,8 +151,7 @@ func TestWrap_errNoRowsIsSuccess(t *testing.T) {
 	for range 20 {
 		require.ErrorIs(t, db2.QueryRow("none").Scan(&n), sql.ErrNoRows)
 	}
-	st, ok := breaker.StatsOf(bb)
-	require.True(t, ok)
+	st := bb.Stats()
 	assert.Zero(t, st.TotalFailures)
 	assert.Equal(t, int64(21), st.TotalSuccesses, "a connect and 20 queries")
 }

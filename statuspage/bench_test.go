@@ -19,7 +19,7 @@ import (
 func BenchmarkPage_ServeHTTP(b *testing.B) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m))
+	reg := breaker.MustNewRegistry(breaker.WithClock(m))
 	for i := range statuspage.DefaultLimit {
 		br := reg.Get(fmt.Sprintf("dependency-%03d.example:443", i))
 		for range 20 {

@@ -20,7 +20,7 @@ import (
 func ExampleNew() {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	page, err := statuspage.New(reg, statuspage.WithClock(m))
 	if err != nil {
 		panic(err)

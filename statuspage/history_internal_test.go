@@ -47,7 +47,7 @@ func TestHistory_add_clockSetBack(t *testing.T) {
 func TestPage_Snapshot_keepsHistoriesOfShownBreakersOnly(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(t0)
-	r := breaker.NewRegistry(breaker.WithClock(m))
+	r := breaker.MustNewRegistry(breaker.WithClock(m))
 	r.SetLimit(1000)
 	page := MustNew(r, WithClock(m), WithLimit(10))
 	for i := range 500 {

@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
 
 func TestPage_ServeHTTP_override(t *testing.T) {
 	m, r := fixture(t)
 	calls(t, r.Get("payments"), 10, 0, "")
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: 10 * time.Minute, Reason: `<script>alert("reason")</script>`, By: "alice"}))
 	_, err := r.Get("payments").Allow()
 	require.ErrorIs(t, err, breaker.ErrForced)
@@ -48,7 +49,7 @@ func TestPage_ServeHTTP_override(t *testing.T) {
 // would change something are refused, and the page holds no form.
 func TestPage_ServeHTTP_overrideReadOnly(t *testing.T) {
 	m, r := fixture(t)
-	require.NoError(t, breaker.SetOverride(r.Get("payments"), breaker.Override{Mode: breaker.ShedNone,
+	require.NoError(t, r.Get("payments").SetOverride(override.Spec{Mode: override.ShedNone,
 		TTL: time.Minute}))
 	page := statuspage.MustNew(r, statuspage.WithClock(m))
 	srv := httptest.NewServer(page) // listens on 127.0.0.1
@@ -61,9 +62,9 @@ func TestPage_ServeHTTP_overrideReadOnly(t *testing.T) {
 	for _, s := range []string{"<form", "<button", "<input", "method:", "'POST'", "'DELETE'"} {
 		assert.NotContains(t, html, s)
 	}
-	o, ok := breaker.OverrideOf(r.Get("payments"))
+	o, ok := r.Get("payments").Override()
 	require.True(t, ok, "still in force")
-	assert.Equal(t, breaker.ShedNone, o.Mode)
+	assert.Equal(t, override.ShedNone, o.Mode)
 }
 
 func TestPage_ServeHTTP_limitKeepsOverridden(t *testing.T) {
@@ -72,7 +73,7 @@ func TestPage_ServeHTTP_limitKeepsOverridden(t *testing.T) {
 		calls(t, r.Get(name), 20, 0, "")
 	}
 	calls(t, r.Get("b"), 0, 20, "down")
-	require.NoError(t, breaker.SetOverride(r.Get("d"), breaker.Override{Mode: breaker.ShedNone, TTL: time.Minute}))
+	require.NoError(t, r.Get("d").SetOverride(override.Spec{Mode: override.ShedNone, TTL: time.Minute}))
 	s := snapshot(t, statuspage.MustNew(r, statuspage.WithClock(m), statuspage.WithLimit(2)))
 	var names []string
 	for _, b := range s.Breakers {

@@ -211,7 +211,7 @@ type Reason struct {
 }
 
 // Override is an operator's override in force on a breaker:
-// [breaker.ActiveOverride] with JSON names.
+// [override.Active] with JSON names.
 type Override struct {
 	// Mode is "shed_all" (every call dropped) or "shed_none" (every call
 	// admitted).
@@ -296,8 +296,8 @@ func (p *Page) Snapshot() Snapshot {
 // the source may be the caller's code.
 func (p *Page) pick() (picked []shown, total int) {
 	p.src.Range(func(name string, b breaker.Breaker) bool {
-		s, ok := breaker.StatsOf(b)
-		if !ok {
+		s := b.Stats()
+		if s.Unguarded {
 			return true
 		}
 		total++

@@ -33,7 +33,7 @@ func fixture(t *testing.T) (*clock.Mock, *breaker.Registry) {
 	t.Helper()
 	m := clock.NewMock()
 	m.Set(start)
-	r := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
+	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
 		breaker.WithK(1), breaker.WithProtection(0))
 	return m, r
 }
@@ -101,8 +101,7 @@ func TestPage_ServeHTTP_json(t *testing.T) {
 	assert.Equal(t, statuspage.Breaker{Name: "idle", Reasons: []statuspage.Reason{},
 		History: []statuspage.Sample{{At: s.Time, DropProbability: 0}}}, idle)
 
-	want, ok := breaker.StatsOf(r.Get("payments"))
-	require.True(t, ok)
+	want := r.Get("payments").Stats()
 	assert.Equal(t, "payments", pay.Name)
 	assert.Positive(t, pay.DropProbability)
 	assert.InDelta(t, want.DropProbability, pay.DropProbability, 1e-12)
@@ -207,8 +206,7 @@ func TestPage_ServeHTTP_historyOfAFailingDependency(t *testing.T) {
 		} else {
 			calls(t, b, 0, 20, "refused") // failing
 		}
-		s, ok := breaker.StatsOf(b)
-		require.True(t, ok)
+		s := b.Stats()
 		want = append(want, s.DropProbability)
 		snapshot(t, page)
 		m.Add(time.Second)
@@ -344,7 +342,7 @@ func TestPage_ServeHTTP_methodsAndFormats(t *testing.T) {
 }
 
 func TestNew_invalid(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	for _, tc := range []struct {
 		name string
 		src  breaker.Source

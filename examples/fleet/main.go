@@ -173,7 +173,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 // It calls url at cfg.rate until end, and records each call.
 func client(ctx context.Context, cfg config, i int, rdb redis.UniversalClient, logger *slog.Logger,
 	url string, end time.Time, record func(t time.Time, admitted bool)) error {
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	transport, err := httpbreaker.NewTransport(http.DefaultTransport, httpbreaker.WithRegistry(registry),
 		httpbreaker.WithKey(func(*http.Request) string { return "flaky-server" }))
 	if err != nil {

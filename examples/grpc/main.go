@@ -30,6 +30,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/proba"
@@ -76,7 +77,10 @@ func (s *healthServer) Check(context.Context, *healthpb.HealthCheckRequest) (*he
 }
 
 // virtualClock is moved by hand, one call at a time.
-type virtualClock struct{ now atomic.Int64 }
+type virtualClock struct {
+	clock.Clock // nil: breakers read Now alone
+	now         atomic.Int64
+}
 
 func (c *virtualClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
 
@@ -130,7 +134,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(
-			grpcbreaker.WithRegistry(breaker.NewRegistry(opts...)))))
+			grpcbreaker.WithRegistry(breaker.MustNewRegistry(opts...)))))
 	if err != nil {
 		return nil, err
 	}

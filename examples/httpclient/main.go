@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/proba"
@@ -70,7 +71,12 @@ func (s *server) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 }
 
 // virtualClock is moved by hand, one request at a time.
-type virtualClock struct{ now atomic.Int64 }
+// virtualClock is the demonstration's time. Breakers read Now alone; the
+// embedded clock.Clock, nil, stands for the methods they never call.
+type virtualClock struct {
+	clock.Clock
+	now atomic.Int64
+}
 
 func (c *virtualClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
 
@@ -122,7 +128,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	// would leave out WithRegistry, and its breakers would live in
 	// breaker.DefaultRegistry(); a registry of the run's own keeps it
 	// repeatable.
-	transport, err := httpbreaker.NewTransport(nil, httpbreaker.WithRegistry(breaker.NewRegistry(opts...)))
+	transport, err := httpbreaker.NewTransport(nil, httpbreaker.WithRegistry(breaker.MustNewRegistry(opts...)))
 	if err != nil {
 		return nil, err
 	}

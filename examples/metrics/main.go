@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
@@ -93,7 +94,10 @@ func (d *dependency) call() error {
 }
 
 // virtualClock is moved by hand, one call at a time.
-type virtualClock struct{ now atomic.Int64 }
+type virtualClock struct {
+	clock.Clock // nil: breakers read Now alone
+	now         atomic.Int64
+}
 
 func (c *virtualClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
 
@@ -137,7 +141,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	if !cfg.realtime {
 		opts = append(opts, breaker.WithClock(vclock))
 	}
-	registry := breaker.NewRegistry(opts...)
+	registry := breaker.MustNewRegistry(opts...)
 
 	// A program would leave its breakers in breaker.DefaultRegistry(), write
 	// prometheus.MustRegister(prombreaker.MustNewCollector(

@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/statuspage"
@@ -54,7 +55,7 @@ func run(ctx context.Context, addr string, rate int, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := newDemo(systemClock{}, rand.Uint64())
+	d := newDemo(clock.New(), rand.Uint64())
 	srv := &http.Server{Handler: d.mux(), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -76,15 +77,10 @@ func run(ctx context.Context, addr string, rate int, out io.Writer) error {
 	}
 }
 
-// systemClock is the system clock.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // demo is a registry of breakers in front of three dependencies, and the
 // page that shows them.
 type demo struct {
-	clock    breaker.Clock
+	clock    clock.Clock
 	start    time.Time
 	registry *breaker.Registry
 	page     *statuspage.Page
@@ -94,8 +90,8 @@ type demo struct {
 
 // newDemo returns a demo whose breakers and page read c, and whose
 // dependencies fail at random from seed.
-func newDemo(c breaker.Clock, seed uint64) *demo {
-	reg := breaker.NewRegistry(breaker.WithClock(c))
+func newDemo(c clock.Clock, seed uint64) *demo {
+	reg := breaker.MustNewRegistry(breaker.WithClock(c))
 	rnd := rand.New(rand.NewPCG(seed, 0))
 	return &demo{
 		clock:    c,

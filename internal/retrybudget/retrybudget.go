@@ -11,8 +11,3 @@ package retrybudget
 // calls its window holds), and counts it in the breaker's live bucket. ok
 // is false when b is not such a breaker: it keeps no window to read.
 var Take func(b any, ratio float64, floor int) (granted, ok bool)
-
-// Read returns the retries granted in b's window and the calls (admitted
-// ones, finished) its window holds; ok is false when b is not a breaker
-// made by package breaker.
-var Read func(b any) (retries, calls int64, ok bool)

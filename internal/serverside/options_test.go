@@ -9,7 +9,7 @@ import (
 )
 
 func TestBreakers(t *testing.T) {
-	r := breaker.NewRegistry()
+	r := breaker.MustNewRegistry()
 	get, invalid := Breakers(r, nil, true)
 	assert.Empty(t, invalid)
 	assert.Same(t, r.Get("k"), get("k"), "the registry's breakers")

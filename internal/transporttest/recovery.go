@@ -133,8 +133,8 @@ func RecoverTogether(t *testing.T, wire func(server, client *breaker.Registry) W
 		seed := uint64(i + 1)
 		m := clock.NewMock()
 		m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-		server := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(2*seed)))
-		client := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(2*seed+1)))
+		server := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(2*seed)))
+		client := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(2*seed+1)))
 		w := wire(server, client) // on the test's goroutine, where it may fail the test
 		wg.Add(1)
 		go func() {

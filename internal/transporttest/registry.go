@@ -32,7 +32,7 @@ func NewRegistry(opts ...breaker.Option) *Registry {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	return &Registry{
-		Registry: breaker.NewRegistry(append([]breaker.Option{
+		Registry: breaker.MustNewRegistry(append([]breaker.Option{
 			breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)),
 		}, opts...)...),
 		counts:   map[string]*Counts{},

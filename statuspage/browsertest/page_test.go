@@ -19,6 +19,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
@@ -49,7 +50,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
 	return &world{t: t, clock: m, reg: reg, page: statuspage.MustNew(reg, statuspage.WithClock(m)),
 		failing: map[string]float64{}, rnd: proba.NewSeeded(2), reasons: map[string]string{}}
 }
@@ -208,7 +209,7 @@ func TestPage_inChromium_overrideShownReadOnly(t *testing.T) {
 	w.failing = map[string]float64{"payments": 0, "search": 0}
 	w.run(2 * time.Second)
 	reason := `<b>db failover</b><script>document.title='reason ran'</script>`
-	require.NoError(t, breaker.SetOverride(w.reg.Get("payments"), breaker.Override{Mode: breaker.ShedAll,
+	require.NoError(t, w.reg.Get("payments").SetOverride(override.Spec{Mode: override.ShedAll,
 		TTL: 10 * time.Minute, Reason: reason, By: "alice"}))
 
 	srv := httptest.NewServer(w.page) // listens on 127.0.0.1

@@ -39,7 +39,7 @@ import (
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	registry := breaker.NewRegistry()
+	registry := breaker.MustNewRegistry()
 	failed := false
 	for _, check := range []struct {
 		module string
@@ -188,7 +188,7 @@ func checkRedis(ctx context.Context, _ *breaker.Registry) error {
 			return err
 		}
 	}
-	if s, _ := breaker.StatsOf(breakers[0]); s.DropProbability == 0 {
+	if s := breakers[0].Stats(); s.DropProbability == 0 {
 		return errors.New("process 0 does not shed on process 1's failures")
 	}
 	return nil
@@ -212,7 +212,7 @@ func checkGoRedis(ctx context.Context, registry *breaker.Registry) error {
 	if err := rdb.Get(ctx, "missing").Err(); !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("GET of a missing key: %v, want redis.Nil", err)
 	}
-	s, _ := breaker.StatsOf(registry.Get(goredisbreaker.DefaultKey(addr)))
+	s := (registry.Get(goredisbreaker.DefaultKey(addr))).Stats()
 	if s.Successes != 1 || s.Failures != 0 {
 		return fmt.Errorf("the node's breaker counts %d successes and %d failures, want 1 and 0", s.Successes, s.Failures)
 	}
