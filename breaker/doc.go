@@ -33,10 +33,12 @@
 //
 // A call whose caller gave up (its context canceled, and the request
 // failing with context.Canceled) counts as neither a success nor a
-// failure: it says nothing about the dependency. A [Registry] keeps at
-// most [DefaultLimit] breakers unless [Registry.SetLimit] says otherwise,
-// [DefaultRegistry] included, so names that come from outside (hosts,
-// routes) cost bounded memory.
+// failure: it says nothing about the dependency. A [Registry] keeps one
+// breaker per name: those the program names itself for as long as the
+// registry lives, and at most [DefaultLimit] of those the integrations
+// make for names that come from outside (hosts, routes, methods), unless
+// [Registry.SetLimit] says otherwise, so that such names cost bounded
+// memory.
 //
 // Calls may carry a criticality in their context (package criticality): the
 // breaker then places its drops from the lowest level up, SHEDDABLE first
@@ -45,17 +47,21 @@
 // one behave exactly as without criticality.
 //
 // During an incident an operator can take a breaker in hand for a limited
-// time: [SetOverride] with [override.ShedAll] drops every call (an error matching
-// [ErrForced] says who set it and why), with [override.ShedNone] admits every call
-// while still recording outcomes; the override ends on its own after its
-// required TTL (at most a day), or with [ClearOverride]. While no override
-// is set, calls make no memory access for them. [Stats], events and the exporters
-// show the override in force (docs/overrides.md).
+// time: [Breaker.SetOverride] with [override.ShedAll] drops every call (an
+// error matching [ErrForced] says who set it and why), with
+// [override.ShedNone] admits every call while still recording outcomes;
+// the override ends on its own after its required TTL (at most a day), or
+// with [Breaker.ClearOverride]. While no override is set, calls make no
+// memory access for them. [Breaker.Stats], events and the exporters show
+// the override in force (docs/overrides.md).
 //
-// The method set of [Breaker] is that of go-zero's core/breaker, so that
-// code written against a go-zero breaker moves over with a change of import
-// path; go-zero's package-level breaker.Do(name, req) is
-// DefaultRegistry().Get(name).Do(req) (docs/gozero.md).
+// Everything one breaker does is a method of the [Breaker] a caller holds:
+// go-zero's core/breaker method set, so that code written against a go-zero
+// breaker moves over with a change of import path (go-zero's
+// breaker.Do(name, req) is breaker.Get(name).Do(req), docs/gozero.md), and
+// Stats, SetOverride, ClearOverride and Override besides. A nil function
+// given to a Do method panics, naming the method, before anything is
+// recorded: misuse is the caller's error, never the dependency's.
 //
 // Breakers, promises and registries are safe for concurrent use by multiple
 // goroutines.

@@ -115,7 +115,7 @@ func (l *reasonLog) snapshot() []Reason {
 }
 
 // dropText is the text of a drop error: one line, with the newest failure
-// reason and how many older ones [StatsOf] shows.
+// reason and how many older ones [Breaker.Stats] shows.
 func dropText(name, newest string, count int) string {
 	var sb strings.Builder
 	sb.WriteString(ErrServiceUnavailable.Error())

@@ -77,7 +77,7 @@ func withDropsCounted(counted bool) Option {
 // window, or have no success beside it to set aside.
 // Buckets without outcomes neither extend nor break a run; a window in
 // which no call was admitted or dropped ends it. The runs do not depend on
-// how often the breaker is read ([StatsOf], a fleet's publisher). Default true.
+// how often the breaker is read ([Breaker.Stats], a fleet's publisher). Default true.
 func withTrustRecent(trust bool) Option {
 	return func(o *options) { o.trustRecent = trust }
 }

@@ -22,18 +22,20 @@ const (
 	// DefaultWindow is the default span of the rolling window; see
 	// [WithWindow].
 	DefaultWindow = 2 * time.Second
-	// DefaultLimit is how many breakers a [Registry] keeps unless
+	// DefaultLimit is how many breakers a [Registry] keeps for names that
+	// come from outside (the integrations' hosts, methods and nodes) unless
 	// [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
 	// than a program has dependencies, routes or methods, and few enough that
 	// a flood of names chosen by others (a Transport sent to 100,000 hosts)
 	// holds about 10 MiB (docs/reliability.md has the figures). A breaker
-	// holds about 2.4 KiB, 0.8 KiB of it the history WithEvidence reads back.
+	// holds about 2.4 KiB, 0.8 KiB of it the history it reads back on light
+	// traffic.
 	DefaultLimit = 4096
-	// MaxNameLen is the most bytes of a name a [Registry] keeps, so that names
-	// that come from outside (hosts of URLs users supply, gRPC methods a client
-	// sends, what a WithKey function of httpbreaker or grpcbreaker returns, a
-	// name given to [Get] or [Do]) cost a bounded amount of memory however long
-	// they are.
+	// MaxNameLen is the most bytes of a breaker's name, whether given to
+	// [WithName] or looked up in a [Registry], so that names that come from
+	// outside (hosts of URLs users supply, gRPC methods a client sends, what
+	// a WithKey function of httpbreaker or grpcbreaker returns, a name given
+	// to [Get]) cost a bounded amount of memory however long they are.
 	//
 	// A name of at most MaxNameLen bytes is kept as it is. A longer one is cut
 	// to its first 229 bytes (up to 3 fewer, to end on a UTF-8 boundary),

@@ -89,8 +89,8 @@ type Page struct {
 
 // New returns a Page that shows the breakers of src, usually a
 // *[breaker.Registry] such as [breaker.DefaultRegistry]; breakers that
-// report no stats (see [breaker.StatsOf]) are left out. It returns an
-// error naming the option when an option is out of its range.
+// record nothing (Stats.Unguarded, see [breaker.Stats]) are left out. It
+// returns an error naming the option when an option is out of its range.
 func New(src breaker.Source, opts ...Option) (*Page, error) {
 	o := options{clock: systemClock{}, limit: DefaultLimit}
 	for _, opt := range opts {
