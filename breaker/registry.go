@@ -95,24 +95,39 @@ func MustNewRegistry(opts ...Option) *Registry {
 // (see [Registry]). Every call with the same name returns the same
 // breaker, even from many goroutines at once. Looking up a name that has
 // been looked up before takes no lock and does not allocate.
-func (r *Registry) Get(name string) Breaker { return r.get(name, true) }
-
-// keyed is Get for a name that comes from outside, looked up by an
-// integration for each call: its breaker counts toward the limit and may
-// be forgotten past it (see SetLimit).
-func (r *Registry) keyed(name string) Breaker { return r.get(name, false) }
-
-// get returns the breaker for name, made the program's own if own.
-func (r *Registry) get(name string, own bool) Breaker {
+func (r *Registry) Get(name string) Breaker {
 	name = boundName(name)
 	if m := r.read.Load(); m != nil {
-		if e, ok := (*m)[name]; ok && (!own || e.own.Load()) {
+		if e, ok := (*m)[name]; ok && e.own.Load() {
 			if g := r.gen.Load(); e.used.Load() != g {
 				e.used.Store(g)
 			}
 			return e.b
 		}
 	}
+	return r.getLocked(name, true)
+}
+
+// keyed is Get for a name that comes from outside, looked up by an
+// integration for each call: its breaker counts toward the limit and may
+// be forgotten past it (see SetLimit).
+func (r *Registry) keyed(name string) Breaker {
+	name = boundName(name)
+	if m := r.read.Load(); m != nil {
+		if e, ok := (*m)[name]; ok {
+			if g := r.gen.Load(); e.used.Load() != g {
+				e.used.Store(g)
+			}
+			return e.b
+		}
+	}
+	return r.getLocked(name, false)
+}
+
+// getLocked is the slow path of Get and keyed: it takes r.mu, makes the
+// breaker for name if there is none, and makes it the program's own if
+// own.
+func (r *Registry) getLocked(name string, own bool) Breaker {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.lookupLocked(name)
