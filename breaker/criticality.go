@@ -2,9 +2,12 @@ package breaker
 
 import (
 	"context"
+	"errors"
+	"math"
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
@@ -156,6 +159,7 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 		co, err = b.admit(lv[i].counts, i)
 	}
 	if err != nil {
+		b.traceDrop(ctx, c, err)
 		return nil, err
 	}
 	return promise{co}, nil
@@ -212,4 +216,25 @@ func (lv *levels) others() evidence.Bucket {
 		}
 	}
 	return all
+}
+
+// traceDrop tells the drop hook (package drophook, which otelbreaker
+// sets) of a call at level c, with context ctx, that the breaker dropped
+// with err. Without a hook it costs a load, on the drop's path alone.
+func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err error) {
+	h := drophook.Load()
+	if h == nil {
+		return
+	}
+	if !c.Valid() {
+		c = criticality.Default
+	}
+	d := drophook.Drop{Breaker: b.name, Criticality: c, Reason: b.reasons.newest(), Err: err,
+		Forced: errors.Is(err, ErrForced)}
+	if d.Forced {
+		d.Probability = 1
+	} else {
+		d.Probability = math.Float64frombits(b.probs[c.Index()].Load())
+	}
+	h(ctx, d)
 }

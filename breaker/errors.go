@@ -102,6 +102,16 @@ func (l *reasonLog) err(name string) error {
 	return e
 }
 
+// newest returns the newest reason held, or "".
+func (l *reasonLog) newest() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return ""
+	}
+	return l.ring[(l.next-1+maxReasons)%maxReasons].text
+}
+
 // snapshot returns the reasons held, newest first.
 func (l *reasonLog) snapshot() []Reason {
 	l.mu.Lock()

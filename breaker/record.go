@@ -108,6 +108,9 @@ func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req fun
 	acceptable srebreaker.Acceptable) error {
 	co, err := b.admitAs(level)
 	if err != nil {
+		if ctx != nil {
+			b.traceDrop(ctx, level, err)
+		}
 		if fallback != nil {
 			return fallback(err)
 		}
