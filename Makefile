@@ -19,7 +19,7 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # out of every published go.mod.
 # leakcheck comes last: it fails while the core leaves goroutines running.
 NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
-                       retrytest faulttest \
+                       retrytest faulttest tracetest \
                        examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work

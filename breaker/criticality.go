@@ -159,7 +159,7 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 		co, err = b.admit(lv[i].counts, i)
 	}
 	if err != nil {
-		b.traceDrop(ctx, c, err)
+		b.traceDrop(ctx, c, err, false)
 		return nil, err
 	}
 	return promise{co}, nil
@@ -220,8 +220,9 @@ func (lv *levels) others() evidence.Bucket {
 
 // traceDrop tells the drop hook (package drophook, which otelbreaker
 // sets) of a call at level c, with context ctx, that the breaker dropped
-// with err. Without a hook it costs a load, on the drop's path alone.
-func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err error) {
+// with err, and whether a fallback serves it. Without a hook it costs a
+// load, on the drop's path alone.
+func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err error, fallback bool) {
 	h := drophook.Load()
 	if h == nil {
 		return
@@ -230,7 +231,7 @@ func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err 
 		c = criticality.Default
 	}
 	d := drophook.Drop{Breaker: b.name, Criticality: c, Reason: b.reasons.newest(), Err: err,
-		Forced: errors.Is(err, ErrForced)}
+		Forced: errors.Is(err, ErrForced), Fallback: fallback}
 	if d.Forced {
 		d.Probability = 1
 	} else {

@@ -109,7 +109,7 @@ func (b *googleBreaker) do(ctx context.Context, level criticality.Level, req fun
 	co, err := b.admitAs(level)
 	if err != nil {
 		if ctx != nil {
-			b.traceDrop(ctx, level, err)
+			b.traceDrop(ctx, level, err, fallback != nil)
 		}
 		if fallback != nil {
 			return fallback(err)

@@ -35,15 +35,21 @@ const (
 // ([DropProbabilityKey]), the breaker's last failure reason
 // ([LastFailureKey]) and whether an override forced the drop
 // ([ForcedKey]), and its status is set to Error with the drop error's
-// text, as otelhttp and otelgrpc set it for a failed call. Call it once,
-// when the program starts; it returns a function that turns it off again.
+// text, as otelhttp and otelgrpc set it for a failed call, unless a
+// fallback given to a DoWithFallback…Ctx method serves the call. Call it
+// once, when the program starts; it returns a function that turns it off
+// again.
 //
 // It covers the calls that carry a context: AllowCtx, the Do…Ctx methods,
 // breaker.Call, and the integrations (httpbreaker's Transport, grpcbreaker's
-// and connectbreaker's interceptors), which all ask through AllowCtx. A call
-// whose context holds no recording span costs a check of the span, on the
-// drop's path alone; a call that is admitted costs nothing more, traced or
-// not.
+// and connectbreaker's interceptors), which all ask through AllowCtx.
+// Under otelhttp's Transport the span is the request's client span. A gRPC
+// call dropped by grpcbreaker's client interceptor never starts, so
+// otelgrpc's stats handler makes no span for it: the event goes on the
+// span of the work that made the call (the server span of the request
+// being served, or one of your own). A call whose context holds no
+// recording span costs a check of the span, on the drop's path alone; a
+// call that is admitted costs nothing more, traced or not.
 func TraceDrops() (stop func()) {
 	return drophook.Set(traceDrop)
 }
@@ -64,5 +70,7 @@ func traceDrop(ctx context.Context, d drophook.Drop) {
 		attrs = append(attrs, LastFailureKey.String(d.Reason))
 	}
 	span.AddEvent(DropEvent, trace.WithAttributes(attrs...))
-	span.SetStatus(codes.Error, d.Err.Error())
+	if !d.Fallback {
+		span.SetStatus(codes.Error, d.Err.Error())
+	}
 }

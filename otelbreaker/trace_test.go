@@ -130,3 +130,17 @@ func failing(t *testing.T, name string) breaker.Breaker {
 	}
 	return b
 }
+
+func TestTraceDrops_fallbackLeavesTheStatus(t *testing.T) {
+	rec, tp := traced(t)
+	b := failing(t, "recs")
+	ctx, span := tp.Tracer("test").Start(context.Background(), "page")
+	served := false
+	for !served {
+		_ = b.DoWithFallbackCtx(ctx, func() error { return nil }, func(error) error { served = true; return nil })
+	}
+	span.End()
+	s := rec.Ended()[0]
+	require.Len(t, s.Events(), 1, "the drop is told")
+	assert.Equal(t, codes.Unset, s.Status().Code, "a fallback served the call: no error")
+}

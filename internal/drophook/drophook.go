@@ -28,8 +28,11 @@ type Drop struct {
 	// Forced is true for a call an operator's override dropped (an error
 	// matching breaker.ErrForced).
 	Forced bool
-	// Err is the error the call returns.
+	// Err is the drop's error.
 	Err error
+	// Fallback is true when a fallback given to a DoWithFallback method
+	// serves the call in its place: the call has not failed yet.
+	Fallback bool
 }
 
 var hook atomic.Pointer[func(context.Context, Drop)]
