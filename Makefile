@@ -18,7 +18,7 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # (a Go module, run in its tests' process), unpublished: toxiproxy stays
 # out of every published go.mod.
 # leakcheck comes last: it fails while the core leaves goroutines running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics examples/service otelbreaker redisbreaker goredisbreaker sqlbreaker \
                        retrytest faulttest \
                        examples/fleet statuspage/browsertest docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
