@@ -34,11 +34,11 @@ const (
 // config is what the flags set; the logger and the clock are the tests'
 // way in.
 type config struct {
-	addr, ops          string  // public and operations addresses
-	inventory, pricing string  // the dependencies' base URLs; "" for the program's own
+	addr, ops          string        // public and operations addresses
+	inventory, pricing string        // the dependencies' base URLs; "" for the program's own
 	healthy, down      time.Duration // the program's own inventory's cycle
-	rate               float64 // checkouts a second the load generator sends; 0 none
-	sheddable          float64 // share of them marked SHEDDABLE, 0 to 1
+	rate               float64       // checkouts a second the load generator sends; 0 none
+	sheddable          float64       // share of them marked SHEDDABLE, 0 to 1
 	seed               uint64
 
 	logger *slog.Logger  // the breakers' and the admin's; nil discards
