@@ -1,0 +1,5 @@
+module github.com/srebreaker/srebreaker/ops
+
+go 1.25.0
+
+require github.com/stretchr/testify v1.12.1
