@@ -115,7 +115,7 @@ func Dashboard() ([]byte, error) {
 		}
 		panels = append(panels, object{"id": i + 1, "type": "timeseries", "title": p.Title,
 			"description": p.Description, "datasource": datasource,
-			"gridPos": object{"h": 8, "w": 12, "x": 12 * (i % 2), "y": 8 * (i / 2)},
+			"gridPos":     object{"h": 8, "w": 12, "x": 12 * (i % 2), "y": 8 * (i / 2)},
 			"fieldConfig": object{"defaults": defaults, "overrides": []any{}},
 			"options": object{"legend": object{"displayMode": "list", "placement": "bottom", "showLegend": true},
 				"tooltip": object{"mode": "multi", "sort": "desc"}},

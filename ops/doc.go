@@ -10,7 +10,7 @@
 // against a real Prometheus (Debian's package, installed by make
 // prometheus): the alerts fire during the outage and resolve once it has
 // healed, and every panel's query returns data. cmd/picture draws the
-// dashboard's panels from such a run (make dashboard-picture), for
+// dashboard's panels from such a run (make dashboard-svg), for
 // docs/guide/alerting.md. docs/guide/production.md says how to set it all
 // up.
 package ops

@@ -29,9 +29,7 @@ const (
 
 // grafana stands in for Grafana's expansion of a panel's query: every
 // breaker of every job, and the test's rate width.
-func grafana(expr string) string {
-	return strings.NewReplacer(`$job`, `.+`, `$breaker`, `.+`, `$__rate_interval`, testWidth).Replace(expr)
-}
+func grafana(expr string) string { return stack.Grafana(expr, testWidth) }
 
 // firing lists the firing alerts as "name{label=value,...}" with the
 // labels that tell them apart, sorted.

@@ -456,3 +456,10 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Grafana expands a dashboard query as Grafana would with every job and
+// every breaker selected ($job and $breaker ".+") and width for
+// $__rate_interval.
+func Grafana(expr, width string) string {
+	return strings.NewReplacer(`$job`, `.+`, `$breaker`, `.+`, `$__rate_interval`, width).Replace(expr)
+}
