@@ -66,14 +66,17 @@ chromium: ## install chromium (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium; }
 
-# ops's tests run promtool on the alerting rules and a real prometheus
-# that scrapes examples/service on a loopback port: Debian's prometheus
-# (which brings promtool), installed here when missing, as redis-server is.
-prometheus: ## install prometheus and promtool (Debian's package) if either is missing
-	@{ command -v prometheus && command -v promtool; } >/dev/null 2>&1 || { \
-		echo "prometheus or promtool is missing: apt-get install prometheus"; \
+# ops's tests run promtool on the alerting rules, and a real prometheus
+# that scrapes examples/service and a Redis exporter (watching a
+# redis-server of the test's) on loopback ports: Debian's prometheus (which
+# brings promtool) and prometheus-redis-exporter, installed here when
+# missing, as redis-server is.
+prometheus: ## install prometheus, promtool and prometheus-redis-exporter (Debian's packages) if one is missing
+	@{ command -v prometheus && command -v promtool && command -v prometheus-redis-exporter; } >/dev/null 2>&1 || { \
+		echo "prometheus, promtool or prometheus-redis-exporter is missing: apt-get install prometheus prometheus-redis-exporter"; \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; }
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-redis-exporter; }
 
 # About a minute of wall time: examples/service through an outage, scraped
 # by a real prometheus every second.

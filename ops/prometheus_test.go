@@ -75,12 +75,16 @@ func waitFor(t *testing.T, deadline time.Duration, what string, cond func() (boo
 }
 
 // TestPrometheus_outageFiresAndResolves runs examples/service against an
-// inventory that goes down and heals, scraped by a real Prometheus that
-// evaluates alerts.yml (shortened): the alerts fire during the outage and
-// resolve after it, and every panel of the dashboard has data.
+// inventory that goes down and heals, and a Redis watched by the Redis
+// exporter that goes down and comes back, all scraped by a real
+// Prometheus that evaluates alerts.yml (shortened): every alert fires
+// during the outage and resolves after it, and every panel of the
+// dashboard has data.
 func TestPrometheus_outageFiresAndResolves(t *testing.T) {
-	if _, err := stack.LookPath("prometheus"); err != nil {
-		t.Fatal(err) // never skipped: make test installs it
+	for _, p := range []string{"prometheus", "prometheus-redis-exporter"} {
+		if _, err := stack.LookPath(p); err != nil {
+			t.Fatal(err) // never skipped: make test installs them
+		}
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -94,9 +98,18 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 	svc, err := stack.StartService(bin, "-inventory", inventory.URL(), "-rate", "100", "-sheddable", "0.3")
 	require.NoError(t, err)
 	t.Cleanup(svc.Close)
+	// The fleet's Redis, watched by the Redis exporter.
+	redis, err := stack.StartRedis(dir)
+	require.NoError(t, err)
+	t.Cleanup(redis.Stop)
+	exporter, err := stack.StartExporter(redis.Addr())
+	require.NoError(t, err)
+	t.Cleanup(exporter.Close)
+
 	rules, err := os.ReadFile("alerts.yml")
 	require.NoError(t, err)
-	prom, err := stack.StartPrometheus(dir, svc.OpsAddr(), stack.Shorten(rules, testFor, testWidth))
+	prom, err := stack.StartPrometheus(dir, []stack.Target{{Job: "service", Addr: svc.OpsAddr()}, {Job: "redis", Addr: exporter.Addr()}},
+		stack.Shorten(rules, testFor, testWidth))
 	require.NoError(t, err)
 	t.Cleanup(prom.Close)
 	begin := time.Now()
@@ -119,20 +132,23 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 		}
 	}
 
-	waitFor(t, 15*time.Second, "the service scraped", func() (bool, string) {
-		s, err := prom.Query(ctx, `srebreaker_successes_total{job="service",breaker="inventory"} > 0`)
+	waitFor(t, 15*time.Second, "the service and the Redis exporter scraped", func() (bool, string) {
+		s, err := prom.Query(ctx, `srebreaker_successes_total{job="service",breaker="inventory"} > 0 or redis_up{job="redis"} == 1`)
 		require.NoError(t, err)
-		return len(s) == 1, fmt.Sprintf("series: %v", s)
+		return len(s) == 2, fmt.Sprintf("series: %v", s)
 	})
 	assert.Empty(t, alerts(), "healthy: nothing fires")
 
 	// The inventory goes down: the inventory's breaker, and the route's,
-	// whose checkouts fail without it, shed; CRITICAL calls too.
+	// whose checkouts fail without it, shed; CRITICAL calls too. The
+	// fleet's Redis goes at the same time.
 	inventory.SetDown(true)
-	waitFor(t, 20*time.Second, "shedding alerts fire", has(
+	redis.Stop()
+	waitFor(t, 20*time.Second, "shedding and Redis alerts fire", has(
 		"SrebreakerSheddingSustained{breaker=inventory}",
 		"SrebreakerSheddingSustained{breaker=server:GET /checkout}",
-		"SrebreakerCriticalShed{breaker=inventory,criticality=CRITICAL}"))
+		"SrebreakerCriticalShed{breaker=inventory,criticality=CRITICAL}",
+		"SrebreakerFleetRedisDown{}"))
 	assert.Contains(t, svc.Logs(), `level=WARN msg="breaker started shedding" breaker=inventory`)
 
 	// An operator holds the inventory's breaker open: the override alerts
@@ -156,6 +172,7 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 	// The operator lets go and the inventory heals: everything resolves.
 	require.NoError(t, svc.AdminDo("DELETE", "breaker=inventory"))
 	inventory.SetDown(false)
+	require.NoError(t, redis.Start())
 	waitFor(t, 30*time.Second, "every alert resolved", func() (bool, string) {
 		a, err := prom.Alerts(ctx)
 		require.NoError(t, err)

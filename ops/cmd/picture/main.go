@@ -71,7 +71,8 @@ func run(root, out string) error {
 	if err != nil {
 		return err
 	}
-	prom, err := stack.StartPrometheus(dir, svc.OpsAddr(), stack.Shorten(rules, "3s", width))
+	prom, err := stack.StartPrometheus(dir, []stack.Target{{Job: "service", Addr: svc.OpsAddr()}},
+		stack.Shorten(rules, "3s", width))
 	if err != nil {
 		return err
 	}

@@ -32,10 +32,11 @@ import (
 
 // ErrNoPrometheus is returned when prometheus or promtool is not on the
 // PATH.
-var ErrNoPrometheus = errors.New("stack: prometheus (Debian's package, with promtool) is not installed: run make prometheus")
+var ErrNoPrometheus = errors.New("stack: prometheus (Debian's packages prometheus, with promtool, and prometheus-redis-exporter) is not installed: run make prometheus")
 
-// LookPath returns the path of prometheus's program name (prometheus or
-// promtool), or an error wrapping ErrNoPrometheus.
+// LookPath returns the path of a program of Debian's prometheus packages
+// (prometheus, promtool, prometheus-redis-exporter), or an error wrapping
+// ErrNoPrometheus.
 func LookPath(name string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -168,6 +169,9 @@ func (s *Service) AdminDo(method, query string) error {
 // Close stops the service: SIGTERM, then SIGKILL after 10 s.
 func (s *Service) Close() { stop(s.cmd, s.done) }
 
+// Target is what Prometheus scrapes: a job's name and its host:port.
+type Target struct{ Job, Addr string }
+
 // Prometheus is a prometheus server of its own on loopback.
 type Prometheus struct {
 	cmd  *exec.Cmd
@@ -178,11 +182,11 @@ type Prometheus struct {
 	URL string
 }
 
-// StartPrometheus writes a configuration into dir that scrapes target
-// (host:port, path /metrics) as job "service" every second and evaluates
-// rules (the text of a rule file) every second, starts prometheus with its
-// data in dir, and waits until it is ready.
-func StartPrometheus(dir, target string, rules []byte) (*Prometheus, error) {
+// StartPrometheus writes a configuration into dir that scrapes each of
+// targets (a job's name and its host:port, path /metrics) every second
+// and evaluates rules (the text of a rule file) every second, starts
+// prometheus with its data in dir, and waits until it is ready.
+func StartPrometheus(dir string, targets []Target, rules []byte) (*Prometheus, error) {
 	bin, err := LookPath("prometheus")
 	if err != nil {
 		return nil, err
@@ -190,17 +194,17 @@ func StartPrometheus(dir, target string, rules []byte) (*Prometheus, error) {
 	if err := os.WriteFile(filepath.Join(dir, "alerts.yml"), rules, 0o644); err != nil {
 		return nil, err
 	}
-	config := fmt.Sprintf(`global:
+	config := `global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
 rule_files:
   - alerts.yml
 scrape_configs:
-  - job_name: service
-    static_configs:
-      - targets: [%q]
-`, target)
+`
+	for _, t := range targets {
+		config += fmt.Sprintf("  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", t.Job, t.Addr)
+	}
 	path := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return nil, err
@@ -463,3 +467,131 @@ func (s *syncBuffer) String() string {
 func Grafana(expr, width string) string {
 	return strings.NewReplacer(`$job`, `.+`, `$breaker`, `.+`, `$__rate_interval`, width).Replace(expr)
 }
+
+// Redis is a redis-server on loopback, without persistence, that the
+// caller stops and starts again on the same port.
+type Redis struct {
+	dir, port string
+	cmd       *exec.Cmd
+	done      chan struct{}
+}
+
+// StartRedis starts redis-server (Debian's package; make redis installs
+// it) on a free port of 127.0.0.1, in dir.
+func StartRedis(dir string) (*Redis, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{dir: dir, port: strconv.Itoa(port)}
+	return r, r.Start()
+}
+
+// Addr is the server's host:port.
+func (r *Redis) Addr() string { return "127.0.0.1:" + r.port }
+
+// Start starts the server again on its port, after Stop.
+func (r *Redis) Start() error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return fmt.Errorf("stack: redis-server is not installed: run make redis: %w", err)
+	}
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", r.port, "--save", "", "--appendonly", "no",
+		"--dir", r.dir, "--daemonize", "no")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	r.cmd, r.done = cmd, make(chan struct{})
+	ready := make(chan struct{})
+	var seen syncBuffer
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			fmt.Fprintln(&seen, sc.Text())
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				close(ready)
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out) // so that the server never blocks on its log
+	}()
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(r.done)
+	select {
+	case <-ready:
+		return nil
+	case <-r.done:
+		return fmt.Errorf("stack: redis-server exited: %s", seen.String())
+	case <-time.After(10 * time.Second):
+		r.Stop()
+		return fmt.Errorf("stack: redis-server not ready in 10s: %s", seen.String())
+	}
+}
+
+// Stop kills the server: to its clients, Redis is gone at once.
+func (r *Redis) Stop() {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.done
+	r.cmd = nil
+}
+
+// Exporter is prometheus-redis-exporter (Debian's package) watching a
+// Redis, on loopback.
+type Exporter struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	logs *syncBuffer
+	addr string
+}
+
+// StartExporter starts prometheus-redis-exporter on a free port of
+// 127.0.0.1, pointed at the Redis at redisAddr, and waits until it serves
+// its metrics.
+func StartExporter(redisAddr string) (*Exporter, error) {
+	bin, err := LookPath("prometheus-redis-exporter")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e := &Exporter{done: make(chan struct{}), logs: &syncBuffer{}, addr: "127.0.0.1:" + strconv.Itoa(port)}
+	e.cmd = exec.Command(bin, "-redis.addr", "redis://"+redisAddr, "-web.listen-address", e.addr)
+	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if err := e.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = e.cmd.Wait(); close(e.done) }()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + e.addr + "/metrics")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return e, nil
+			}
+		}
+		select {
+		case <-e.done:
+			return nil, fmt.Errorf("stack: prometheus-redis-exporter exited: %s", e.logs)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			e.Close()
+			return nil, fmt.Errorf("stack: prometheus-redis-exporter not serving in 15s: %s", e.logs)
+		}
+	}
+}
+
+// Addr is the exporter's host:port, the target Prometheus scrapes.
+func (e *Exporter) Addr() string { return e.addr }
+
+// Close stops the exporter.
+func (e *Exporter) Close() { stop(e.cmd, e.done) }
