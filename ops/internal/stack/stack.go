@@ -100,7 +100,7 @@ type Service struct {
 // free ports of 127.0.0.1, and waits for its banner.
 func StartService(bin string, args ...string) (*Service, error) {
 	args = append([]string{"-addr", "127.0.0.1:0", "-ops", "127.0.0.1:0"}, args...)
-	s := &Service{cmd: exec.Command(bin, args...), done: make(chan struct{}), logs: &syncBuffer{}}
+	s := &Service{cmd: orphanProof(exec.Command(bin, args...)), done: make(chan struct{}), logs: &syncBuffer{}}
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -219,8 +219,8 @@ scrape_configs:
 			return nil, err
 		}
 		p := &Prometheus{done: make(chan struct{}), logs: &syncBuffer{}, URL: "http://127.0.0.1:" + strconv.Itoa(port)}
-		p.cmd = exec.Command(bin, "--config.file="+path, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-			"--web.listen-address=127.0.0.1:"+strconv.Itoa(port), "--log.level=warn")
+		p.cmd = orphanProof(exec.Command(bin, "--config.file="+path, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+			"--web.listen-address=127.0.0.1:"+strconv.Itoa(port), "--log.level=warn"))
 		p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 		if err := p.cmd.Start(); err != nil {
 			return nil, err
@@ -496,8 +496,8 @@ func (r *Redis) Start() error {
 	if err != nil {
 		return fmt.Errorf("stack: redis-server is not installed: run make redis: %w", err)
 	}
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", r.port, "--save", "", "--appendonly", "no",
-		"--dir", r.dir, "--daemonize", "no")
+	cmd := orphanProof(exec.Command(bin, "--bind", "127.0.0.1", "--port", r.port, "--save", "", "--appendonly", "no",
+		"--dir", r.dir, "--daemonize", "no"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -563,7 +563,7 @@ func StartExporter(redisAddr string) (*Exporter, error) {
 		return nil, err
 	}
 	e := &Exporter{done: make(chan struct{}), logs: &syncBuffer{}, addr: "127.0.0.1:" + strconv.Itoa(port)}
-	e.cmd = exec.Command(bin, "-redis.addr", "redis://"+redisAddr, "-web.listen-address", e.addr)
+	e.cmd = orphanProof(exec.Command(bin, "-redis.addr", "redis://"+redisAddr, "-web.listen-address", e.addr))
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	if err := e.cmd.Start(); err != nil {
 		return nil, err
