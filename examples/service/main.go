@@ -69,15 +69,7 @@ import (
 
 func main() {
 	cfg := defaultConfig()
-	flag.StringVar(&cfg.addr, "addr", cfg.addr, "public address, /checkout (port 0 picks one)")
-	flag.StringVar(&cfg.ops, "ops", cfg.ops, "operations address: /metrics, /status, /admin/override")
-	flag.StringVar(&cfg.inventory, "inventory", "", "base URL of the inventory dependency (default: one served by the program)")
-	flag.StringVar(&cfg.pricing, "pricing", "", "base URL of the pricing dependency (default: one served by the program)")
-	flag.DurationVar(&cfg.healthy, "healthy", cfg.healthy, "how long the program's own inventory stays up in each cycle")
-	flag.DurationVar(&cfg.down, "down", cfg.down, "how long the program's own inventory then fails (0: never)")
-	flag.Float64Var(&cfg.rate, "rate", cfg.rate, "checkouts a second the load generator sends (0: none)")
-	flag.Float64Var(&cfg.sheddable, "sheddable", cfg.sheddable, "share of the generated checkouts marked SHEDDABLE")
-	flag.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the load generator's choice of levels")
+	setFlags(flag.CommandLine, &cfg)
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -87,4 +79,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "service:", err)
 		os.Exit(1)
 	}
+}
+
+// setFlags defines the command's flags on fs, into cfg.
+func setFlags(fs *flag.FlagSet, cfg *config) {
+	fs.StringVar(&cfg.addr, "addr", cfg.addr, "public address, /checkout (port 0 picks one)")
+	fs.StringVar(&cfg.ops, "ops", cfg.ops, "operations address: /metrics, /status, /admin/override")
+	fs.StringVar(&cfg.inventory, "inventory", "", "base URL of the inventory dependency (default: one served by the program)")
+	fs.StringVar(&cfg.pricing, "pricing", "", "base URL of the pricing dependency (default: one served by the program)")
+	fs.DurationVar(&cfg.healthy, "healthy", cfg.healthy, "how long the program's own inventory stays up in each cycle")
+	fs.DurationVar(&cfg.down, "down", cfg.down, "how long the program's own inventory then fails (0: never)")
+	fs.Float64Var(&cfg.rate, "rate", cfg.rate, "checkouts a second the load generator sends (0: none)")
+	fs.Float64Var(&cfg.sheddable, "sheddable", cfg.sheddable, "share of the generated checkouts marked SHEDDABLE")
+	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the load generator's choice of levels")
 }

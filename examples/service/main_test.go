@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -342,4 +345,26 @@ func TestConfig_validate(t *testing.T) {
 func nan() float64 {
 	var zero float64
 	return zero / zero
+}
+
+// The doc comment's list of flags and docs/guide/production.md name every
+// flag, with its default.
+func TestFlags_documented(t *testing.T) {
+	fs := flag.NewFlagSet("service", flag.ContinueOnError)
+	cfg := defaultConfig()
+	setFlags(fs, &cfg)
+	src, err := os.ReadFile("main.go")
+	require.NoError(t, err)
+	guide, err := os.ReadFile("../../docs/guide/production.md")
+	require.NoError(t, err)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		line := regexp.MustCompile(`(?m)^//\t-` + f.Name + ` +.*$`).FindString(string(src))
+		if assert.NotEmpty(t, line, "-%s in the doc comment's list", f.Name) && f.DefValue != "" {
+			assert.Contains(t, line, "default "+f.DefValue, "-%s's default", f.Name)
+		}
+		assert.True(t, strings.Contains(string(guide), "`-"+f.Name+"`"), "-%s in docs/guide/production.md", f.Name)
+	})
+	assert.Equal(t, 9, n)
 }
