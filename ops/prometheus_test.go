@@ -178,7 +178,7 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 		require.NoError(t, err)
 		return len(a) == 0, fmt.Sprintf("pending or firing: %v", a)
 	})
-	// A breaker says it stopped shedding after a whole window (10 s)
+	// A breaker says it stopped shedding after a whole window (2 s)
 	// without a drop.
 	waitFor(t, 15*time.Second, "the log says shedding stopped", func() (bool, string) {
 		return strings.Contains(svc.Logs(), `level=INFO msg="breaker stopped shedding" breaker=inventory`), svc.Logs()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
 
@@ -71,6 +72,7 @@ func newFixture(t *testing.T) *fixture {
 	cfg.inventory, cfg.pricing = inventory.URL, pricing.URL
 	cfg.rate = 0
 	cfg.clock = f.mock
+	cfg.proba = proba.NewSeeded(1)
 	cfg.logger = slog.New(slog.NewTextHandler(f.logs, nil))
 	s, err := start(cfg)
 	require.NoError(t, err)
@@ -170,7 +172,7 @@ func TestService_outageAsAnOperatorSeesIt(t *testing.T) {
 				codes[k] += v
 			}
 		}
-		f.mock.Add(500 * time.Millisecond)
+		f.mock.Add(100 * time.Millisecond) // a bucket: the window still holds the outage
 	}
 	assert.Equal(t, 200, codes[502]+codes[503], "no checkout without the inventory: %v", codes)
 	assert.Greater(t, codes[503], 100, "most shed by a breaker: %v", codes)

@@ -20,6 +20,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/proba"
 	"github.com/srebreaker/srebreaker/prombreaker"
 	"github.com/srebreaker/srebreaker/statuspage"
 )
@@ -31,8 +32,8 @@ const (
 	checkoutKey   = "server:GET /checkout"
 )
 
-// config is what the flags set; the logger and the clock are the tests'
-// way in.
+// config is what the flags set; the logger, the clock and the random
+// source are the tests' way in.
 type config struct {
 	addr, ops          string        // public and operations addresses
 	inventory, pricing string        // the dependencies' base URLs; "" for the program's own
@@ -43,6 +44,7 @@ type config struct {
 
 	logger *slog.Logger  // the breakers' and the admin's; nil discards
 	clock  breaker.Clock // the breakers' and the page's; nil is the system clock
+	proba  *proba.Proba  // the breakers' draws; nil is the runtime's generator
 }
 
 func defaultConfig() config {
@@ -113,6 +115,9 @@ func start(cfg config) (_ *service, err error) {
 	// default, and configure it with Configure.
 	opts := []breaker.Option{breaker.WithLogger(logger)}
 	pageOpts := []statuspage.Option{}
+	if cfg.proba != nil {
+		opts = append(opts, breaker.WithProba(cfg.proba))
+	}
 	if cfg.clock != nil {
 		opts = append(opts, breaker.WithClock(cfg.clock))
 		pageOpts = append(pageOpts, statuspage.WithClock(cfg.clock))
