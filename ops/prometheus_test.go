@@ -151,12 +151,17 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 		"SrebreakerFleetRedisDown{}"))
 	assert.Contains(t, svc.Logs(), `level=WARN msg="breaker started shedding" breaker=inventory`)
 
-	// An operator holds the inventory's breaker open: the override alerts
-	// fire (an hour in production), the one for failures behind it too.
-	require.NoError(t, svc.AdminDo("POST", "breaker=inventory&mode=shed_none&ttl=1h&reason=test&by=ops_test"))
+	// An operator holds the inventory's breaker open, and the route's, so
+	// that every checkout reaches the inventory: the override alerts fire
+	// (an hour in production), the one for failures behind them too.
+	for _, name := range []string{"inventory", "server:GET+/checkout"} {
+		require.NoError(t, svc.AdminDo("POST", "breaker="+name+"&mode=shed_none&ttl=1h&reason=test&by=ops_test"))
+	}
 	waitFor(t, 20*time.Second, "override alerts fire", has(
 		"SrebreakerOverrideLeftInForce{breaker=inventory,mode=shed_none}",
-		"SrebreakerOverrideHidesFailures{breaker=inventory}"))
+		"SrebreakerOverrideLeftInForce{breaker=server:GET /checkout,mode=shed_none}",
+		"SrebreakerOverrideHidesFailures{breaker=inventory}",
+		"SrebreakerOverrideHidesFailures{breaker=server:GET /checkout}"))
 
 	// Every panel of the dashboard has data now, the override's included.
 	d := readDashboard(t)
@@ -170,7 +175,9 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 	}
 
 	// The operator lets go and the inventory heals: everything resolves.
-	require.NoError(t, svc.AdminDo("DELETE", "breaker=inventory"))
+	for _, name := range []string{"inventory", "server:GET+/checkout"} {
+		require.NoError(t, svc.AdminDo("DELETE", "breaker="+name))
+	}
 	inventory.SetDown(false)
 	require.NoError(t, redis.Start())
 	waitFor(t, 30*time.Second, "every alert resolved", func() (bool, string) {
