@@ -18,9 +18,9 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # (a Go module, run in its tests' process), unpublished: toxiproxy stays
 # out of every published go.mod.
 # leakcheck comes last: it fails while the core leaves goroutines running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics otelbreaker redisbreaker goredisbreaker sqlbreaker \
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics examples/service otelbreaker redisbreaker goredisbreaker sqlbreaker \
                        retrytest faulttest tracetest \
-                       examples/fleet statuspage/browsertest docscheck leakcheck
+                       examples/fleet statuspage/browsertest ops docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy
 # check and release-check pack the working tree at: the next release. go.work
 # names it too.
@@ -31,7 +31,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis postgres chromium test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load
+.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -66,7 +66,24 @@ chromium: ## install chromium (Debian's package) if it is missing
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium; }
 
-test: redis postgres chromium ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
+# ops's tests run promtool on the alerting rules, and a real prometheus
+# that scrapes examples/service and a Redis exporter (watching a
+# redis-server of the test's) on loopback ports: Debian's prometheus (which
+# brings promtool) and prometheus-redis-exporter, installed here when
+# missing, as redis-server is.
+prometheus: ## install prometheus, promtool and prometheus-redis-exporter (Debian's packages) if one is missing
+	@{ command -v prometheus && command -v promtool && command -v prometheus-redis-exporter; } >/dev/null 2>&1 || { \
+		echo "prometheus, promtool or prometheus-redis-exporter is missing: apt-get install prometheus prometheus-redis-exporter"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-redis-exporter; }
+
+# About a minute of wall time: examples/service through an outage, scraped
+# by a real prometheus every second.
+dashboard-svg: prometheus ## draw ops/dashboard.json's panels from a real Prometheus into docs/guide/dashboard.svg
+	cd ops && go run ./cmd/picture -out ../docs/guide/dashboard.svg
+
+test: redis postgres chromium prometheus ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
 	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \

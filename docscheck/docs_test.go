@@ -32,11 +32,14 @@ func workspace(t *testing.T) docscheck.Workspace {
 	return docscheck.Workspace{Root: root, GoWork: work, Module: module, TempDir: t.TempDir()}
 }
 
-// markdown returns the blocks of README.md and docs/*.md.
+// markdown returns the blocks of README.md, docs/*.md and docs/guide/*.md.
 func markdown(t *testing.T, root string) []docscheck.Block {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
+	guides, err := filepath.Glob(filepath.Join(root, "docs", "guide", "*.md"))
+	require.NoError(t, err)
+	pages = append(pages, guides...)
 	var blocks []docscheck.Block
 	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
 		src, err := os.ReadFile(page)
