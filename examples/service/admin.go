@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // admin is the operator's endpoint for overrides: GET lists those in force,
@@ -70,7 +71,7 @@ func (a *admin) local(r *http.Request) error {
 func (a *admin) list(w http.ResponseWriter) {
 	views := []overrideView{}
 	a.breakers.Range(func(name string, b breaker.Breaker) bool {
-		if o, ok := breaker.OverrideOf(b); ok {
+		if o, ok := b.Override(); ok {
 			views = append(views, overrideView{Breaker: name, Mode: o.Mode.String(), Reason: o.Reason,
 				By: o.By, SetAt: o.SetAt, Expires: o.Expires, Drops: o.Drops})
 		}
@@ -91,10 +92,7 @@ func (a *admin) change(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodDelete {
-		if err := breaker.ClearOverride(b); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+		b.ClearOverride()
 		a.log.Info("admin cleared an override", "breaker", name, "remote", r.RemoteAddr)
 		fmt.Fprintf(w, "override of %s cleared\n", name)
 		return
@@ -102,7 +100,7 @@ func (a *admin) change(w http.ResponseWriter, r *http.Request) {
 
 	o, err := parseOverride(q.Get("mode"), q.Get("ttl"), q.Get("reason"), q.Get("by"))
 	if err == nil {
-		err = breaker.SetOverride(b, o)
+		err = b.SetOverride(o)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -128,15 +126,15 @@ func (a *admin) find(name string) breaker.Breaker {
 }
 
 // parseOverride reads an override from the admin's query.
-func parseOverride(mode, ttl, reason, by string) (breaker.Override, error) {
-	o := breaker.Override{Reason: reason, By: by}
+func parseOverride(mode, ttl, reason, by string) (override.Spec, error) {
+	o := override.Spec{Reason: reason, By: by}
 	switch mode {
-	case breaker.ShedAll.String():
-		o.Mode = breaker.ShedAll
-	case breaker.ShedNone.String():
-		o.Mode = breaker.ShedNone
+	case override.ShedAll.String():
+		o.Mode = override.ShedAll
+	case override.ShedNone.String():
+		o.Mode = override.ShedNone
 	default:
-		return o, fmt.Errorf("admin: mode %q: must be %s or %s", mode, breaker.ShedAll, breaker.ShedNone)
+		return o, fmt.Errorf("admin: mode %q: must be %s or %s", mode, override.ShedAll, override.ShedNone)
 	}
 	if ttl == "" {
 		return o, errors.New("admin: ttl is missing: say how long the override lasts (30m, 2h), at most 24h")

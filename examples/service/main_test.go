@@ -263,7 +263,7 @@ func TestAdmin_refusesWhatIsNotALocalAdmin(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, "IPv6 loopback")
 	assert.Equal(t, "[]\n", body)
 
-	_, ok := breaker.OverrideOf(f.s.breakers.Get("inventory"))
+	_, ok := f.s.breakers.Get("inventory").Override()
 	assert.False(t, ok, "nothing refused was set")
 }
 
@@ -288,7 +288,7 @@ func TestAdmin_badRequests(t *testing.T) {
 			assert.Contains(t, body, tc.body)
 		})
 	}
-	_, ok := breaker.OverrideOf(f.s.breakers.Get("inventory"))
+	_, ok := f.s.breakers.Get("inventory").Override()
 	assert.False(t, ok)
 	assert.NotContains(t, f.metrics(), `srebreaker_requests_total{breaker="invntory"}`, "a typo makes no breaker")
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -42,9 +43,9 @@ type config struct {
 	sheddable          float64       // share of them marked SHEDDABLE, 0 to 1
 	seed               uint64
 
-	logger *slog.Logger  // the breakers' and the admin's; nil discards
-	clock  breaker.Clock // the breakers' and the page's; nil is the system clock
-	proba  *proba.Proba  // the breakers' draws; nil is the runtime's generator
+	logger *slog.Logger // the breakers' and the admin's; nil discards
+	clock  clock.Clock  // the breakers' and the page's; nil is the system clock
+	proba  *proba.Proba // the breakers' draws; nil is the runtime's generator
 }
 
 func defaultConfig() config {
@@ -122,7 +123,7 @@ func start(cfg config) (_ *service, err error) {
 		opts = append(opts, breaker.WithClock(cfg.clock))
 		pageOpts = append(pageOpts, statuspage.WithClock(cfg.clock))
 	}
-	s := &service{breakers: breaker.NewRegistry(opts...), log: logger,
+	s := &service{breakers: breaker.MustNewRegistry(opts...), log: logger,
 		inventory: cfg.inventory, pricing: cfg.pricing}
 	defer func() {
 		if err != nil {
