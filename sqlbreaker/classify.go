@@ -105,24 +105,52 @@ func (o *options) record(ctx context.Context, p srebreaker.Promise, op string, e
 	}
 }
 
+// recordReset reports on p how a session reset that returned err ended.
+// A reset that succeeded counts neither way: most resets make no call to
+// the server (pgx pings only a connection idle for more than a second),
+// and a success would count calls the server never saw. A failure
+// matching driver.ErrBadConn, as pgx returns for any failed ping, counts
+// neither way either (database/sql takes another connection, the call
+// being guarded there in turn), unless the context ended during the
+// reset: it is then the context's error that counts, the caller's
+// deadline a failure (with [DefaultAcceptable]), its cancellation
+// neither. Any other error counts as a call's does.
+func (o *options) recordReset(ctx context.Context, p srebreaker.Promise, err error) {
+	switch {
+	case err == nil:
+		srebreaker.Ignore(p)
+		return
+	case errors.Is(err, driver.ErrBadConn) && ctx.Err() != nil:
+		err = ctx.Err()
+	}
+	o.record(ctx, p, "reset", err, false)
+}
+
 // exitedReason is the failure recorded for a call that neither returned
 // nor panicked with a value.
 const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
 
 // guarded asks the breaker about a call of op (a word for the failure
-// reason: "query", "exec"), runs f if admitted, and records how it ended,
-// as guard does; a panic(nil) that guard stopped is raised again here. It
-// returns what f returned, or the breaker's drop error, or ctx's error when
-// the caller has gone. f does not escape, so a closure passed to guarded
-// stays on the stack.
-func guarded[T any](ctx context.Context, o *options, op string, f func() (T, error)) (v T, err error) {
-	p, err := o.b.AllowCtx(ctx)
+// reason: "query", "exec") on c, runs f if admitted, after c's pending
+// session reset if there is one, and records how it ended, as guard does;
+// a panic(nil) that guard stopped is raised again here. It returns what f
+// returned, or the breaker's drop error (that of a dropped reset, for the
+// call that follows it), or ctx's error when the caller has gone, or the
+// pending reset's driver.ErrBadConn. f does not escape, so a closure
+// passed to guarded stays on the stack.
+func guarded[T any](ctx context.Context, c *conn, op string, f func() (T, error)) (v T, err error) {
+	p, err := c.allow(ctx)
 	if err != nil {
 		return v, err
 	}
 	if guard(p, func() {
+		if c.reset == resetPending {
+			if err = c.resetLate(ctx, p); err != nil {
+				return
+			}
+		}
 		v, err = f()
-		o.record(ctx, p, op, err, false)
+		c.o.record(ctx, p, op, err, false)
 	}) {
 		panic(nil) // raised again: see guard
 	}

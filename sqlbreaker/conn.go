@@ -8,6 +8,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+
+	"github.com/srebreaker/srebreaker"
 )
 
 // conn wraps a driver's connection. database/sql uses a connection from
@@ -34,7 +36,22 @@ type conn struct {
 	// connTx), which costs no allocation.
 	tx    driver.Tx
 	txCtx context.Context // BeginTx's, for the criticality Commit asks at
+
+	// reset is where the session reset of the connection's latest
+	// checkout stands (see resetSession); dropped is the error the breaker
+	// gave it, which the call that follows returns.
+	reset   resetState
+	dropped error
 }
+
+// resetState is where a connection's session reset stands.
+type resetState uint8
+
+const (
+	resetDone    resetState = iota // reset, or nothing to reset
+	resetDropped                   // the breaker dropped it: the next guarded call returns dropped
+	resetPending                   // still to do: the next guarded call admitted does it first
+)
 
 // newConn wraps ci. The wrapper has SessionResetter and Validator only if
 // ci has them: database/sql resets a session only through the one, and
@@ -71,10 +88,64 @@ type (
 	connResetValid struct{ *conn }
 )
 
-func (c connReset) ResetSession(ctx context.Context) error      { return c.resetter.ResetSession(ctx) }
+func (c connReset) ResetSession(ctx context.Context) error      { return c.resetSession(ctx) }
 func (c connValid) IsValid() bool                               { return c.validator.IsValid() }
-func (c connResetValid) ResetSession(ctx context.Context) error { return c.resetter.ResetSession(ctx) }
+func (c connResetValid) ResetSession(ctx context.Context) error { return c.resetSession(ctx) }
 func (c connResetValid) IsValid() bool                          { return c.validator.IsValid() }
+
+// resetSession resets the session of a connection database/sql takes from
+// its pool, with the context of the call it is taken for, as a guarded
+// call of its own: a driver may make a call to the server there (pgx
+// pings a connection idle for more than a second), which a server that
+// stops answering leaves waiting until the context ends.
+//
+// When the breaker drops the reset, the driver's is not made, and the
+// call that follows on the connection returns the drop without asking
+// again: database/sql takes a connection for one call, and goes on with it
+// whatever error other than driver.ErrBadConn a reset returns, so the
+// drop is the call's. A later call on the same connection (a sql.Conn's)
+// resets the session first, under its own admission.
+func (c *conn) resetSession(ctx context.Context) error {
+	p, err := c.o.b.AllowCtx(ctx)
+	if err != nil {
+		c.reset, c.dropped = resetDropped, err
+		return err
+	}
+	c.reset, c.dropped = resetDone, nil
+	if guard(p, func() {
+		err = c.resetter.ResetSession(ctx)
+		c.o.recordReset(ctx, p, err)
+	}) {
+		panic(nil) // raised again: see guard
+	}
+	return err
+}
+
+// allow asks the breaker about a call on the connection. After a reset
+// the breaker dropped, it returns that drop instead, once.
+func (c *conn) allow(ctx context.Context) (srebreaker.Promise, error) {
+	if c.reset == resetDropped {
+		err := c.dropped
+		c.reset, c.dropped = resetPending, nil
+		return nil, err
+	}
+	return c.o.b.AllowCtx(ctx)
+}
+
+// resetLate makes a pending session reset at the start of a call the
+// breaker admitted with p. A reset failing with driver.ErrBadConn ends
+// the call: resetLate records it on p as a failed reset (see
+// options.recordReset) and returns it, and database/sql closes the
+// connection. It returns nil otherwise, passing over any other error as
+// database/sql passes over a reset's.
+func (c *conn) resetLate(ctx context.Context, p srebreaker.Promise) error {
+	c.reset = resetDone
+	if err := c.resetter.ResetSession(ctx); errors.Is(err, driver.ErrBadConn) {
+		c.o.recordReset(ctx, p, err)
+		return err
+	}
+	return nil
+}
 
 // Unwrap returns the driver's own connection that a connection of this
 // package wraps, and driverConn itself otherwise. Use it in sql.Conn.Raw to
@@ -114,7 +185,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if c.queryer == nil {
 		return c.queryLegacy(ctx, query, args)
 	}
-	return guarded(ctx, c.o, "query", func() (driver.Rows, error) { return c.queryer.QueryContext(ctx, query, args) })
+	return guarded(ctx, c, "query", func() (driver.Rows, error) { return c.queryer.QueryContext(ctx, query, args) })
 }
 
 // queryLegacy is QueryContext for a connection without QueryerContext, as
@@ -128,14 +199,14 @@ func (c *conn) queryLegacy(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	return guarded(ctx, c.o, "query", func() (driver.Rows, error) { return c.queryer0.Query(query, dargs) })
+	return guarded(ctx, c, "query", func() (driver.Rows, error) { return c.queryer0.Query(query, dargs) })
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if c.execer == nil {
 		return c.execLegacy(ctx, query, args)
 	}
-	return guarded(ctx, c.o, "exec", func() (driver.Result, error) { return c.execer.ExecContext(ctx, query, args) })
+	return guarded(ctx, c, "exec", func() (driver.Result, error) { return c.execer.ExecContext(ctx, query, args) })
 }
 
 // execLegacy is ExecContext for a connection without ExecerContext, as
@@ -148,11 +219,11 @@ func (c *conn) execLegacy(ctx context.Context, query string, args []driver.Named
 	if err != nil {
 		return nil, err
 	}
-	return guarded(ctx, c.o, "exec", func() (driver.Result, error) { return c.execer0.Exec(query, dargs) })
+	return guarded(ctx, c, "exec", func() (driver.Result, error) { return c.execer0.Exec(query, dargs) })
 }
 
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	si, err := guarded(ctx, c.o, "prepare", func() (driver.Stmt, error) {
+	si, err := guarded(ctx, c, "prepare", func() (driver.Stmt, error) {
 		if c.preparer != nil {
 			return c.preparer.PrepareContext(ctx, query)
 		}
@@ -185,7 +256,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 			return nil, errReadOnly
 		}
 	}
-	tx, err := guarded(ctx, c.o, "begin", func() (driver.Tx, error) {
+	tx, err := guarded(ctx, c, "begin", func() (driver.Tx, error) {
 		if c.beginner != nil {
 			return c.beginner.BeginTx(ctx, opts)
 		}
@@ -207,9 +278,13 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 // returns nil otherwise, as database/sql does.
 func (c *conn) Ping(ctx context.Context) error {
 	if c.pinger == nil {
+		if c.reset == resetDropped { // the call the dropped reset was for
+			_, err := c.allow(ctx)
+			return err
+		}
 		return nil
 	}
-	_, err := guarded(ctx, c.o, "ping", func() (struct{}, error) { return struct{}{}, c.pinger.Ping(ctx) })
+	_, err := guarded(ctx, c, "ping", func() (struct{}, error) { return struct{}{}, c.pinger.Ping(ctx) })
 	return err
 }
 

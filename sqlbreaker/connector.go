@@ -29,10 +29,20 @@ type Connector struct {
 //
 // Each call that reaches the server asks the breaker first: Connect, a
 // query or an exec (on the connection or on a prepared statement),
-// Prepare, Begin, Commit and Ping. An admitted call is recorded as a
-// success or a failure when it returns, a panic in the driver as a
-// failure, which is raised again. Rollback and Close are cleanup: never
-// dropped, never recorded. Rows are not watched: a query is recorded when
+// Prepare, Begin, Commit, Ping, and the session reset database/sql makes
+// with a call's context when it takes a connection from the pool (pgx
+// pings there a connection idle for more than a second). An admitted call
+// is recorded as a success or a failure when it returns, a panic in the
+// driver as a failure, which is raised again. Rollback and Close are
+// cleanup: never dropped, never recorded.
+//
+// A session reset that succeeds counts neither way, as most make no call
+// to the server. One that fails with driver.ErrBadConn once the call's
+// context ended counts as the context's error: the caller's deadline a
+// failure, its cancellation neither. A dropped reset is the drop of the
+// call it was made for: that call returns the drop without asking again
+// and without reaching the driver; a later call on the same connection
+// (a sql.Conn's), when admitted, resets the session first. Rows are not watched: a query is recorded when
 // the driver returns its rows, which for most drivers, pgx's among them,
 // is after the first row or the error arrived.
 //

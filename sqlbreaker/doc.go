@@ -7,7 +7,10 @@
 //
 // Every call that reaches the server asks the breaker first: connecting,
 // queries and execs (on a connection or a prepared statement), prepare,
-// begin, commit and ping. When the database fails or is overloaded, the
+// begin, commit, ping, and the session reset of a connection taken from
+// the pool, where pgx pings a connection idle for more than a second: on
+// a database that stops answering, that ping is a call out like a query,
+// shed by the breaker and bounded by the caller's context. When the database fails or is overloaded, the
 // breaker drops a share of the calls, which then fail at once with an
 // error matching [breaker.ErrServiceUnavailable], and lets the rest through
 // to find out when it is back.

@@ -27,6 +27,9 @@ type fakeServer struct {
 	// minimal makes connections with only driver.Conn's methods, and
 	// statements with only driver.Stmt's.
 	minimal bool
+	// resetOnly, with minimal, adds driver.SessionResetter to the
+	// connections.
+	resetOnly bool
 	// bench leaves calls alone, for benchmarks, which make millions.
 	bench bool
 }
@@ -75,6 +78,9 @@ func (s *fakeServer) Connect(ctx context.Context) (driver.Conn, error) {
 	s.connects++
 	s.mu.Unlock()
 	base := &minimalConn{s: s}
+	if s.minimal && s.resetOnly {
+		return &resetConn{base}, nil
+	}
 	if s.minimal {
 		return base, nil
 	}
@@ -144,6 +150,11 @@ func (t fakeTx) Rollback() error {
 	t.c.inTx = false
 	return t.c.s.call(context.Background(), "rollback")
 }
+
+// resetConn has driver.SessionResetter and driver.Conn's methods.
+type resetConn struct{ *minimalConn }
+
+func (c *resetConn) ResetSession(ctx context.Context) error { return c.s.call(ctx, "reset") }
 
 // fullConn has every optional interface database/sql looks for.
 type fullConn struct{ *minimalConn }

@@ -77,24 +77,24 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	if s.execer != nil {
-		return guarded(ctx, s.c.o, "exec", func() (driver.Result, error) { return s.execer.ExecContext(ctx, args) })
+		return guarded(ctx, s.c, "exec", func() (driver.Result, error) { return s.execer.ExecContext(ctx, args) })
 	}
 	dargs, err := namedValueToValue(args)
 	if err != nil {
 		return nil, err
 	}
-	return guarded(ctx, s.c.o, "exec", func() (driver.Result, error) { return s.si.Exec(dargs) })
+	return guarded(ctx, s.c, "exec", func() (driver.Result, error) { return s.si.Exec(dargs) })
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	if s.queryer != nil {
-		return guarded(ctx, s.c.o, "query", func() (driver.Rows, error) { return s.queryer.QueryContext(ctx, args) })
+		return guarded(ctx, s.c, "query", func() (driver.Rows, error) { return s.queryer.QueryContext(ctx, args) })
 	}
 	dargs, err := namedValueToValue(args)
 	if err != nil {
 		return nil, err
 	}
-	return guarded(ctx, s.c.o, "query", func() (driver.Rows, error) { return s.si.Query(dargs) })
+	return guarded(ctx, s.c, "query", func() (driver.Rows, error) { return s.si.Query(dargs) })
 }
 
 // valueToNamedValue is the reverse of namedValueToValue, for the legacy

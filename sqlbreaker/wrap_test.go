@@ -28,6 +28,11 @@ func newDB(t *testing.T, s *fakeServer, opts ...sqlbreaker.Option) (*sql.DB, *re
 	return db, b
 }
 
+// reset is what a recBreaker notes for a session reset that succeeded:
+// database/sql resets a connection it takes from the pool, and the
+// wrapper asks the breaker first and records the reset as neither.
+const reset = "ignore"
+
 // calls returns the calls s saw since the last look, session resets left
 // out.
 func calls(s *fakeServer) []string {
@@ -58,12 +63,12 @@ func TestWrap_recordsEachCall(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, rows.Close())
 		assert.Equal(t, []string{"query"}, calls(s))
-		assert.Equal(t, []string{"accept"}, b.take())
+		assert.Equal(t, []string{reset, "accept"}, b.take())
 
 		_, err = db.ExecContext(ctx, "x")
 		require.NoError(t, err)
 		assert.Equal(t, []string{"exec"}, calls(s))
-		assert.Equal(t, []string{"accept"}, b.take())
+		assert.Equal(t, []string{reset, "accept"}, b.take())
 
 		st, err := db.PrepareContext(ctx, "p")
 		require.NoError(t, err)
@@ -73,7 +78,7 @@ func TestWrap_recordsEachCall(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, st.Close())
 		assert.Equal(t, []string{"prepare", "stmt.query", "stmt.exec"}, calls(s))
-		assert.Equal(t, []string{"accept", "accept", "accept"}, b.take())
+		assert.Equal(t, []string{reset, "accept", reset, "accept", reset, "accept"}, b.take())
 
 		tx, err := db.BeginTx(ctx, nil)
 		require.NoError(t, err)
@@ -81,13 +86,13 @@ func TestWrap_recordsEachCall(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit())
 		assert.Equal(t, []string{"begin", "exec", "commit"}, calls(s))
-		assert.Equal(t, []string{"accept", "accept", "accept"}, b.take())
+		assert.Equal(t, []string{reset, "accept", "accept", "accept"}, b.take(), "reset when the transaction takes the connection")
 
 		tx, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable, ReadOnly: true})
 		require.NoError(t, err)
 		require.NoError(t, tx.Rollback())
 		assert.Equal(t, []string{"begin", "rollback"}, calls(s))
-		assert.Equal(t, []string{"accept"}, b.take(), "Rollback is not recorded")
+		assert.Equal(t, []string{reset, "accept"}, b.take(), "Rollback is not recorded")
 	})
 
 	t.Run("minimal", func(t *testing.T) {
@@ -131,7 +136,7 @@ func TestWrap_errSkipFallsBack(t *testing.T) {
 	_, err := db.ExecContext(context.Background(), "skip")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"connect", "prepare", "stmt.query", "prepare", "stmt.exec"}, calls(s))
-	assert.Equal(t, []string{"accept", "ignore", "accept", "accept", "ignore", "accept", "accept"}, b.take(),
+	assert.Equal(t, []string{"accept", "ignore", "accept", "accept", reset, "ignore", "accept", "accept"}, b.take(),
 		"connect; ErrSkip neither way; then prepare and the statement, each recorded")
 }
 
@@ -225,7 +230,7 @@ func TestWrap_contextDoneBeforeTheCall(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 	assert.Empty(t, calls(s))
-	assert.Empty(t, b.take(), "nothing asked, nothing recorded")
+	assert.Equal(t, []string{reset}, b.take(), "nothing asked after the checkout's reset, nothing recorded")
 }
 
 func TestWrap_callerCancels(t *testing.T) {
@@ -249,7 +254,7 @@ func TestWrap_callerCancels(t *testing.T) {
 	}()
 	_, err := db.QueryContext(ctx, "q")
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []string{"ignore"}, b.take())
+	assert.Equal(t, []string{reset, "ignore"}, b.take())
 }
 
 func TestWrap_dropLeavesConnectionInPool(t *testing.T) {
@@ -389,7 +394,7 @@ func TestWrap_panics(t *testing.T) {
 		return nil
 	}()
 	assert.Equal(t, "boom", v, "raised again with the same value")
-	assert.Equal(t, []string{"reject: panic: boom"}, b.take())
+	assert.Equal(t, []string{reset, "reject: panic: boom"}, b.take())
 
 	s.setHook(func(_ context.Context, op string) error {
 		if op == "exec" {
