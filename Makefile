@@ -87,8 +87,8 @@ test: redis postgres chromium prometheus ## vet and race tests, nested modules t
 	go vet ./...
 	go test -race -count=1 -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
-		echo "cd $$m && go vet ./... && go test -race -count=1 ./..."; \
-		(cd $$m && go vet ./... && go test -race -count=1 ./...); \
+		echo "cd $$m && go vet ./... && go test -race -count=1 -timeout 30m ./..."; \
+		(cd $$m && go vet ./... && go test -race -count=1 -timeout 30m ./...); \
 	done
 
 race: test ## same as test
