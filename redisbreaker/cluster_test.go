@@ -48,7 +48,7 @@ func TestSharer_Sync_onACluster(t *testing.T) {
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true,
 			DialTimeout: defaultTestTimeout, ReadTimeout: defaultTestTimeout, WriteTimeout: defaultTestTimeout})
 		t.Cleanup(func() { _ = rdb.Close() })
-		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithProcessID(id),
+		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk),
 			redisbreaker.WithPrefix("test:"), redisbreaker.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })

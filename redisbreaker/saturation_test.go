@@ -2,7 +2,6 @@ package redisbreaker_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -116,8 +115,8 @@ func TestSharer_Sync_slowRedis(t *testing.T) {
 			DialTimeout: defaultTestTimeout, ReadTimeout: defaultTestTimeout, WriteTimeout: defaultTestTimeout})
 		t.Cleanup(func() { _ = rdb.Close() })
 		b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk))
-		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix("test:"),
-			redisbreaker.WithProcessID(fmt.Sprint("p", i)), redisbreaker.WithLogger(slog.New(slog.DiscardHandler)))
+		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix("test:"), redisbreaker.WithLogger(slog.New(slog.DiscardHandler)),
+			redisbreaker.WithTimeout(defaultTestTimeout))
 		require.NoError(t, err)
 		require.NoError(t, s.Share(b))
 		t.Cleanup(func() { _ = s.Close() })
