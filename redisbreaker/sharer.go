@@ -61,8 +61,9 @@ type Sharer struct {
 	busy    map[string]bool    // guarded by mu; shards whose exchange a round gave up waiting for, still running
 	pending sync.WaitGroup     // go-redis calls still running; Add under mu while not closed
 
-	round chan struct{}   // holds a token while a round runs: one round at a time
-	down  map[string]bool // guarded by round; shards ("" for a client of one node) whose failure was logged
+	round   chan struct{}   // holds a token while a round runs: one round at a time
+	down    map[string]bool // guarded by round; shards ("" for a client of one node) whose failure was logged
+	refused map[string]bool // guarded by round; shards that refused the connection in their last round
 }
 
 // member is a shared breaker.
@@ -94,7 +95,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
 	_, single := client.(*redis.Client)
 	_, cluster := client.(*redis.ClusterClient)
 	return &Sharer{client: client, o: o, batch: single, cluster: cluster, members: make(map[string]*member),
-		busy: make(map[string]bool), round: make(chan struct{}, 1), down: make(map[string]bool)}, nil
+		busy: make(map[string]bool), round: make(chan struct{}, 1), down: make(map[string]bool),
+		refused: make(map[string]bool)}, nil
 }
 
 // closedErr returns the error of method called after Close.
@@ -261,6 +263,7 @@ type shard struct {
 	batch  bool              // one MGET for every breaker
 	plans  []*gridPlan       // the breakers of the shard
 	err    error             // why the commands were not sent: the shard busy, or unknown
+	ctx    context.Context   // bounds the shard's part of the round
 	done   chan struct{}     // closed once go-redis has answered
 	late   bool              // the round gave up waiting: the commands may have run
 }
@@ -326,6 +329,11 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 			delete(s.down, addr) // its breakers moved: they log their recovery where they went
 		}
 	}
+	for addr := range s.refused {
+		if !seen[addr] {
+			delete(s.refused, addr)
+		}
+	}
 	if c, ok := s.client.(*redis.ClusterClient); ok && reload {
 		// A shard failed or redirected: a replica may have taken over, or a
 		// slot moved, which go-redis learns by itself only from a redirection
@@ -385,6 +393,16 @@ func (s *Sharer) send(ctx context.Context, shards []*shard) error {
 		}
 		s.busy[sh.addr] = true
 		s.pending.Add(1)
+		sh.ctx = ctx
+		if s.refused[sh.addr] {
+			// It refused the connection last round (a dead node): a live one
+			// answers within half a period, and go-redis's retries of the dial
+			// would hold the round up to its timeout.
+			var cancel context.CancelFunc
+			sh.ctx, cancel = context.WithTimeout(ctx, s.o.period/2)
+			defer cancel()
+		}
+		ctx := sh.ctx
 		pipe := sh.client.Pipeline()
 		for _, p := range sh.plans {
 			p.queue(ctx, pipe, keyTTL(p.m.fleet.Window(), p.horizon), sh.batch)
@@ -423,7 +441,7 @@ func (s *Sharer) send(ctx context.Context, shards []*shard) error {
 		}
 		select {
 		case <-sh.done:
-		case <-ctx.Done():
+		case <-sh.ctx.Done():
 			select {
 			case <-sh.done: // answered as the time ran out
 			default:
@@ -448,6 +466,7 @@ func (s *Sharer) settleShard(sh *shard, now time.Time) (error, bool) {
 	var errs []error
 	var lostKeys []string
 	recovered := 0
+	delete(s.refused, sh.addr)
 	for _, p := range sh.plans {
 		m := p.m
 		err := unreached
@@ -463,6 +482,9 @@ func (s *Sharer) settleShard(sh *shard, now time.Time) (error, bool) {
 			}
 		}
 		if err != nil {
+			if neverSent(err) && !refused(err) {
+				s.refused[sh.addr] = true
+			}
 			m.fleet.ClearOthers()
 			m.lost = true
 			lostKeys = append(lostKeys, m.grid.base)
