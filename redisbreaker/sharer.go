@@ -258,14 +258,14 @@ func (s *Sharer) Sync(ctx context.Context) error { return s.sync(ctx, true) }
 
 // shard is the part of a round that goes to one node of Redis.
 type shard struct {
-	addr   string            // the node's address on a cluster; "" for the client as a whole
-	client redis.Cmdable     // what the round's commands go through
-	batch  bool              // one MGET for every breaker
-	plans  []*gridPlan       // the breakers of the shard
-	err    error             // why the commands were not sent: the shard busy, or unknown
-	ctx    context.Context   // bounds the shard's part of the round
-	done   chan struct{}     // closed once go-redis has answered
-	late   bool              // the round gave up waiting: the commands may have run
+	addr   string          // the node's address on a cluster; "" for the client as a whole
+	client redis.Cmdable   // what the round's commands go through
+	batch  bool            // one MGET for every breaker
+	plans  []*gridPlan     // the breakers of the shard
+	err    error           // why the commands were not sent: the shard busy, or unknown
+	ctx    context.Context // bounds the shard's part of the round
+	done   chan struct{}   // closed once go-redis has answered
+	late   bool            // the round gave up waiting: the commands may have run
 }
 
 // errBusy is the error of a shard whose exchange of a round before is
