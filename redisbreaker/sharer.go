@@ -318,7 +318,7 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 	seen := make(map[string]bool, len(shards))
 	for _, sh := range shards {
 		seen[sh.addr] = true
-		err, lost := s.settleShard(sh, now)
+		lost, err := s.settleShard(sh, now)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -453,9 +453,9 @@ func (s *Sharer) send(ctx context.Context, shards []*shard) error {
 }
 
 // settleShard takes in what a shard answered, breaker by breaker. It
-// returns the shard's errors, and whether the shard (or one of its
-// breakers' slots) could not be reached.
-func (s *Sharer) settleShard(sh *shard, now time.Time) (error, bool) {
+// returns whether the shard (or one of its breakers' slots) could not be
+// reached, and the shard's errors.
+func (s *Sharer) settleShard(sh *shard, now time.Time) (bool, error) {
 	var unreached error
 	switch {
 	case sh.err != nil:
@@ -515,14 +515,14 @@ func (s *Sharer) settleShard(sh *shard, now time.Time) (error, bool) {
 				"prefix", s.o.prefix, "shard", sh.addr, "breakers", len(lostKeys), "err", unreached)
 		}
 		errs = append(errs, fmt.Errorf("%w: %s, %s: %w", ErrUnreachable, where, keyList(lostKeys), unreached))
-		return errors.Join(errs...), true
+		return true, errors.Join(errs...)
 	}
 	if s.down[sh.addr] || recovered > 0 {
 		delete(s.down, sh.addr)
 		s.o.logger.Info("redisbreaker: "+where+" reachable again; its breakers decide on the fleet's histories",
 			"prefix", s.o.prefix, "shard", sh.addr, "breakers", len(sh.plans))
 	}
-	return errors.Join(errs...), false
+	return false, errors.Join(errs...)
 }
 
 // call runs fn, a command to Redis, in a goroutine of its own, and waits
