@@ -29,6 +29,10 @@
 // Breakers are shared under their names: the breakers named "payments" of
 // every process with the same prefix share their counts.
 //
+// Give it a client that does not retry (redis.Options.MaxRetries −1):
+// go-redis sends a pipeline again after a timeout, and what a round added
+// would count twice.
+//
 // # What it does
 //
 // Calls never wait on Redis: [breaker.Breaker.Allow] reads the judgement
