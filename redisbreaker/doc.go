@@ -137,11 +137,12 @@
 // Cluster shard <address> unreachable", with how many breakers), and
 // [Sharer.Sync] returns an error wrapping [ErrUnreachable] that names the
 // shard and their keys. The other shards' breakers go on sharing in the
-// same rounds, every period. The sharer has the client reload the slot
-// map after each failed round (go-redis reloads at most once every 200
-// ms), and gives a shard that refused the connection half a period per
-// round, so that go-redis's retries of the dial do not hold the rounds
-// up. Once a replica has taken over, the next rounds find it, and the
+// same rounds, every period: a dead master's host refuses connections at
+// once, and the sharer gives a shard that refused half a period per
+// round, so that go-redis's retries of the dial do not hold the rounds up
+// (a master that stops answering without refusing holds each round up to
+// the timeout). The sharer has the client reload the slot map after each
+// failed round (go-redis reloads at most once every 200 ms). Once a replica has taken over, the next rounds find it, and the
 // breakers share again through it ("reachable again", logged once): in the
 // tests, 0.2 to 0.3 s after the replica answers, with a client that does
 // not retry (redis.ClusterOptions.MaxRetries −1, and
