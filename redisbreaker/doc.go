@@ -29,6 +29,10 @@
 // Breakers are shared under their names: the breakers named "payments" of
 // every process with the same prefix share their counts.
 //
+// Give it a client that does not retry (redis.Options.MaxRetries −1):
+// go-redis sends a pipeline again after a timeout, and what a round added
+// would count twice.
+//
 // # What it does
 //
 // Calls never wait on Redis: [breaker.Breaker.Allow] reads the judgement
@@ -42,7 +46,7 @@
 // less what this process added) is the history the breaker then decides
 // on ([fleet.Member.SetOthers]).
 //
-// # Layout v4: counters on the grid
+// # The layout: counters on the grid
 //
 // Every process numbers its buckets on one grid (package fleet): bucket g
 // spans [g·span, (g+1)·span) from the Unix epoch, and block k holds the
@@ -53,7 +57,8 @@
 //
 // holding, for each of its buckets, three unsigned 32-bit big-endian
 // counters (successes, failures, drops), then one counting the processes
-// that wrote to it. A round adds to them with BITFIELD ... OVERFLOW SAT
+// that wrote to it (the 4 is the layout's version: a layout to come would
+// use keys of its own). A round adds to them with BITFIELD ... OVERFLOW SAT
 // INCRBY (only the counters that changed, and the process's own count once
 // a block) and reads the newest block and the one before with MGET, one
 // MGET for every breaker on a single node; the block before is read no
@@ -73,9 +78,9 @@
 //
 // The name in braces is a hash tag: on a Redis Cluster, a breaker's keys
 // share a slot (one MGET reads them) and the breakers spread over the
-// shards. A breaker whose node fails decides on its own history until the
-// cluster serves its slot again (the sharer asks the client to reload the
-// cluster's slots); the other breakers go on.
+// shards. A round talks to each shard (the master of its breakers' slots,
+// as the client's slot map has it) on its own, all at once: see "When a
+// shard of a Redis Cluster dies".
 //
 // # A large fleet
 //
@@ -103,30 +108,6 @@
 // since). Redis drops the key when its TTL ends; each breaker ends the
 // override on its own then too.
 //
-// # Layouts, and a rolling upgrade from v3
-//
-// Before layout v4, a breaker was one hash at <prefix><name> (layout v3):
-// each process's history in a field of its own, summed by a script on
-// every round. [WithV3](true) has a sharer publish in both layouts and read
-// both, taking bucket by bucket the higher of what they hold, so a fleet
-// upgrades in two steps and shares one fleet's evidence all along: first
-// every upgraded process runs with WithV3(true), then, once no process
-// runs the old release, without it. A process without WithV3 reads the
-// grid alone: it does not see processes of the old release. With WithV3,
-// [WithV2] still publishes layout v2 in the hash for processes older
-// still (layout v3's documentation below holds).
-//
-// Layout v3: a breaker's hash holds, per process, its history in the
-// field "=3 <id>" (the Unix ms it was published, a space, then
-// [fleet.History]'s binary form) and, while [WithV2] is on (the default),
-// its counts in layout v2 in the field "<id>", as redisbreaker before
-// histories published them; "=hsum" holds the fresh histories added up.
-// The script's documentation (script.go) gives every field. A v2 sharer
-// skips every field that starts with "=", so it never reads a v3 field;
-// it reads the v2 fields, those of v3 sharers included, as before. A v3
-// sharer reads v2 fields of processes that publish no history, converted
-// to a history when the script sweeps.
-//
 // # When Redis fails
 //
 // Redis down, slow (beyond [WithTimeout]) or answering what the sharer
@@ -135,17 +116,47 @@
 // again when Redis is back, which it finds by itself on a later round. A
 // breaker's fleet history also expires on its own one window after it
 // was last fed, should the loop stall. Nothing panics, and nothing blocks
-// a call. One round is in flight at a time: a Redis slower than the period
-// makes the rounds late, not more numerous, and every process's counts
-// still land. (go-redis reports its own failures to connect through its
-// own logger, which redis.SetLogger replaces.)
+// a call. One round is in flight at a time, and it returns by the timeout
+// whatever go-redis's own: a Redis slower than the period makes the rounds
+// late, not more numerous, and every process's counts still land.
+// (go-redis reports its own failures to connect through its own logger,
+// which redis.SetLogger replaces.)
+//
+// Counters that no fleet could have written are refused, not shed on: a
+// block longer than a window's, or a bucket holding more calls than the
+// processes its blocks count could have made at one a nanosecond each (a
+// corrupt write, another program on the same keys). The breaker then
+// decides on its own history, and [Sharer.Sync] returns an error wrapping
+// [ErrBadData]. An override is held no longer than the TTL it was set
+// with, whatever time it says it was set.
+//
+// # When a shard of a Redis Cluster dies
+//
+// A master killed: the breakers whose slots it served decide on their own
+// histories from their next round, logged once for the shard ("Redis
+// Cluster shard <address> unreachable", with how many breakers), and
+// [Sharer.Sync] returns an error wrapping [ErrUnreachable] that names the
+// shard and their keys. The other shards' breakers go on sharing in the
+// same rounds, every period: a dead master's host refuses connections at
+// once, and the sharer gives a shard that refused half a period per
+// round, so that go-redis's retries of the dial do not hold the rounds up
+// (a master that stops answering without refusing holds each round up to
+// the timeout). The sharer has the client reload the slot map after each
+// failed round (go-redis reloads at most once every 200 ms). Once a replica has taken over, the next rounds find it, and the
+// breakers share again through it ("reachable again", logged once): in the
+// tests, 0.2 to 0.3 s after the replica answers, with a client that does
+// not retry (redis.ClusterOptions.MaxRetries −1, and
+// redis.Options.DialerRetries 1 through ClusterOptions.NewClient); with
+// go-redis's defaults, 0.06 to 1.2 s. Counts a process added to the dead
+// master that its replica had not received are lost; a process that finds
+// its counts gone adds its window again.
 //
 // # Load on Redis
 //
 // Measured with the load probe (make fleet-load; docs/fleet.md has the
 // figures and the machine): a round costs Redis's commands about 1 to 3
-// µs per breaker (a BITFIELD and a share of one MGET), against 190 to 290
-// µs for layout v3's script in the same run, whatever the fleet's size. At
+// µs per breaker (a BITFIELD and a share of one MGET), whatever the
+// fleet's size. At
 // the default period that is 10 to 31 µs of the commands' time a second
 // per process and breaker, and 40 to 140 µs of Redis's whole CPU with the
 // network's share (a round trip costs Redis about 14 µs whatever it

@@ -16,7 +16,9 @@ import (
 // of its fleet. This example needs a Redis, so it is compiled but not run
 // (it has no Output comment); the package's tests start a redis-server.
 func Example() {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+	// No retries: go-redis would send a round's additions again after a
+	// timeout, and they would count twice.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer rdb.Close()
 
 	sharer, err := redisbreaker.New(rdb, redisbreaker.WithPrefix("checkout:"))

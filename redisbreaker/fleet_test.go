@@ -43,8 +43,7 @@ func runFleet(t *testing.T, srv *redisServer, processes, rate int, share bool, c
 	for i := range breakers {
 		breakers[i] = breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk),
 			breaker.WithProba(proba.NewSeeded(uint64(i+1))))
-		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix(prefix),
-			redisbreaker.WithProcessID(fmt.Sprint("process-", i)))
+		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix(prefix))
 		require.NoError(t, err)
 		require.NoError(t, s.Share(breakers[i]))
 		t.Cleanup(func() { _ = s.Close() })

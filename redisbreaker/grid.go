@@ -2,6 +2,7 @@ package redisbreaker
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -106,6 +107,32 @@ func (b block) add(i int, d fleet.Bucket) block {
 	return b
 }
 
+// maxProcessRate bounds the calls a second that one process's breaker
+// can count: one a nanosecond, some ten times what a core spends on a call
+// through a breaker. A bucket read from Redis that holds more calls than
+// the fleet's processes could have counted so, at that rate, was not
+// written by the fleet (a corrupt write, another program on the same
+// keys): the sharer refuses the breaker's counters for the round rather
+// than shed on them.
+const maxProcessRate = 1e9
+
+// check returns an error wrapping errUnusable, naming key, if a bucket of
+// b (a block of size buckets of span) holds more calls than processes
+// processes, or those b counts if more, could have counted
+// (maxProcessRate).
+func (b block) check(size int, processes int64, span time.Duration, key string) error {
+	n := max(processes, b.counter(membersAt(size)), 1)
+	limit := float64(n) * maxProcessRate * span.Seconds()
+	for i := range size {
+		c := b.bucket(i)
+		if calls := float64(c.Successes) + float64(c.Failures) + float64(c.Drops); calls > limit {
+			return fmt.Errorf("%w: key %.300q: bucket %d holds %.0f calls, more than %d processes count in %v",
+				errUnusable, key, i, calls, n, span)
+		}
+	}
+	return nil
+}
+
 // sum returns the block's buckets added up.
 func (b block) sum(size int) fleet.Bucket {
 	var s fleet.Bucket
@@ -157,64 +184,4 @@ func plus(a, b fleet.Bucket) fleet.Bucket {
 func minus(a, b fleet.Bucket) fleet.Bucket {
 	return fleet.Bucket{Successes: max(a.Successes-b.Successes, 0), Failures: max(a.Failures-b.Failures, 0),
 		Drops: max(a.Drops-b.Drops, 0)}
-}
-
-// highest returns, bucket by bucket and block by block, the higher of
-// what a and b hold, count by count: the fleet as the larger of two
-// layouts sees it, while a rolling upgrade has processes publish in both.
-// A history on another grid than a's is left out.
-func highest(a, b fleet.History) fleet.History {
-	switch {
-	case b.IsZero() || (!a.IsZero() && (a.Span != b.Span || a.Size != b.Size)):
-		return a
-	case a.IsZero():
-		return b
-	}
-	hi := func(x, y fleet.Bucket) fleet.Bucket {
-		return fleet.Bucket{Successes: max(x.Successes, y.Successes), Failures: max(x.Failures, y.Failures),
-			Drops: max(x.Drops, y.Drops)}
-	}
-	pick := func(newest int64, limit int, parts ...struct {
-		newest  int64
-		buckets []fleet.Bucket
-	}) []fleet.Bucket {
-		first := newest
-		for _, p := range parts {
-			if len(p.buckets) > 0 {
-				first = min(first, p.newest-int64(len(p.buckets))+1)
-			}
-		}
-		first = max(first, newest-int64(limit)+1)
-		out := make([]fleet.Bucket, newest-first+1)
-		for _, p := range parts {
-			for i, x := range p.buckets {
-				if n := p.newest - int64(len(p.buckets)) + 1 + int64(i); n >= first && n <= newest {
-					out[n-first] = hi(out[n-first], x)
-				}
-			}
-		}
-		return out
-	}
-	type part = struct {
-		newest  int64
-		buckets []fleet.Bucket
-	}
-	o := fleet.History{Span: a.Span, Size: a.Size, Newest: max(a.Newest, b.Newest)}
-	if len(a.Buckets)+len(b.Buckets) > 0 {
-		o.Buckets = pick(o.Newest, 2*a.Size, part{a.Newest, a.Buckets}, part{b.Newest, b.Buckets})
-	}
-	if len(a.Blocks)+len(b.Blocks) > 0 {
-		var parts []part
-		for _, x := range []fleet.History{a, b} {
-			if len(x.Blocks) > 0 {
-				parts = append(parts, part{x.NewestBlock, x.Blocks})
-				o.NewestBlock = x.NewestBlock
-			}
-		}
-		for _, p := range parts {
-			o.NewestBlock = max(o.NewestBlock, p.newest)
-		}
-		o.Blocks = pick(o.NewestBlock, 2048, parts...)
-	}
-	return o
 }

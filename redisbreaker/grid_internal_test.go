@@ -45,20 +45,6 @@ func TestBitfieldArgs(t *testing.T) {
 		"INCRBY", "u32", "#60", int64(1)}, args, "bucket 41 is the second of block 2; zero deltas are left out; the processes last")
 }
 
-func TestHighest(t *testing.T) {
-	a := fleet.History{Span: time.Second, Size: 2, Newest: 10, Buckets: []fleet.Bucket{{Successes: 5}, {Failures: 1}},
-		NewestBlock: 3, Blocks: []fleet.Bucket{{Drops: 4}}}
-	b := fleet.History{Span: time.Second, Size: 2, Newest: 11, Buckets: []fleet.Bucket{{Successes: 2, Failures: 3}, {Drops: 1}}}
-	assert.Equal(t, fleet.History{Span: time.Second, Size: 2, Newest: 11,
-		Buckets:     []fleet.Bucket{{Successes: 5}, {Successes: 2, Failures: 3}, {Drops: 1}},
-		NewestBlock: 3, Blocks: []fleet.Bucket{{Drops: 4}}}, highest(a, b))
-	assert.Equal(t, a, highest(a, fleet.History{}))
-	assert.Equal(t, b, highest(fleet.History{}, b))
-	other := b
-	other.Size = 3
-	assert.Equal(t, a, highest(a, other), "another grid is left out")
-}
-
 func TestBlock_add(t *testing.T) {
 	var b block
 	b = b.add(1, fleet.Bucket{Successes: 3, Failures: 1})

@@ -141,8 +141,8 @@ func TestSharer_Sync_aLargeFleetSlowsItsRounds(t *testing.T) {
 	clk := newVirtualClock()
 	a := newProcess(t, srv, clk, "a")
 	require.NoError(t, a.sync(t))
-	st, ok := a.sharer.Status("payments")
-	require.True(t, ok)
+	st, err := a.sharer.Status("payments")
+	require.NoError(t, err)
 	assert.Equal(t, redisbreaker.Status{Processes: 1, Period: redisbreaker.DefaultPeriod, Synced: clk.Now()}, st)
 
 	// 4,999 other processes counted themselves in the newest block.
@@ -153,7 +153,8 @@ func TestSharer_Sync_aLargeFleetSlowsItsRounds(t *testing.T) {
 	require.NoError(t, srv.client().Do(ctx, "BITFIELD", keys[0], "INCRBY", "u32", "#60", 4999).Err())
 	clk.advance(span)
 	require.NoError(t, a.sync(t))
-	st, _ = a.sharer.Status("payments")
+	st, err = a.sharer.Status("payments")
+	require.NoError(t, err)
 	assert.Equal(t, int64(5000), st.Processes)
 	assert.Equal(t, 500*time.Millisecond, st.Period)
 
@@ -161,7 +162,8 @@ func TestSharer_Sync_aLargeFleetSlowsItsRounds(t *testing.T) {
 	// tick of the sharer's period, but at the fifth.
 	require.NoError(t, srv.client().Do(ctx, "BITFIELD", keys[0], "INCRBY", "u32", "#60", 1_000_000).Err())
 	require.NoError(t, a.sync(t))
-	st, _ = a.sharer.Status("payments")
+	st, err = a.sharer.Status("payments")
+	require.NoError(t, err)
 	assert.Equal(t, time.Second, st.Period, "at most a second")
 }
 
@@ -199,4 +201,17 @@ func TestSharer_Sync_unusableBlocks(t *testing.T) {
 	require.NoError(t, a.sync(t))
 	assert.Equal(t, 1, a.log.count("data in Redis usable again"))
 	assert.Greater(t, dropProbability(t, a.b), 0.5)
+}
+
+// someCalls makes up to 7 calls through b, a third of them failing.
+func someCalls(r *rand.Rand, b breaker.Breaker) {
+	for range r.IntN(8) {
+		if c, err := b.Allow(); err == nil {
+			if r.IntN(3) == 0 {
+				c.Reject("boom")
+			} else {
+				c.Accept()
+			}
+		}
+	}
 }

@@ -61,7 +61,7 @@ func BenchmarkSharer_Sync(b *testing.B) {
 			var all []breaker.Breaker
 			sharers := make([]*redisbreaker.Sharer, size.processes)
 			for p := range size.processes {
-				s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithProcessID(fmt.Sprintf("%016x", p)))
+				s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk))
 				require.NoError(b, err)
 				for m := range size.breakers {
 					br := breaker.MustNew(breaker.WithName(fmt.Sprintf("GET api-%d.example.com", m)), breaker.WithClock(clk))

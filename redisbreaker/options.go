@@ -1,12 +1,9 @@
 package redisbreaker
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -19,7 +16,7 @@ const (
 	// DefaultPeriod is how often the loop adds and reads counts: one bucket
 	// of a breaker with the default window and buckets; see [WithPeriod].
 	DefaultPeriod = 100 * time.Millisecond
-	// DefaultTimeout bounds one round trip of the loop; see [WithTimeout].
+	// DefaultTimeout bounds each round; see [WithTimeout].
 	DefaultTimeout = time.Second
 )
 
@@ -27,8 +24,9 @@ const (
 const (
 	minPeriod   = 10 * time.Millisecond
 	maxPeriod   = time.Minute
+	minTimeout  = time.Millisecond
+	maxTimeout  = time.Minute
 	maxPrefix   = 256
-	maxID       = 128
 	maxNameSize = 1024
 )
 
@@ -45,14 +43,11 @@ type options struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	clock   clock.Clock
-	id      string
-	v2      bool
-	v3      bool
 }
 
 // WithPrefix sets the prefix of the keys the sharer reads and writes: a
-// breaker's blocks at prefix + "{" + name + "}:4:" + block (and, with
-// [WithV3], its hash at prefix + name). Processes that share a
+// breaker's blocks at prefix + "{" + name + "}:4:" + block, and its
+// fleet's override at prefix + "{" + name + "}:override". Processes that share a
 // dependency's counts use the same prefix; separate fleets (environments,
 // applications) on one Redis use different ones. Default [DefaultPrefix];
 // at most 256 bytes. A prefix holding "{" takes the place of the breaker's
@@ -75,12 +70,14 @@ func WithPeriod(period time.Duration) Option {
 	return func(o *options) { o.period = period }
 }
 
-// WithTimeout bounds one round trip of the loop, through its context: a
-// Redis slower than that counts as down for the round. Default
-// [DefaultTimeout]; it must be positive. go-redis applies a context's
-// deadline to its reads and writes only with
-// redis.Options.ContextTimeoutEnabled; otherwise its own ReadTimeout and
-// WriteTimeout bound them.
+// WithTimeout bounds each round, [Sharer.Sync]'s and the loop's, and
+// each of [Sharer.SetOverride] and [Sharer.ClearOverride]: a Redis (or a
+// shard of a Redis Cluster) slower than that counts as down for the
+// round, and the call returns by then whatever go-redis's own timeouts
+// (ReadTimeout, 3 s by default, applies alone unless
+// redis.Options.ContextTimeoutEnabled); the commands go-redis is still
+// waiting on finish in the background, and [Sharer.Close] waits for them.
+// Default [DefaultTimeout]; from 1 ms to 1 minute.
 func WithTimeout(timeout time.Duration) Option {
 	return func(o *options) { o.timeout = timeout }
 }
@@ -100,39 +97,6 @@ func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithProcessID sets the name this process publishes its history under
-// in layout v3 ([WithV3]), in each breaker's hash. Each process of the
-// fleet needs its own; two processes with the same ID overwrite each
-// other's histories. Layout v4 names no process. Default: 16 random
-// hexadecimal digits, new for each [Sharer]. From 1 to 128 bytes, not
-// starting with "=".
-func WithProcessID(id string) Option {
-	return func(o *options) { o.id = id }
-}
-
-// WithV3 sets whether the sharer also publishes each breaker's history in
-// layout v3, as redisbreaker published it before layout v4 (counters on a
-// grid of buckets), for the processes of the fleet that still run such a
-// version, and reads theirs: a fleet in a rolling upgrade from v3 shares
-// one fleet's evidence when it upgrades in two steps, first with
-// WithV3(true) on every upgraded process, then, once no process runs the
-// old version, without it. Each round then also runs layout v3's script
-// per breaker, which costs Redis about a hundred times a v4 round (see the
-// package documentation, "Layouts"). Default false.
-func WithV3(publish bool) Option {
-	return func(o *options) { o.v3 = publish }
-}
-
-// WithV2 sets whether a sharer that publishes layout v3 ([WithV3]) also
-// publishes each breaker's state in layout v2, the counts that
-// redisbreaker published before it shared histories, beside its history,
-// for processes of the fleet that still run such a version: they read the
-// v2 field, and skip the v3 one. Default true; it does nothing without
-// WithV3. See the package documentation, "Layouts".
-func WithV2(publish bool) Option {
-	return func(o *options) { o.v2 = publish }
-}
-
 // validate reports the first invalid option, naming it and its value.
 func (o *options) validate() error {
 	switch {
@@ -140,16 +104,12 @@ func (o *options) validate() error {
 		return fmt.Errorf("%w: WithPrefix(%.20q…): at most %d bytes, got %d", ErrInvalidOption, o.prefix, maxPrefix, len(o.prefix))
 	case o.period < minPeriod || o.period > maxPeriod:
 		return fmt.Errorf("%w: WithPeriod(%v): must be from %v to %v", ErrInvalidOption, o.period, minPeriod, maxPeriod)
-	case o.timeout <= 0:
-		return fmt.Errorf("%w: WithTimeout(%v): must be positive", ErrInvalidOption, o.timeout)
+	case o.timeout < minTimeout || o.timeout > maxTimeout:
+		return fmt.Errorf("%w: WithTimeout(%v): must be from %v to %v", ErrInvalidOption, o.timeout, minTimeout, maxTimeout)
 	case o.logger == nil:
 		return fmt.Errorf("%w: WithLogger(nil): logger must not be nil", ErrInvalidOption)
 	case o.clock == nil:
 		return fmt.Errorf("%w: WithClock(nil): clock must not be nil", ErrInvalidOption)
-	case o.id == "" || len(o.id) > maxID:
-		return fmt.Errorf("%w: WithProcessID(%.20q): must be from 1 to %d bytes, got %d", ErrInvalidOption, o.id, maxID, len(o.id))
-	case strings.HasPrefix(o.id, "="):
-		return fmt.Errorf("%w: WithProcessID(%.20q): must not start with \"=\", which marks the sharer's own fields", ErrInvalidOption, o.id)
 	}
 	return nil
 }
@@ -161,21 +121,12 @@ func newOptions(opts []Option) (options, error) {
 		timeout: DefaultTimeout,
 		logger:  slog.Default(),
 		clock:   clock.New(),
-		id:      randomID(),
-		v2:      true,
 	}
-	for _, opt := range opts {
+	for i, opt := range opts {
 		if opt == nil {
-			return o, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+			return o, fmt.Errorf("%w: option %d of %d is nil", ErrInvalidOption, i+1, len(opts))
 		}
 		opt(&o)
 	}
 	return o, o.validate()
-}
-
-// randomID returns 16 random hexadecimal digits.
-func randomID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
-	return hex.EncodeToString(b[:])
 }

@@ -26,6 +26,10 @@ import (
 // keys start with base.
 func overrideKey(base string) string { return base + ":override" }
 
+// maxOverrideSetAt is the latest time an override may say it was set, in
+// Unix ms: the end of the year 9999.
+const maxOverrideSetAt = 253402300799999
+
 // maxOverrideText bounds By and Reason in Redis; the breaker bounds them
 // again, shorter, when the override is set.
 const maxOverrideText = 1024
@@ -43,9 +47,19 @@ func (o fleetOverride) encode() string {
 	return fmt.Sprintf("1 %d %d %d %d %s%s", o.setAt.UnixMilli(), o.ttl.Milliseconds(), int(o.mode), len(o.by), o.by, o.why)
 }
 
+// maxOverrideValue bounds an override's value as encode writes it: five
+// numbers, By and Reason.
+const maxOverrideValue = 5*21 + 2*maxOverrideText
+
 // parseOverride reads a fleet's override; an error names what was wrong.
+// What no sharer writes is refused: a value longer than encode writes, a
+// TTL above override.MaxTTL, a set time before the Unix epoch or
+// past the year 9999.
 func parseOverride(v string) (fleetOverride, error) {
 	var o fleetOverride
+	if len(v) > maxOverrideValue {
+		return o, fmt.Errorf("override of %d bytes: more than %d", len(v), maxOverrideValue)
+	}
 	fields := strings.SplitN(v, " ", 6)
 	if len(fields) != 6 || fields[0] != "1" {
 		return o, fmt.Errorf("override %.100q: not layout 1", v)
@@ -59,7 +73,12 @@ func parseOverride(v string) (fleetOverride, error) {
 		n[i] = x
 	}
 	rest := fields[5]
-	if n[3] > int64(len(rest)) {
+	switch {
+	case n[0] > maxOverrideSetAt:
+		return o, fmt.Errorf("override %.100q: set at %d ms: past the year 9999", v, n[0])
+	case n[1] == 0 || n[1] > override.MaxTTL.Milliseconds():
+		return o, fmt.Errorf("override %.100q: TTL of %d ms: must be above 0 and at most %v", v, n[1], override.MaxTTL)
+	case n[3] > int64(len(rest)):
 		return o, fmt.Errorf("override %.100q: By of %d bytes, longer than what follows", v, n[3])
 	}
 	o = fleetOverride{setAt: time.UnixMilli(n[0]), ttl: time.Duration(n[1]) * time.Millisecond,
@@ -83,9 +102,11 @@ func parseOverride(v string) (fleetOverride, error) {
 // It returns an error wrapping [breaker.ErrInvalidOverride], naming the
 // field, for a mode other than [override.ShedAll] and [override.ShedNone] or
 // a TTL not above 0 and at most [override.MaxTTL]; one for a name
-// longer than 1024 bytes, and Redis's error, wrapping [ErrUnreachable],
-// when the write fails. Reason and By are cut to 1024 bytes here, and to
-// the breaker's bound when set.
+// longer than 1024 bytes; Redis's error, wrapping [ErrUnreachable], when
+// the write fails or takes longer than the timeout ([WithTimeout]) or
+// ctx's deadline, by which it returns; and one wrapping [ErrClosed] after
+// [Sharer.Close], without writing. Reason and By are cut to 1024 bytes
+// here, and to the breaker's bound when set.
 func (s *Sharer) SetOverride(ctx context.Context, name string, o override.Spec) error {
 	switch {
 	case len(name) > maxNameSize:
@@ -100,25 +121,25 @@ func (s *Sharer) SetOverride(ctx context.Context, name string, o override.Spec) 
 		ttl = time.Millisecond
 	}
 	f := fleetOverride{setAt: s.o.clock.Now(), ttl: ttl, mode: o.Mode, by: cut(o.By), why: cut(o.Reason)}
-	if err := s.client.Set(ctx, overrideKey(keyBase(s.o.prefix, name)), f.encode(), ttl).Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	return nil
+	return s.call(ctx, "SetOverride", func(ctx context.Context) error {
+		return s.client.Set(ctx, overrideKey(keyBase(s.o.prefix, name)), f.encode(), ttl).Err()
+	})
 }
 
 // ClearOverride clears the fleet's override of the breaker named name:
 // each process's sharer clears, within one period, the override it set
 // from the fleet's, unless one was set on its breaker by other means since.
 // It returns Redis's error, wrapping [ErrUnreachable], when the delete
-// fails.
+// fails or takes longer than the timeout ([WithTimeout]) or ctx's
+// deadline, by which it returns, and one wrapping [ErrClosed] after
+// [Sharer.Close], without deleting.
 func (s *Sharer) ClearOverride(ctx context.Context, name string) error {
 	if len(name) > maxNameSize {
 		return fmt.Errorf("redisbreaker: breaker name of %d bytes: at most %d", len(name), maxNameSize)
 	}
-	if err := s.client.Del(ctx, overrideKey(keyBase(s.o.prefix, name))).Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	return nil
+	return s.call(ctx, "ClearOverride", func(ctx context.Context) error {
+		return s.client.Del(ctx, overrideKey(keyBase(s.o.prefix, name))).Err()
+	})
 }
 
 // cut returns s cut to maxOverrideText bytes.
@@ -159,7 +180,9 @@ func (s *Sharer) takeOverride(m *member, v any, now time.Time) error {
 	if g.applied != nil && *g.applied == o {
 		return nil // set before; the breaker ends it on its own
 	}
-	ttl := min(o.setAt.Add(o.ttl).Sub(now), override.MaxTTL)
+	// What is left of the TTL: never more than it was set for, whatever
+	// the time it says it was set.
+	ttl := min(o.setAt.Add(o.ttl).Sub(now), o.ttl)
 	err := m.b.SetOverride(override.Spec{Mode: o.mode, TTL: ttl, Reason: o.why, By: o.by})
 	if err != nil && !errors.Is(err, breaker.ErrInvalidOverride) {
 		return err

@@ -89,7 +89,7 @@ func TestSharer_SetOverride_invalid(t *testing.T) {
 		{override.Spec{Mode: override.ShedAll}, "TTL 0s: must be above 0 and at most 24h0m0s"},
 		{override.Spec{Mode: override.ShedAll, TTL: -time.Second}, "TTL -1s"},
 		{override.Spec{Mode: override.ShedNone, TTL: 25 * time.Hour}, "TTL 25h0m0s"},
-		{override.Spec{TTL: time.Minute}, "Mode OverrideMode(0): must be shed_all or shed_none"},
+		{override.Spec{TTL: time.Minute}, "Mode Mode(0): must be shed_all or shed_none"},
 	} {
 		err := s.SetOverride(ctx, "payments", tc.o)
 		assert.ErrorIs(t, err, breaker.ErrInvalidOverride)

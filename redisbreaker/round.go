@@ -63,7 +63,7 @@ type gridPlan struct {
 	expires []*redis.BoolCmd
 	expired []expiry // the blocks of expires
 	keys    []string // read: the newest block, the fleet's override, the block before (unless known), then older ones
-	before  bool     // keys[1] is the block before the newest
+	before  bool     // keys[2] is the block before the newest
 	olds    []int64  // the blocks of the keys after those
 	read    *redis.SliceCmd
 	readAt  int // where keys start in read's reply
@@ -151,63 +151,26 @@ func (p *gridPlan) err() error {
 	return p.read.Err()
 }
 
-// settle takes in the reply of the plan's commands: what went through is
-// counted as added, and the fleet's counters read give the others'
-// history, which it returns.
-func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, error) {
-	blocks, err := p.settleAdds()
-	if err != nil {
-		return fleet.History{}, err
-	}
-	g := &p.m.grid
-	newest, before := blocks[0], g.before
-	olds := blocks[2:]
-	if p.before {
-		before, olds = blocks[2], blocks[3:]
-		// Once every process has had a round since the block ended (two of
-		// the fleet's periods, and a bucket for calls found overdue when it
-		// ended), nothing more is added to it: it is read no more. (A
-		// process of the fleet with a longer WithPeriod than this one's
-		// adds its last counts to it after: they are left out here.)
-		settled := 2*max(g.period, base) + 2*p.h.Span
-		if p.h.Newest-p.newest*int64(p.size) >= int64((settled+p.h.Span-1)/p.h.Span) {
-			g.before, g.beforeAt = append(block(nil), before...), p.newest-1
-		}
-	}
-	for i, k := range p.olds {
-		g.blocks[k] = minus(olds[i].sum(p.size), g.ownBlock[k])
-	}
-	g.processes = max(newest.counter(membersAt(p.size)), before.counter(membersAt(p.size)))
-	g.period = periodFor(base, g.processes)
-	g.synced = now
-	others := p.others(newest, before)
-	if p.lost(newest, before) {
-		// Redis lost the counters (restarted without persistence, or a
-		// replica promoted before it had them): add the window again.
-		g.sent, g.ownBlock, g.joined = make(map[int64]fleet.Bucket), make(map[int64]fleet.Bucket), minBlock
-		g.before, g.beforeAt = nil, minBlock
-	}
-	return others, nil
-}
-
-// settleAdds counts what the plan's writes added, and returns the blocks
-// it read, in the order of its keys.
-func (p *gridPlan) settleAdds() ([]block, error) {
+// countAdds counts what the plan's writes added: with answered false,
+// all of them (the round gave up waiting: they may have run); otherwise
+// those that were not refused or never sent.
+func (p *gridPlan) countAdds(answered bool) {
 	g := &p.m.grid
 	size := int64(p.size)
-	for i, c := range p.expires {
-		if err := c.Err(); err == nil || isReply(err) {
-			g.expire = slices.DeleteFunc(g.expire, func(e expiry) bool { return e == p.expired[i] })
+	if answered {
+		for i, c := range p.expires {
+			if err := c.Err(); err == nil || (isReply(err) && !refused(err)) {
+				g.expire = slices.DeleteFunc(g.expire, func(e expiry) bool { return e == p.expired[i] })
+			}
 		}
 	}
-	var addErr error
 	for _, a := range p.adds {
-		err := a.cmd.Err()
-		if addErr == nil {
-			addErr = err
-		}
-		if err != nil && neverSent(err) {
-			continue // added again next round
+		var err error
+		if answered {
+			err = a.cmd.Err()
+			if err != nil && neverSent(err) {
+				continue // added again next round
+			}
 		}
 		for n, d := range a.deltas {
 			g.sent[n] = plus(g.sent[n], d)
@@ -218,6 +181,9 @@ func (p *gridPlan) settleAdds() ([]block, error) {
 		}
 		if a.join {
 			g.joined = a.block
+			if !answered || err != nil {
+				continue
+			}
 			if vals, err := a.cmd.Slice(); err == nil && len(vals) > 0 {
 				if joined, ok := vals[len(vals)-1].(int64); ok && joined <= 2 {
 					// The block's first processes give it its TTL, in their first
@@ -244,13 +210,69 @@ func (p *gridPlan) settleAdds() ([]block, error) {
 			delete(g.blocks, k)
 		}
 	}
+}
 
+// settle takes in the reply of the plan's commands, once [gridPlan.countAdds]
+// has counted what they added: the fleet's counters read give the others'
+// history, which it returns.
+func (p *gridPlan) settle(now time.Time, base time.Duration) (fleet.History, error) {
+	blocks, err := p.blocks()
+	if err != nil {
+		return fleet.History{}, err
+	}
+	g := &p.m.grid
+	newest, before := blocks[0], g.before
+	olds := blocks[2:]
+	if p.before {
+		before, olds = blocks[2], blocks[3:]
+	}
+	processes := max(newest.counter(membersAt(p.size)), before.counter(membersAt(p.size)))
+	// Refuse what no fleet of that many processes could have counted (the
+	// block before, once read no more, was checked when it was read).
+	for i, b := range blocks {
+		if i == 1 {
+			continue // the override
+		}
+		if err := b.check(p.size, processes, p.h.Span, p.keys[i]); err != nil {
+			return fleet.History{}, err
+		}
+	}
+	if p.before {
+		// Once every process has had a round since the block ended (two of
+		// the fleet's periods, and a bucket for calls found overdue when it
+		// ended), nothing more is added to it: it is read no more. (A
+		// process of the fleet with a longer WithPeriod than this one's
+		// adds its last counts to it after: they are left out here.)
+		settled := 2*max(g.period, base) + 2*p.h.Span
+		if p.h.Newest-p.newest*int64(p.size) >= int64((settled+p.h.Span-1)/p.h.Span) {
+			g.before, g.beforeAt = append(block(nil), before...), p.newest-1
+		}
+	}
+	for i, k := range p.olds {
+		g.blocks[k] = minus(olds[i].sum(p.size), g.ownBlock[k])
+	}
+	g.processes = processes
+	g.period = periodFor(base, g.processes)
+	g.synced = now
+	others := p.others(newest, before)
+	if p.lost(newest, before) {
+		// Redis lost the counters (restarted without persistence, or a
+		// replica promoted before it had them): add the window again.
+		g.sent, g.ownBlock, g.joined = make(map[int64]fleet.Bucket), make(map[int64]fleet.Bucket), minBlock
+		g.before, g.beforeAt = nil, minBlock
+	}
+	return others, nil
+}
+
+// blocks returns the blocks the plan read, in the order of its keys (the
+// override's place left empty; it goes to p.override).
+func (p *gridPlan) blocks() ([]block, error) {
+	if err := p.err(); err != nil {
+		return nil, err
+	}
 	vals, err := p.read.Result()
 	if err != nil {
 		return nil, err
-	}
-	if addErr != nil {
-		return nil, addErr
 	}
 	if len(vals) < p.readAt+len(p.keys) {
 		return nil, fmt.Errorf("%w: MGET returned %d values for %d keys", errUnusable, len(vals), p.readAt+len(p.keys))
@@ -265,9 +287,13 @@ func (p *gridPlan) settleAdds() ([]block, error) {
 		switch v := v.(type) {
 		case nil:
 		case string:
-			if len(v) > 4*(membersAt(p.size)+1) {
+			switch {
+			case len(v) > 4*(membersAt(p.size)+1):
 				return nil, fmt.Errorf("%w: key %.300q holds %d bytes: more than a block of %d buckets",
 					errUnusable, p.keys[i], len(v), p.size)
+			case len(v)%4 != 0:
+				return nil, fmt.Errorf("%w: key %.300q holds %d bytes: not a whole number of counters",
+					errUnusable, p.keys[i], len(v))
 			}
 			blocks[i] = block(v)
 		default:
@@ -348,10 +374,10 @@ func diff(a, b fleet.Bucket) fleet.Bucket {
 	return fleet.Bucket{Successes: a.Successes - b.Successes, Failures: a.Failures - b.Failures, Drops: a.Drops - b.Drops}
 }
 
-// neverSent reports whether err says that a command never reached Redis:
-// a connection that could not be made. After any other failure the
-// command may have run, and what it added is not sent again.
+// neverSent reports whether err says that a command never ran: a
+// connection that could not be made, or a node's refusal. After any other
+// failure the command may have run, and what it added is not sent again.
 func neverSent(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	return (errors.As(err, &op) && op.Op == "dial") || refused(err)
 }

@@ -2,7 +2,6 @@ package redisbreaker_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -97,6 +96,11 @@ func (p *holdingProxy) release() {
 	}
 }
 
+// heldTimeout bounds the rounds of TestSharer_Sync_slowRedis that wait
+// for Redis: far longer than the calls made meanwhile take, even under
+// -race on a busy machine.
+const heldTimeout = 30 * time.Second
+
 // A Redis too slow for a round: calls never wait for it, a round that
 // times out leaves its counts in the fleet's (its commands ran) without
 // adding them twice, and no process drops out of the fleet's evidence.
@@ -113,11 +117,11 @@ func TestSharer_Sync_slowRedis(t *testing.T) {
 	procs := make([]*proc, processes)
 	for i := range procs {
 		rdb := redis.NewClient(&redis.Options{Addr: proxy.addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-			DialTimeout: defaultTestTimeout, ReadTimeout: defaultTestTimeout, WriteTimeout: defaultTestTimeout})
+			DialTimeout: heldTimeout, ReadTimeout: heldTimeout, WriteTimeout: heldTimeout})
 		t.Cleanup(func() { _ = rdb.Close() })
 		b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk))
-		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix("test:"),
-			redisbreaker.WithProcessID(fmt.Sprint("p", i)), redisbreaker.WithLogger(slog.New(slog.DiscardHandler)))
+		s, err := redisbreaker.New(rdb, redisbreaker.WithClock(clk), redisbreaker.WithPrefix("test:"), redisbreaker.WithLogger(slog.New(slog.DiscardHandler)),
+			redisbreaker.WithTimeout(heldTimeout))
 		require.NoError(t, err)
 		require.NoError(t, s.Share(b))
 		t.Cleanup(func() { _ = s.Close() })
@@ -188,7 +192,7 @@ func TestSharer_Sync_slowRedis(t *testing.T) {
 	done := make(chan []error)
 	calls()
 	clk.advance(span)
-	go func() { done <- syncAll(defaultTestTimeout) }()
+	go func() { done <- syncAll(heldTimeout) }()
 	for range 1000 {
 		calls() // calls go on while every process's round waits for Redis
 	}

@@ -21,16 +21,22 @@ var (
 	// ErrNotShareable is returned by [Sharer.Share] for a breaker without a
 	// fleet link (see [fleet.Of]), such as [breaker.Nop].
 	ErrNotShareable = errors.New("redisbreaker: breaker cannot share its history")
-	// ErrClosed is returned by [Sharer.Start] and [Sharer.Share] after
-	// [Sharer.Close].
+	// ErrNotShared is wrapped by the error of [Sharer.Status] for a name
+	// the sharer does not share.
+	ErrNotShared = errors.New("redisbreaker: no breaker shared under that name")
+	// ErrClosed is wrapped by the error of every method of a [Sharer]
+	// called after [Sharer.Close], the second Close included; none of them
+	// touches Redis then.
 	ErrClosed = errors.New("redisbreaker: sharer closed")
-	// ErrUnreachable wraps the error of a round trip that failed as a
-	// whole: Redis down, slow or refusing the commands.
+	// ErrUnreachable wraps the error of a round, or of the part of a round
+	// on one shard of a Redis Cluster, that did not reach Redis: Redis
+	// down, slower than [WithTimeout], or refusing the commands (a
+	// redirection, a cluster without a master for the slot).
 	ErrUnreachable = errors.New("redisbreaker: Redis unreachable")
-	// ErrBadData wraps the error of a breaker whose hash in Redis held
-	// something the sharer cannot use: a key of another type, or values
-	// it cannot parse (or whose buckets do not add up to the breaker's:
-	// a process configured with another window).
+	// ErrBadData wraps the error of a breaker whose keys in Redis held
+	// something the sharer cannot use: a key of another type, a block
+	// longer than its window's, counts beyond what the fleet could have
+	// counted, or an override it cannot read.
 	ErrBadData = errors.New("redisbreaker: unusable data in Redis")
 )
 
@@ -42,39 +48,40 @@ var (
 //
 // A Sharer is safe for concurrent use by multiple goroutines.
 type Sharer struct {
-	client redis.UniversalClient
-	o      options
+	client  redis.UniversalClient
+	o       options
+	batch   bool // one MGET reads every breaker's blocks: a client of one node
+	cluster bool // a Redis Cluster: each round talks to each shard on its own
 
 	mu      sync.Mutex
 	members map[string]*member // guarded by mu; by breaker name
 	closed  bool               // guarded by mu
 	cancel  context.CancelFunc // guarded by mu; stops the loop; nil until Start
 	done    chan struct{}      // guarded by mu; closed when the loop has returned
+	busy    map[string]bool    // guarded by mu; shards whose exchange a round gave up waiting for, still running
+	pending sync.WaitGroup     // go-redis calls still running; Add under mu while not closed
 
-	round  sync.Mutex // one round at a time; guards down, loaded and the members' round state
-	down   bool       // the last round failed as a whole, and that was logged
-	loaded bool       // the last round ran the v3 script: Redis has it
-	batch  bool       // one MGET reads every breaker's blocks: a client of one node
+	round   chan struct{}   // holds a token while a round runs: one round at a time
+	down    map[string]bool // guarded by round; shards ("" for a client of one node) whose failure was logged
+	refused map[string]bool // guarded by round; shards that refused the connection in their last round
 }
 
 // member is a shared breaker.
 type member struct {
 	b     breaker.Breaker
 	fleet *fleet.Member
-	key   string
 
-	own  fleet.History // guarded by Sharer.round; what the round published in layout v3
-	grid gridState     // guarded by Sharer.round; layout v4
+	grid gridState // guarded by Sharer.round
 
 	bad  bool // guarded by Sharer.round; the last read was unusable, and that was logged
-	lost bool // guarded by Sharer.round; the breaker's node of Redis was unreachable, and that was logged
+	lost bool // guarded by Sharer.round; the breaker's shard of Redis was unreachable in its last round
 
 	status atomic.Pointer[Status] // what the last round learnt of the fleet
 }
 
 // New returns a sharer that keeps its state in Redis through client: a
-// single node, Sentinel or Cluster client (each breaker's histories are one
-// key). The caller keeps client, and closes it after [Sharer.Close]. New
+// single node, Sentinel, Ring or Cluster client (a breaker's keys share one
+// slot). The caller keeps client, and closes it after [Sharer.Close]. New
 // returns an error wrapping [ErrInvalidOption], naming the option and its
 // value, when an option is invalid, and one when client is nil.
 func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
@@ -86,22 +93,30 @@ func New(client redis.UniversalClient, opts ...Option) (*Sharer, error) {
 		return nil, err
 	}
 	_, single := client.(*redis.Client)
-	return &Sharer{client: client, o: o, members: make(map[string]*member), batch: single}, nil
+	_, cluster := client.(*redis.ClusterClient)
+	return &Sharer{client: client, o: o, batch: single, cluster: cluster, members: make(map[string]*member),
+		busy: make(map[string]bool), round: make(chan struct{}, 1), down: make(map[string]bool),
+		refused: make(map[string]bool)}, nil
 }
 
-// ProcessID returns the name this process publishes its histories under; see
-// [WithProcessID].
-func (s *Sharer) ProcessID() string { return s.o.id }
+// closedErr returns the error of method called after Close.
+func closedErr(method string) error { return fmt.Errorf("%w: %s", ErrClosed, method) }
 
-// Share adds b to the breakers whose histories the sharer publishes under
-// b.Name(), and to which it feeds the fleet's; a breaker shared before
-// under the same name is replaced, and decides on its own history again.
-// Sharing a breaker already shared does nothing, so a caller may share
-// each breaker of a [breaker.Registry] as it gets it; a breaker that
-// [breaker.Registry.Configure] replaces is to be shared again. It returns an error
-// wrapping [ErrNotShareable] for a breaker without a fleet link, one for a
-// name longer than 1024 bytes, and [ErrClosed] after Close.
+// Share adds b to the breakers whose histories the sharer adds to the
+// fleet's under b.Name(), and to which it feeds the fleet's; a breaker
+// shared before under the same name is replaced, and decides on its own
+// history again. Sharing a breaker already shared does nothing, so a
+// caller may share each breaker of a [breaker.Registry] as it gets it; a
+// breaker that [breaker.Registry.Configure] replaces is to be shared
+// again. It returns an error wrapping [ErrNotShareable] for a breaker
+// without a fleet link, one for a name longer than 1024 bytes, and one
+// wrapping [ErrClosed] after Close.
 func (s *Sharer) Share(b breaker.Breaker) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return closedErr("Share")
+	}
 	link, ok := fleet.Of(b)
 	if !ok {
 		return fmt.Errorf("%w: %T has no fleet link", ErrNotShareable, b)
@@ -110,18 +125,13 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 	if len(name) > maxNameSize {
 		return fmt.Errorf("redisbreaker: breaker name of %d bytes: at most %d", len(name), maxNameSize)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
 	if old, ok := s.members[name]; ok {
 		if old.b == b {
 			return nil
 		}
 		old.fleet.ClearOthers()
 	}
-	s.members[name] = &member{b: b, fleet: link, key: s.o.prefix + name, grid: newGridState(s.o.prefix, name)}
+	s.members[name] = &member{b: b, fleet: link, grid: newGridState(s.o.prefix, name)}
 	return nil
 }
 
@@ -129,27 +139,32 @@ func (s *Sharer) Share(b breaker.Breaker) error {
 // its own history again; what it added to the fleet's counters leaves the
 // others' windows with the grid, and the keys expire on their own. It does
 // nothing for a name not shared. A breaker shared again afterwards adds
-// its window again: for a window, the fleet counts its calls twice.
-func (s *Sharer) Unshare(name string) {
+// its window again: for a window, the fleet counts its calls twice. It
+// returns an error wrapping [ErrClosed] after Close.
+func (s *Sharer) Unshare(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return closedErr("Unshare")
+	}
 	if m, ok := s.members[name]; ok {
 		m.fleet.ClearOthers()
 		delete(s.members, name)
 	}
+	return nil
 }
 
 // Start starts the loop that calls [Sharer.Sync] at once and then every
-// period ([WithPeriod]), each round bounded by the timeout
-// ([WithTimeout]), until [Sharer.Close]. Calls through the breakers never
-// wait for it. It returns an error if the loop was started before, and
-// [ErrClosed] after Close.
+// period ([WithPeriod]), for the breakers whose round is due, until
+// [Sharer.Close]; each round returns within the timeout ([WithTimeout]).
+// Calls through the breakers never wait for it. It returns an error if the
+// loop was started before, and one wrapping [ErrClosed] after Close.
 func (s *Sharer) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return ErrClosed
+		return closedErr("Start")
 	case s.cancel != nil:
 		return errors.New("redisbreaker: Start: the loop is already running")
 	}
@@ -164,9 +179,7 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 	defer close(done)
 	defer ticker.Stop()
 	for {
-		rctx, cancel := context.WithTimeout(ctx, s.o.timeout)
-		_ = s.sync(rctx, false) // logged by sync
-		cancel()
+		_ = s.sync(ctx, false) // logged by sync
 		select {
 		case <-ctx.Done():
 			return
@@ -176,13 +189,17 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 }
 
 // Close stops the loop, waits for it to return, and leaves every shared
-// breaker deciding on its own history. It does not close the Redis client.
-// Later calls do nothing.
+// breaker deciding on its own history. Commands to Redis that a round or
+// an override gave up waiting on end when go-redis gives up on them (its
+// ReadTimeout) or when the client is closed: Close waits for them up to
+// the timeout ([WithTimeout]). It does not close the Redis client. A
+// second Close returns an error wrapping [ErrClosed], as every other
+// method does after Close.
 func (s *Sharer) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil
+		return closedErr("Close")
 	}
 	s.closed = true
 	cancel, done := s.cancel, s.done
@@ -191,6 +208,14 @@ func (s *Sharer) Close() error {
 		cancel()
 		<-done
 	}
+	waited := make(chan struct{})
+	go func() { s.pending.Wait(); close(waited) }()
+	timer := time.NewTimer(s.o.timeout) // go-redis's own time, not the sharer's clock
+	select {
+	case <-waited:
+	case <-timer.C:
+	}
+	timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.members {
@@ -200,44 +225,75 @@ func (s *Sharer) Close() error {
 }
 
 // Sync runs one round for every shared breaker, as the loop does for
-// each breaker whose round is due (see [Sharer.Status]): in one pipelined
-// round trip, for each breaker, it adds what the breaker counted since its
-// last round to the fleet's counters on the grid of buckets (layout v4,
-// see the package documentation), reads the fleet's counters back, and
-// feeds the other processes' part of them to the breaker
-// ([fleet.Member.SetOthers]). With [WithV3], it also publishes the
-// breaker's history in layout v3 and takes, bucket by bucket, the higher of
-// what the two layouts hold.
+// each breaker whose round is due (see [Sharer.Status]): for each breaker,
+// it adds what the breaker counted since its last round to the fleet's
+// counters on the grid of buckets (see the package documentation), reads
+// the fleet's counters back, and feeds the other processes' part of them
+// to the breaker ([fleet.Member.SetOthers]). On a single node, that is one
+// pipelined round trip; on a Redis Cluster, one to each shard (the master
+// of the breakers' slots), all at once.
 //
-// When the round trip fails as a whole (Redis down, slow, or refusing),
-// every breaker decides on its own history, Sync logs it once until a
-// round succeeds again, which it logs too, and returns an error wrapping
-// [ErrUnreachable]. A breaker whose node alone fails (a master of a
-// cluster being replaced) decides on its own history until its node is
-// back, and Sync returns an error wrapping ErrUnreachable for it; the other
-// breakers go on. A breaker whose keys hold what the sharer cannot use (a
-// key of another type, or a block longer than its window's) decides on its
-// own history, is logged once, and Sync returns an error wrapping
-// [ErrBadData] for it. What a breaker counted is added to the fleet's
-// counters once: a round that fails after sending adds nothing again (it
-// may have been counted), one that could not connect adds it next round.
+// Sync returns by the timeout ([WithTimeout], from the call) or ctx's
+// deadline, whichever comes first, and then some microseconds to take
+// in what came back: it waits for another round in progress, and for
+// Redis, no longer than that, whatever go-redis's own timeouts. Commands
+// still unanswered then are left to go-redis, which ends them by its own
+// timeouts; a shard waited on so is skipped by the rounds until they end.
+//
+// A shard that does not answer in time, or refuses the commands (a Redis
+// down, slow, or a cluster's master dead or moved): its breakers decide
+// on their own histories, Sync logs it once per shard until the shard
+// answers again, which it logs too, and returns an error wrapping
+// [ErrUnreachable] that names the shard (on a cluster) and its breakers'
+// keys; the other shards' breakers go on sharing in the same round. On a
+// cluster, the sharer then has the client reload the cluster's slots, so
+// that the next rounds find a promoted replica. A breaker whose keys hold
+// what the sharer cannot use decides on its own history, is logged once,
+// and Sync returns an error wrapping [ErrBadData] for it. What a breaker
+// counted is added to the fleet's counters once: a round that gave up
+// after its commands were sent adds nothing again (they may have run); one
+// whose commands were not sent, or were refused, adds it next round. After
+// Close, Sync returns an error wrapping [ErrClosed].
 func (s *Sharer) Sync(ctx context.Context) error { return s.sync(ctx, true) }
 
+// shard is the part of a round that goes to one node of Redis.
+type shard struct {
+	addr   string          // the node's address on a cluster; "" for the client as a whole
+	client redis.Cmdable   // what the round's commands go through
+	batch  bool            // one MGET for every breaker
+	plans  []*gridPlan     // the breakers of the shard
+	err    error           // why the commands were not sent: the shard busy, or unknown
+	ctx    context.Context // bounds the shard's part of the round
+	done   chan struct{}   // closed once go-redis has answered
+	late   bool            // the round gave up waiting: the commands may have run
+}
+
+// errBusy is the error of a shard whose exchange of a round before is
+// still running in go-redis.
+var errBusy = errors.New("the shard's round before is still waiting on Redis")
+
 // sync runs a round for every breaker, or, with all false, for those
-// whose round is due.
+// whose round is due; it returns by the timeout from now or ctx's
+// deadline.
 func (s *Sharer) sync(ctx context.Context, all bool) error {
-	s.round.Lock()
-	defer s.round.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+	defer cancel()
+	select {
+	case s.round <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%w: the round before has not ended: %w", ErrUnreachable, ctx.Err())
+	}
+	defer func() { <-s.round }()
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return closedErr("Sync")
+	}
 	members := make([]*member, 0, len(s.members))
 	for _, m := range s.members {
 		members = append(members, m)
 	}
-	closed := s.closed
 	s.mu.Unlock()
-	if closed {
-		return nil
-	}
 	now := s.o.clock.Now()
 	if !all {
 		// A breaker is due at the tick nearest its time: the loop ticks every
@@ -248,166 +304,306 @@ func (s *Sharer) sync(ctx context.Context, all bool) error {
 	if len(members) == 0 {
 		return nil
 	}
-	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.key, b.key) })
-
+	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.grid.base, b.grid.base) })
 	plans := make([]*gridPlan, len(members))
-	pipe := s.client.Pipeline()
 	for i, m := range members {
 		plans[i] = planGrid(m)
-		plans[i].queue(ctx, pipe, keyTTLv4(m.fleet.Window(), plans[i].horizon), s.batch)
 	}
-	if s.batch {
-		var keys []string
-		for _, p := range plans {
-			p.readAt = len(keys)
-			keys = append(keys, p.keys...)
-		}
-		read := pipe.MGet(ctx, keys...)
-		for _, p := range plans {
-			p.read = read
-		}
+	shards := s.shards(ctx, plans)
+	if err := s.send(ctx, shards); err != nil {
+		return err
 	}
-	var v3 []*redis.Cmd
-	if s.o.v3 {
-		var err error
-		if v3, err = s.exchange(ctx, pipe, members, now, s.loaded); err != nil {
-			return err // a breaker's own history is always valid
+	var errs []error
+	reload := false
+	seen := make(map[string]bool, len(shards))
+	for _, sh := range shards {
+		seen[sh.addr] = true
+		lost, err := s.settleShard(sh, now)
+		if err != nil {
+			errs = append(errs, err)
 		}
+		reload = reload || lost
 	}
-	failUnanswered(pipe.Exec(ctx)) // each command's error is read below
-	if s.o.v3 && s.loaded && anyNoScript(v3) {
-		// The script is gone (Redis restarted or flushed its scripts, or a
-		// node of a cluster has not seen it): send it whole, once more.
-		pipe := s.client.Pipeline()
-		v3, _ = s.exchange(ctx, pipe, members, now, false)
-		failUnanswered(pipe.Exec(ctx))
-	}
-
-	errs := make([]error, len(members))
-	down := true
-	for i, p := range plans {
-		errs[i] = p.err()
-		if errs[i] == nil && v3 != nil {
-			errs[i] = v3[i].Err()
-		}
-		if errs[i] == nil || isReply(errs[i]) {
-			down = false
+	for addr := range s.down {
+		if !seen[addr] {
+			delete(s.down, addr) // its breakers moved: they log their recovery where they went
 		}
 	}
-	if down {
-		s.loaded = false
-		for i, p := range plans {
-			_, _ = p.settle(now, s.o.period) // what was sent counts as added
-			members[i].fleet.ClearOthers()
-		}
-		if !s.down {
-			s.down = true
-			s.o.logger.Warn("redisbreaker: Redis unreachable; breakers decide on their own histories until it is back",
-				"prefix", s.o.prefix, "err", errs[0])
-		}
-		return fmt.Errorf("%w: %w", ErrUnreachable, errs[0])
-	}
-	if s.down {
-		s.down = false
-		s.o.logger.Info("redisbreaker: Redis reachable again; breakers decide on the fleet's histories", "prefix", s.o.prefix)
-	}
-	if v3 != nil {
-		s.loaded = true
-	}
-	var out []error
-	lost := false
-	for i, m := range members {
-		if err := s.take(m, plans[i], v3, i, now); err != nil {
-			out = append(out, err)
-			lost = lost || errors.Is(err, ErrUnreachable)
+	for addr := range s.refused {
+		if !seen[addr] {
+			delete(s.refused, addr)
 		}
 	}
-	if c, ok := s.client.(*redis.ClusterClient); ok && lost {
-		// A node of the cluster is unreachable: its replica may have taken
-		// over, which go-redis learns by itself only from a redirection or
-		// after ten seconds.
+	if c, ok := s.client.(*redis.ClusterClient); ok && reload {
+		// A shard failed or redirected: a replica may have taken over, or a
+		// slot moved, which go-redis learns by itself only from a redirection
+		// of its own commands or after ten seconds. This reloads in the
+		// background, at most once every 200 ms.
 		c.ReloadState(ctx)
 	}
-	return errors.Join(out...)
+	return errors.Join(errs...)
+}
+
+// shards groups the plans by the node of Redis they go to: on a cluster,
+// the master of each breaker's slot, as the client knows it; otherwise
+// the client as a whole.
+func (s *Sharer) shards(ctx context.Context, plans []*gridPlan) []*shard {
+	c, ok := s.client.(*redis.ClusterClient)
+	if !ok {
+		return []*shard{{client: s.client, batch: s.batch, plans: plans}}
+	}
+	by := make(map[string]*shard)
+	var out []*shard
+	for _, p := range plans {
+		node, err := c.MasterForKey(ctx, p.keys[0])
+		addr := ""
+		if err == nil {
+			addr = node.Options().Addr
+		}
+		sh := by[addr]
+		if sh == nil {
+			sh = &shard{addr: addr, err: err}
+			if node != nil && err == nil {
+				sh.client = node
+			}
+			by[addr] = sh
+			out = append(out, sh)
+		}
+		sh.plans = append(sh.plans, p)
+	}
+	return out
+}
+
+// send sends each shard's commands at once, each pipelined in a goroutine
+// of its own, and waits for them until ctx ends. It returns an error
+// wrapping [ErrClosed] if the sharer was closed.
+func (s *Sharer) send(ctx context.Context, shards []*shard) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return closedErr("Sync")
+	}
+	for _, sh := range shards {
+		if sh.err != nil {
+			continue
+		}
+		if s.busy[sh.addr] {
+			sh.err = errBusy
+			continue
+		}
+		s.busy[sh.addr] = true
+		s.pending.Add(1)
+		sh.ctx = ctx
+		if s.refused[sh.addr] {
+			// It refused the connection last round (a dead node): a live one
+			// answers within half a period, and go-redis's retries of the dial
+			// would hold the round up to its timeout.
+			var cancel context.CancelFunc
+			sh.ctx, cancel = context.WithTimeout(ctx, s.o.period/2)
+			defer cancel()
+		}
+		ctx := sh.ctx
+		pipe := sh.client.Pipeline()
+		for _, p := range sh.plans {
+			p.queue(ctx, pipe, keyTTL(p.m.fleet.Window(), p.horizon), sh.batch)
+		}
+		if sh.batch {
+			var keys []string
+			for _, p := range sh.plans {
+				p.readAt = len(keys)
+				keys = append(keys, p.keys...)
+			}
+			read := pipe.MGet(ctx, keys...)
+			for _, p := range sh.plans {
+				p.read = read
+			}
+		}
+		sh.done = make(chan struct{})
+		go func() {
+			defer s.pending.Done()
+			cmds, err := pipe.Exec(ctx)
+			failUnanswered(cmds, err)
+			s.mu.Lock()
+			delete(s.busy, sh.addr)
+			s.mu.Unlock()
+			close(sh.done)
+		}()
+	}
+	s.mu.Unlock()
+	for _, sh := range shards {
+		if sh.done == nil {
+			continue
+		}
+		select {
+		case <-sh.done:
+			continue
+		default:
+		}
+		select {
+		case <-sh.done:
+		case <-sh.ctx.Done():
+			select {
+			case <-sh.done: // answered as the time ran out
+			default:
+				sh.late = true
+			}
+		}
+	}
+	return nil
+}
+
+// settleShard takes in what a shard answered, breaker by breaker. It
+// returns whether the shard (or one of its breakers' slots) could not be
+// reached, and the shard's errors.
+func (s *Sharer) settleShard(sh *shard, now time.Time) (bool, error) {
+	var unreached error
+	switch {
+	case sh.err != nil:
+		unreached = sh.err
+	case sh.late:
+		unreached = context.DeadlineExceeded
+	}
+	var errs []error
+	var lostKeys []string
+	recovered := 0
+	delete(s.refused, sh.addr)
+	for _, p := range sh.plans {
+		m := p.m
+		err := unreached
+		switch {
+		case sh.err != nil:
+			// Nothing sent: added next round.
+		case sh.late:
+			p.countAdds(false)
+		default:
+			p.countAdds(true)
+			if e := p.err(); unreachable(e) {
+				err = e
+			}
+		}
+		if err != nil {
+			if neverSent(err) && !refused(err) {
+				s.refused[sh.addr] = true
+			}
+			m.fleet.ClearOthers()
+			m.lost = true
+			lostKeys = append(lostKeys, m.grid.base)
+			if unreached == nil {
+				unreached = err
+			}
+			continue
+		}
+		if m.lost {
+			m.lost = false
+			recovered++
+		}
+		if err := s.take(m, p, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	where := "Redis"
+	if s.cluster {
+		where = "Redis Cluster shard " + sh.addr
+		if sh.addr == "" {
+			where = "Redis Cluster" // its slots could not be read
+		}
+	}
+	if len(lostKeys) > 0 {
+		if !s.down[sh.addr] {
+			s.down[sh.addr] = true
+			s.o.logger.Warn("redisbreaker: "+where+" unreachable; its breakers decide on their own histories until it is back",
+				"prefix", s.o.prefix, "shard", sh.addr, "breakers", len(lostKeys), "err", unreached)
+		}
+		errs = append(errs, fmt.Errorf("%w: %s, %s: %w", ErrUnreachable, where, keyList(lostKeys), unreached))
+		return true, errors.Join(errs...)
+	}
+	if s.down[sh.addr] || recovered > 0 {
+		delete(s.down, sh.addr)
+		s.o.logger.Info("redisbreaker: "+where+" reachable again; its breakers decide on the fleet's histories",
+			"prefix", s.o.prefix, "shard", sh.addr, "breakers", len(sh.plans))
+	}
+	return false, errors.Join(errs...)
+}
+
+// call runs fn, a command to Redis, in a goroutine of its own, and waits
+// for it no longer than the timeout or ctx's deadline, whichever comes
+// first. It returns an error wrapping [ErrClosed], naming method, after
+// Close, and one wrapping [ErrUnreachable] when fn fails or is late.
+func (s *Sharer) call(ctx context.Context, method string, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return closedErr(method)
+	}
+	s.pending.Add(1)
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		defer s.pending.Done()
+		defer cancel()
+		done <- fn(ctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		default:
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, method, err)
+	}
+	return nil
+}
+
+// keyList names the keys of breakers in an error, at most ten of them.
+func keyList(bases []string) string {
+	const most = 10
+	var b strings.Builder
+	b.WriteString("keys ")
+	for i, k := range bases {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(bases)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.300q", k)
+	}
+	return b.String()
 }
 
 // take settles m's part of a round and feeds m the others' history.
-func (s *Sharer) take(m *member, p *gridPlan, v3 []*redis.Cmd, i int, now time.Time) error {
+func (s *Sharer) take(m *member, p *gridPlan, now time.Time) error {
 	others, err := p.settle(now, s.o.period)
 	m.grid.next = now.Add(m.grid.period)
 	m.status.Store(&Status{Processes: m.grid.processes, Period: m.grid.period, Synced: m.grid.synced})
-	switch {
-	case err != nil && !isReply(err) && !errors.Is(err, errUnusable):
-		m.fleet.ClearOthers()
-		if !m.lost {
-			m.lost = true
-			s.o.logger.Warn("redisbreaker: Redis unreachable for a breaker; it decides on its own history until it is back",
-				"key", m.grid.base, "err", err)
-		}
-		return fmt.Errorf("%w: key %.300q: %w", ErrUnreachable, m.grid.base, err)
-	case m.lost:
-		m.lost = false
-		s.o.logger.Info("redisbreaker: Redis reachable again for a breaker", "key", m.grid.base)
-	}
 	if err == nil {
 		err = s.takeOverride(m, p.override, now)
 	}
-	swept := true
-	if err == nil && v3 != nil {
-		var old fleet.History
-		old, swept, err = parseResult(m, v3[i])
-		if err == nil || errors.Is(err, errUnparsed) {
-			others = highest(others, old)
-		}
+	if err == nil {
+		err = m.fleet.SetOthers(others)
 	}
-	if err == nil || errors.Is(err, errUnparsed) {
-		if serr := m.fleet.SetOthers(others); serr != nil {
-			err = serr
-		}
-	}
-	if err != nil && !errors.Is(err, errUnparsed) {
+	if err != nil {
 		m.fleet.ClearOthers()
-	}
-	switch {
-	case err != nil:
 		if !m.bad {
 			m.bad = true
 			s.o.logger.Warn("redisbreaker: unusable data in Redis; left out of the fleet's",
 				"key", m.grid.base, "err", err)
 		}
 		return fmt.Errorf("%w: key %.300q: %w", ErrBadData, m.grid.base, err)
-	case m.bad && swept: // only a sweep reads every process's v3 history
+	}
+	if m.bad {
 		m.bad = false
 		s.o.logger.Info("redisbreaker: data in Redis usable again", "key", m.grid.base)
 	}
 	return nil
-}
-
-// exchange queues the v3 script for each member in pipe: by its SHA1
-// once Redis has it (loaded), whole otherwise. It keeps what each member
-// published in member.own, which reading the others' takes the grid from.
-func (s *Sharer) exchange(ctx context.Context, pipe redis.Pipeliner, members []*member, now time.Time, loaded bool) ([]*redis.Cmd, error) {
-	results := make([]*redis.Cmd, len(members))
-	for i, m := range members {
-		window := m.fleet.Window()
-		m.own = m.fleet.History()
-		v3, err := m.own.MarshalBinary()
-		if err != nil { // a breaker's own history is always valid
-			return nil, err
-		}
-		v2 := ""
-		if s.o.v2 {
-			v2 = encodeV2(now, countsV2Of(m.own))
-		}
-		keys := []string{m.key}
-		args := []any{s.o.id, v3, v2, now.UnixMilli(), window.Milliseconds(), keyTTL(window, s.o.period).Milliseconds()}
-		if loaded {
-			results[i] = pipe.EvalSha(ctx, exchangeScript.Hash(), keys, args...)
-		} else {
-			results[i] = pipe.Eval(ctx, exchangeSource, keys, args...)
-		}
-	}
-	return results, nil
 }
 
 // failUnanswered gives the error of a pipeline that failed to reach Redis
@@ -443,63 +639,36 @@ func isReply(err error) bool {
 	return errors.As(err, &reply)
 }
 
-// anyNoScript reports whether Redis did not know the script for a command.
-func anyNoScript(results []*redis.Cmd) bool {
-	for _, r := range results {
-		if err := r.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+// refusals are the error replies of a node that did not run a command
+// because the command is not its to run, or not now: the slot is another
+// node's, the cluster has no master for it, the node is loading its data
+// or a replica.
+var refusals = []string{"MOVED ", "ASK ", "CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "READONLY ", "MASTERDOWN "}
+
+// refused reports whether err is one of the refusals.
+func refused(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	msg := reply.Error()
+	for _, r := range refusals {
+		if strings.HasPrefix(msg, r) {
 			return true
 		}
 	}
 	return false
 }
 
-// errUnparsed is returned by parseResult, with the others' history, when
-// values of some processes could not be used and were left out.
-var errUnparsed = errors.New("values of other processes could not be used")
-
-// parseResult reads the script's reply: the others' history, whether the
-// script swept the key, how many values it could not use then, and the
-// field of the first of them.
-func parseResult(m *member, result *redis.Cmd) (others fleet.History, swept bool, err error) {
-	v, err := result.Slice()
-	if err != nil {
-		return fleet.History{}, false, err
-	}
-	if len(v) != 4 {
-		return fleet.History{}, false, fmt.Errorf("the script returned %d values, not 4", len(v))
-	}
-	data, ok1 := v[0].(string)
-	sweep, ok2 := v[1].(int64)
-	bad, ok3 := v[2].(int64)
-	field, ok4 := v[3].(string)
-	if !ok1 || !ok2 || !ok3 || !ok4 || bad < 0 {
-		return fleet.History{}, false, fmt.Errorf("the script returned %T %T %T %T: not a history and counts", v[0], v[1], v[2], v[3])
-	}
-	if err := others.UnmarshalBinary([]byte(data)); err != nil {
-		return fleet.History{}, false, err
-	}
-	if !others.IsZero() && (others.Span != m.own.Span || others.Size != m.own.Size) {
-		return fleet.History{}, false, fmt.Errorf("the script returned buckets of %v, %d to a window; the breaker's are of %v, %d",
-			others.Span, others.Size, m.own.Span, m.own.Size)
-	}
-	swept = sweep == 1
-	if bad > 0 {
-		return others, swept, fmt.Errorf("%w: %d of them, the first in field %.130q (unreadable, or buckets of another window)",
-			errUnparsed, bad, field)
-	}
-	return others, swept, nil
+// unreachable reports whether err says that the breaker's shard could not
+// be used: no answer, or a refusal; not an answer the sharer cannot use.
+func unreachable(err error) bool {
+	return err != nil && (!isReply(err) || refused(err)) && !errors.Is(err, errUnusable)
 }
 
-// keyTTL is how long a breaker's v3 key lives without a write: two
-// windows and a period, well after the histories in it went stale (one
-// window).
-func keyTTL(window, period time.Duration) time.Duration {
-	return 2*window + period
-}
-
-// keyTTLv4 is how long a block's key lives: the blocks a breaker reads
+// keyTTL is how long a block's key lives: the blocks a breaker reads
 // back (horizon), the two newest, and one more.
-func keyTTLv4(window time.Duration, horizon int64) time.Duration {
+func keyTTL(window time.Duration, horizon int64) time.Duration {
 	return time.Duration(horizon+3) * window
 }
 
@@ -513,7 +682,7 @@ type Status struct {
 	// Period is how long the sharer waits between two rounds of the
 	// breaker: [WithPeriod], lengthened for a large fleet so that its
 	// processes make at most 10,000 rounds a second on the breaker, up to
-	// one second (see the package documentation, "Load on Redis").
+	// one second (see the package documentation, "A large fleet").
 	Period time.Duration
 	// Synced is when the sharer last read the fleet's counters for the
 	// breaker: the breaker's view of its fleet is as old as that. Zero
@@ -522,18 +691,22 @@ type Status struct {
 }
 
 // Status returns what the sharer learnt of the fleet of the breaker shared
-// under name in its last round; ok is false for a name not shared, or
-// shared but not yet in a round.
-func (s *Sharer) Status(name string) (st Status, ok bool) {
+// under name in its last round that reached Redis: the zero Status before
+// any did. It returns an error wrapping [ErrNotShared] for a name not
+// shared, and one wrapping [ErrClosed] after Close.
+func (s *Sharer) Status(name string) (Status, error) {
 	s.mu.Lock()
 	m, ok := s.members[name]
+	closed := s.closed
 	s.mu.Unlock()
-	if !ok {
-		return Status{}, false
+	switch {
+	case closed:
+		return Status{}, closedErr("Status")
+	case !ok:
+		return Status{}, fmt.Errorf("%w: %.300q", ErrNotShared, name)
 	}
-	p := m.status.Load()
-	if p == nil {
-		return Status{}, false
+	if p := m.status.Load(); p != nil {
+		return *p, nil
 	}
-	return *p, true
+	return Status{}, nil
 }

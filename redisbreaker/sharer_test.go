@@ -3,7 +3,6 @@ package redisbreaker_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -97,7 +96,7 @@ func newProcess(t testing.TB, srv *redisServer, clk *virtualClock, id string, op
 	b := breaker.MustNew(breaker.WithName("payments"), breaker.WithClock(clk), breaker.WithProba(proba.NewSeeded(uint64(len(id)))))
 	log := &logBuffer{}
 	s, err := redisbreaker.New(srv.client(), append([]redisbreaker.Option{
-		redisbreaker.WithClock(clk), redisbreaker.WithProcessID(id), redisbreaker.WithPrefix("test:"),
+		redisbreaker.WithClock(clk), redisbreaker.WithPrefix("test:"),
 		redisbreaker.WithLogger(slog.New(slog.NewTextHandler(log, nil))),
 	}, opts...)...)
 	require.NoError(t, err)
@@ -199,85 +198,6 @@ func TestSharer_Sync_redisKilledAndRestarted(t *testing.T) {
 	assert.Greater(t, dropProbability(t, a.b), 0.5, "a decides on the fleet's counts again")
 }
 
-func TestSharer_Sync_staleCountsAreLeftOutThenDeleted(t *testing.T) {
-	srv := startRedis(t)
-	clk, a, _ := sharedOutage(t, srv, redisbreaker.WithV3(true))
-
-	ctx := context.Background()
-	ttl, err := srv.client().PTTL(ctx, "test:payments").Result()
-	require.NoError(t, err)
-	assert.InDelta(t, (2*breaker.DefaultWindow + redisbreaker.DefaultPeriod).Seconds(), ttl.Seconds(), 0.5, "the key expires on its own")
-
-	clk.advance(breaker.DefaultWindow + time.Millisecond) // b stops publishing
-	require.NoError(t, a.sync(t))
-	assert.Equal(t, 0.0, dropProbability(t, a.b), "b's history is stale after a window")
-	for _, field := range []string{"b", "=3 b"} {
-		exists, err := srv.client().HExists(ctx, "test:payments", field).Result()
-		require.NoError(t, err)
-		assert.False(t, exists, "a stopped process's fields are deleted: %q", field)
-	}
-}
-
-func TestSharer_Sync_unusableData(t *testing.T) {
-	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a", redisbreaker.WithV3(true))
-	ctx := context.Background()
-	rdb := srv.client()
-
-	t.Run("malformed values are left out", func(t *testing.T) {
-		b := newProcess(t, srv, clk, "b", redisbreaker.WithV3(true))
-		fail(b.b, 30)
-		clk.advance(span)
-		require.NoError(t, b.sync(t))
-		for _, tc := range []struct{ field, value string }{
-			{"c", "1 garbage"},
-			{"=3 c", "garbage"},
-			{"=3 c", "1704067200000 \x07"},
-			{"=3 c", "1704067200000 \x01\x80\xad\xe2\x04\x0a\x00\x00\x00\x00"}, // 10 ms buckets, 10 to a window
-		} {
-			require.NoError(t, rdb.HSet(ctx, "test:payments", tc.field, tc.value).Err())
-			// Values are read as stale ones are swept: once a quarter
-			// window, or at once without "=hswept".
-			require.NoError(t, rdb.HDel(ctx, "test:payments", "=hswept").Err())
-			err := a.sync(t)
-			assert.ErrorIs(t, err, redisbreaker.ErrBadData)
-			assert.ErrorContains(t, err, fmt.Sprintf("values of other processes could not be used: 1 of them, the first in field %q", tc.field))
-			assert.Greater(t, dropProbability(t, a.b), 0.5, "b's history still counts")
-			require.NoError(t, a.sync(t), "no sweep: nothing read")
-			require.NoError(t, rdb.HDel(ctx, "test:payments", tc.field).Err())
-			require.NoError(t, b.sync(t))
-		}
-		assert.Equal(t, 1, a.log.count("unusable data in Redis"), "logged once")
-		require.NoError(t, rdb.HDel(ctx, "test:payments", "=hswept").Err())
-		require.NoError(t, a.sync(t))
-		assert.Equal(t, 1, a.log.count("data in Redis usable again"))
-	})
-	t.Run("a key of another type", func(t *testing.T) {
-		other := breaker.MustNew(breaker.WithName("other"), breaker.WithClock(clk))
-		require.NoError(t, a.sharer.Share(other))
-		require.NoError(t, rdb.Set(ctx, "test:other", "a string", 0).Err())
-		err := a.sync(t)
-		assert.ErrorIs(t, err, redisbreaker.ErrBadData)
-		assert.ErrorContains(t, err, "WRONGTYPE")
-		assert.Greater(t, dropProbability(t, a.b), 0.5, "the other breaker still shares")
-	})
-}
-
-func TestSharer_Sync_scriptFlushed(t *testing.T) {
-	srv := startRedis(t)
-	clk := newVirtualClock()
-	a := newProcess(t, srv, clk, "a", redisbreaker.WithV3(true))
-	b := newProcess(t, srv, clk, "b", redisbreaker.WithV3(true))
-	fail(b.b, 30)
-	clk.advance(span)
-	require.NoError(t, b.sync(t))
-	require.NoError(t, a.sync(t))
-	require.NoError(t, srv.client().ScriptFlush(context.Background()).Err())
-	require.NoError(t, a.sync(t), "the script is sent whole again")
-	assert.Greater(t, dropProbability(t, a.b), 0.5)
-}
-
 func TestSharer_StartClose(t *testing.T) {
 	srv := startRedis(t)
 	clk := newVirtualClock()
@@ -294,7 +214,7 @@ func TestSharer_StartClose(t *testing.T) {
 
 	require.NoError(t, a.sharer.Close())
 	assert.Equal(t, 0.0, dropProbability(t, a.b), "closed: the breaker decides on its own counts")
-	assert.NoError(t, a.sharer.Close(), "closing twice does nothing")
+	assert.ErrorIs(t, a.sharer.Close(), redisbreaker.ErrClosed, "closing twice")
 	assert.ErrorIs(t, a.sharer.Start(), redisbreaker.ErrClosed)
 	assert.ErrorIs(t, a.sharer.Share(b.b), redisbreaker.ErrClosed)
 }
@@ -306,8 +226,8 @@ func TestSharer_Start_ticksEveryPeriod(t *testing.T) {
 	b := newProcess(t, srv, clk, "b")
 	require.NoError(t, a.sharer.Start())
 	require.Eventually(t, func() bool { // the first round, at once
-		_, ok := a.sharer.Status("payments")
-		return ok
+		st, err := a.sharer.Status("payments")
+		return err == nil && !st.Synced.IsZero()
 	}, defaultTestTimeout, time.Millisecond)
 	fail(b.b, 30)
 	clk.advance(span)
@@ -323,15 +243,20 @@ func TestSharer_Share(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.ErrorIs(t, s.Share(breaker.Nop()), redisbreaker.ErrNotShareable)
-	assert.EqualError(t, s.Share(breaker.MustNew(breaker.WithName(strings.Repeat("x", 1025)))),
-		"redisbreaker: breaker name of 1025 bytes: at most 1024")
+	long := breaker.MustNew(breaker.WithName(strings.Repeat("x", 1025)))
+	assert.LessOrEqual(t, len(long.Name()), breaker.MaxNameLen, "a breaker's name is bounded when it is made")
+	assert.NoError(t, s.Share(long), "so every breaker of package breaker fits a key")
 
 	reg := breaker.MustNewRegistry()
 	require.NoError(t, s.Share(reg.Get("db")))
 	require.NoError(t, s.Share(reg.Get("db")), "sharing again does nothing")
-	s.Unshare("db")
-	s.Unshare("never shared")
-	assert.Len(t, s.ProcessID(), 16)
+	st, err := s.Status("db")
+	require.NoError(t, err)
+	assert.Equal(t, redisbreaker.Status{}, st, "no round yet")
+	require.NoError(t, s.Unshare("db"))
+	require.NoError(t, s.Unshare("never shared"))
+	_, err = s.Status("db")
+	assert.ErrorIs(t, err, redisbreaker.ErrNotShared)
 }
 
 func TestNew_invalidOptions(t *testing.T) {
@@ -342,13 +267,12 @@ func TestNew_invalidOptions(t *testing.T) {
 	}{
 		{redisbreaker.WithPeriod(time.Millisecond), "redisbreaker: invalid option: WithPeriod(1ms): must be from 10ms to 1m0s"},
 		{redisbreaker.WithPeriod(time.Hour), "redisbreaker: invalid option: WithPeriod(1h0m0s): must be from 10ms to 1m0s"},
-		{redisbreaker.WithTimeout(0), "redisbreaker: invalid option: WithTimeout(0s): must be positive"},
+		{redisbreaker.WithTimeout(0), "redisbreaker: invalid option: WithTimeout(0s): must be from 1ms to 1m0s"},
+		{redisbreaker.WithTimeout(time.Hour), "redisbreaker: invalid option: WithTimeout(1h0m0s): must be from 1ms to 1m0s"},
 		{redisbreaker.WithLogger(nil), "redisbreaker: invalid option: WithLogger(nil): logger must not be nil"},
 		{redisbreaker.WithClock(nil), "redisbreaker: invalid option: WithClock(nil): clock must not be nil"},
-		{redisbreaker.WithProcessID(""), `redisbreaker: invalid option: WithProcessID(""): must be from 1 to 128 bytes, got 0`},
 		{redisbreaker.WithPrefix(strings.Repeat("p", 257)), `redisbreaker: invalid option: WithPrefix("pppppppppppppppppppp"…): at most 256 bytes, got 257`},
-		{redisbreaker.WithProcessID("=sum"), `redisbreaker: invalid option: WithProcessID("=sum"): must not start with "=", which marks the sharer's own fields`},
-		{nil, "redisbreaker: invalid option: a nil Option was given"},
+		{nil, "redisbreaker: invalid option: option 1 of 1 is nil"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			_, err := redisbreaker.New(srv.client(), tc.opt)

@@ -180,8 +180,7 @@ func client(ctx context.Context, cfg config, i int, rdb redis.UniversalClient, l
 		return err
 	}
 	if cfg.share {
-		sharer, err := redisbreaker.New(rdb, redisbreaker.WithPrefix("srebreaker-example:"),
-			redisbreaker.WithProcessID(fmt.Sprint("client-", i+1)), redisbreaker.WithLogger(logger))
+		sharer, err := redisbreaker.New(rdb, redisbreaker.WithPrefix("srebreaker-example:"), redisbreaker.WithLogger(logger))
 		if err != nil {
 			return err
 		}

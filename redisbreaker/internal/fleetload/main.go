@@ -59,13 +59,12 @@ type config struct {
 
 type fleetSize struct {
 	processes, breakers int
-	v3                  bool // publish layout v3 too (WithV3), as a fleet upgrading from it does
 }
 
 func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("fleetload", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fleets := fs.String("fleets", "10x10,50x10,200x10", "fleets to run, one after the other: processes x breakers, comma-separated; a suffix +v3 publishes layout v3 too (WithV3)")
+	fleets := fs.String("fleets", "10x10,50x10,200x10", "fleets to run, one after the other: processes x breakers, comma-separated")
 	var c config
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to measure each fleet")
 	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "how long each fleet runs before it is measured")
@@ -77,14 +76,14 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, err
 	}
 	for _, f := range strings.Split(*fleets, ",") {
-		f, v3 := strings.CutSuffix(strings.TrimSpace(f), "+v3")
+		f = strings.TrimSpace(f)
 		p, m, ok := strings.Cut(f, "x")
 		n, err1 := strconv.Atoi(p)
 		k, err2 := strconv.Atoi(m)
 		if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || n*k > 20_000 {
 			return c, fmt.Errorf("-fleets: %q: want processes x breakers, such as 50x10, at most 20,000 in all", f)
 		}
-		c.fleets = append(c.fleets, fleetSize{n, k, v3})
+		c.fleets = append(c.fleets, fleetSize{n, k})
 	}
 	switch {
 	case c.duration <= 0 || c.warmup < 0:
@@ -128,12 +127,8 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		layout := ""
-		if f.v3 {
-			layout = " (+v3)"
-		}
-		fmt.Fprintf(out, "| %d × %d%s | %.3f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f / %.1f | %s | %v / %v | %v | %d |\n",
-			f.processes, f.breakers, layout, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers),
+		fmt.Fprintf(out, "| %d × %d | %.3f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f / %.1f | %s | %v / %v | %v | %d |\n",
+			f.processes, f.breakers, r.cpu, r.cpu*1e6/float64(f.processes*f.breakers),
 			r.usecPerCommand*r.commands/float64(f.processes*f.breakers), r.commands, r.usecPerCommand,
 			r.rounds, r.tripsLeast, r.tripsMost, r.counted, r.ageP50.Round(time.Millisecond), r.ageMax.Round(time.Millisecond), r.period, r.errors)
 		breakdowns = append(breakdowns, fmt.Sprintf("%d × %d: %s", f.processes, f.breakers, strings.Join(r.breakdown, ", ")))
@@ -225,8 +220,7 @@ func measure(addr, target string, cfg config, f fleetSize) (result, error) {
 		trips[p] = &tripCounter{}
 		c.AddHook(trips[p])
 		clients = append(clients, c)
-		s, err := redisbreaker.New(c, redisbreaker.WithLogger(quiet), redisbreaker.WithPeriod(cfg.period),
-			redisbreaker.WithProcessID(fmt.Sprintf("p%05d", p)), redisbreaker.WithV3(f.v3))
+		s, err := redisbreaker.New(c, redisbreaker.WithLogger(quiet), redisbreaker.WithPeriod(cfg.period))
 		if err != nil {
 			return result{}, err
 		}
@@ -320,8 +314,8 @@ func measure(addr, target string, cfg config, f fleetSize) (result, error) {
 	now := time.Now()
 	for _, s := range sharers {
 		for m := range f.breakers {
-			st, ok := s.Status(fmt.Sprintf("dependency-%02d", m))
-			if !ok {
+			st, err := s.Status(fmt.Sprintf("dependency-%02d", m))
+			if err != nil || st.Synced.IsZero() {
 				ages = append(ages, time.Hour)
 				continue
 			}

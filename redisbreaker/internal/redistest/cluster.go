@@ -153,6 +153,27 @@ func (c *Cluster) masterOfSlot(slot int64) string {
 	return ""
 }
 
+// ReplicasOf returns the address of each running replica of the master
+// at addr, as the replicas report it (ROLE): those that may take over when
+// it dies.
+func (c *Cluster) ReplicasOf(addr string) []string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	var replicas []string
+	for _, s := range c.nodes {
+		if !s.Running() {
+			continue
+		}
+		role, err := s.control().Do(ctx, "ROLE").Slice()
+		require.NoError(c.t, err, "ROLE of %s", s)
+		if len(role) >= 3 && role[0] == "slave" && fmt.Sprintf("%v:%v", role[1], role[2]) == addr {
+			replicas = append(replicas, s.addr)
+		}
+	}
+	return replicas
+}
+
 // KillMaster kills the master at addr with SIGKILL, as a crash would, and
 // waits for its process to exit. It fails the test if addr is no running
 // master of the cluster serving slots. [Cluster.WaitFailover] waits for a replica to take

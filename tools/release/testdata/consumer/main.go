@@ -167,7 +167,7 @@ func checkRedis(ctx context.Context, _ *breaker.Registry) error {
 	sharers := make([]*redisbreaker.Sharer, 2)
 	breakers := make([]breaker.Breaker, 2)
 	for i := range sharers {
-		s, err := redisbreaker.New(rdb, redisbreaker.WithProcessID(fmt.Sprint("process-", i)))
+		s, err := redisbreaker.New(rdb)
 		if err != nil {
 			return err
 		}
