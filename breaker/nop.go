@@ -51,7 +51,10 @@ func (nopBreaker) DoCtx(ctx context.Context, req func() error) error {
 }
 
 func (nopBreaker) DoWithAcceptable(req func() error, _ srebreaker.Acceptable) error {
-	return runCtx(nil, "DoWithAcceptable", req)
+	if req == nil {
+		misuse("DoWithAcceptable", "req")
+	}
+	return req()
 }
 
 func (nopBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error, _ srebreaker.Acceptable) error {
