@@ -1,0 +1,2 @@
+// Package connectrpc is documented in doc.go.
+package connectbreaker
