@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
 )
@@ -101,19 +102,29 @@ func MustNewClientInterceptor(opts ...ClientOption) *ClientInterceptor {
 }
 
 // admit asks the breaker of a call to host and procedure about it, and
-// takes a retry's budget first. It returns the promise of an admitted
-// call, or the error a call not made fails with.
-func (c *ClientInterceptor) admit(ctx context.Context, host, procedure string) (srebreaker.Promise, error) {
+// takes a retry's budget first; last is the memory of the function the
+// call goes through. It returns the promise of an admitted call, or the
+// error a call not made fails with.
+func (c *ClientInterceptor) admit(last *lastKey, ctx context.Context, host, procedure string) (srebreaker.Promise, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err)
 	}
-	b := c.o.breakerFor(ctx, host, procedure)
+	key, _ := c.o.keyOf(last, ctx, host, procedure)
+	b := c.o.get(key)
 	if retry.Attempt(ctx) > 1 {
 		if err := retry.TakeFor(ctx, b); err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, &clientDrop{"connectbreaker: retry not made: ", err})
 		}
 	}
-	p, err := b.AllowCtx(ctx)
+	var (
+		p   srebreaker.Promise
+		err error
+	)
+	if criticality.From(ctx) == criticality.Default {
+		p, err = b.Allow()
+	} else {
+		p, err = b.AllowCtx(ctx)
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, contextError(err) // AllowCtx: the context ended after it was looked at
@@ -136,12 +147,13 @@ func (e *clientDrop) Unwrap() error { return e.err }
 // WrapUnary implements connect.Interceptor: it guards a client's unary
 // calls.
 func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	last := new(lastKey)
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		spec := req.Spec()
 		if !spec.IsClient {
 			return nil, wrongSide(clientOnHandler)
 		}
-		p, err := c.admit(ctx, req.Peer().Addr, spec.Procedure)
+		p, err := c.admit(last, ctx, req.Peer().Addr, spec.Procedure)
 		if err != nil {
 			return nil, err
 		}
@@ -160,9 +172,10 @@ func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc 
 // WrapStreamingClient implements connect.Interceptor: it guards a client's
 // streams, and records each when it ends.
 func (c *ClientInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	last := new(lastKey)
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		conn := next(ctx, spec)
-		p, err := c.admit(ctx, conn.Peer().Addr, spec.Procedure)
+		p, err := c.admit(last, ctx, conn.Peer().Addr, spec.Procedure)
 		if err != nil {
 			return &failedConn{StreamingClientConn: conn, err: err}
 		}

@@ -100,20 +100,23 @@ func (p CriticalityPolicy) String() string { return p.p.String("TrustHeader", "I
 // claimedLevel returns the level the call's CriticalityHeader names, or
 // the default.
 func claimedLevel(in incoming) criticality.Level {
-	return serverside.Claimed(in.header.Get(CriticalityHeader))
+	if vs := in.header[CriticalityHeader]; len(vs) > 0 {
+		return serverside.Claimed(vs[0])
+	}
+	return criticality.Default
 }
 
-// setLevelHeader makes h's CriticalityHeader, if it has one, say c, or
+// setLevelHeader makes h's CriticalityHeader (h's keys in canonical form), if it has one, say c, or
 // removes it for the default, so that a handler that forwards the header
 // does not pass on a claim the server did not believe.
 func setLevelHeader(h http.Header, c criticality.Level) {
-	vs := h.Values(CriticalityHeader)
+	vs := h[CriticalityHeader]
 	switch {
 	case len(vs) == 0:
 	case c == criticality.Default:
-		h.Del(CriticalityHeader)
+		delete(h, CriticalityHeader)
 	case len(vs) != 1 || vs[0] != c.String():
-		h.Set(CriticalityHeader, c.String())
+		h[CriticalityHeader] = []string{c.String()}
 	}
 }
 
@@ -133,16 +136,17 @@ const previousAttemptsHeader = "Grpc-Previous-Rpc-Attempts"
 // about itself; the cap keeps what a server does with it bounded.
 const MaxAttempt = serverside.MaxAttempt
 
-// AttemptOf returns the attempt number a call's request header carries,
+// AttemptOf returns the attempt number a call's request header carries
+// (its keys in canonical form, as connect and net/http give them),
 // 1-based: its [AttemptHeader], or else one more than its
 // grpc-previous-rpc-attempts metadata (the highest, if it carries
 // several), which gRPC clients send; 1 when it has neither, or when no
 // value is a number; at most [MaxAttempt].
 func AttemptOf(header http.Header) int {
-	if vs := header.Values(AttemptHeader); len(vs) > 0 {
+	if vs := header[AttemptHeader]; len(vs) > 0 {
 		return serverside.ParseAttempt(vs[0])
 	}
-	return serverside.AfterPrevious(header.Values(previousAttemptsHeader))
+	return serverside.AfterPrevious(header[previousAttemptsHeader])
 }
 
 // sendLevelAndAttempt sets in h the call's level and attempt number, as

@@ -96,12 +96,13 @@ func MustNewHandlerInterceptor(opts ...HandlerOption) *HandlerInterceptor {
 // WrapUnary implements connect.Interceptor: it guards a handler's unary
 // calls.
 func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	last := new(lastKey)
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		spec := req.Spec()
 		if spec.IsClient {
 			return nil, wrongSide(handlerOnClient)
 		}
-		ctx, ov, p, advice, err := h.admit(ctx, spec, req.Peer(), req.Header())
+		ctx, ov, p, advice, err := h.admit(last, ctx, spec, req.Peer(), req.Header())
 		if err != nil {
 			return nil, err
 		}
@@ -119,8 +120,9 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 // WrapStreamingHandler implements connect.Interceptor: it guards a
 // handler's streams, and records each when the handler returns.
 func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	last := new(lastKey)
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, ov, p, advice, err := h.admit(ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
+		ctx, ov, p, advice, err := h.admit(last, ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
 		if err != nil {
 			return err
 		}
@@ -144,7 +146,8 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 }
 
 // admit asks the breaker of the call's key about an incoming call, at the
-// level the policy gives it, and returns the memory of that key too. The
+// level the policy gives it, and returns the memory of that key too; last
+// is the memory of the function the call goes through. The
 // returned context carries the level when it is not the default, and
 // header's CriticalityHeader is made to say it. A call the breaker drops
 // is served all the same when it is a probe (see serverside.Overload.Probe),
@@ -152,11 +155,19 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 // answer. For a call served, advice is what its failure is to carry, or
 // "" when the breaker is not shedding. A call whose client went away
 // before it was admitted gets its context's error, and records nothing.
-func (h *HandlerInterceptor) admit(ctx context.Context, spec connect.Spec, peer connect.Peer,
+func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec connect.Spec, peer connect.Peer,
 	header http.Header) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, advice string, _ error) {
 	attempt := AttemptOf(header)
-	key := h.o.keyOf(ctx, "", spec.Procedure)
-	ov = h.memories.Of(key)
+	key, k := h.o.keyOf(last, ctx, "", spec.Procedure)
+	switch {
+	case k == nil:
+		ov = h.memories.Of(key)
+	case k.ov.Load() != nil:
+		ov = k.ov.Load()
+	default:
+		ov = h.memories.Of(key)
+		k.ov.Store(ov)
+	}
 	b := h.o.get(key)
 	c := h.o.criticality.Level(ctx, spec, peer, header)
 	setLevelHeader(header, c)

@@ -153,17 +153,33 @@ func joinCodes(cs []connect.Code) string {
 	return strings.Join(s, ", ")
 }
 
-// keyOf returns the key of a call to host and procedure.
-func (o *options) keyOf(ctx context.Context, host, procedure string) string {
+// keyOf returns the key of a call to host and procedure, and last, the
+// memory of the function it calls through, remembers it: a client's host
+// and procedure, a handler's procedure, are the same on every call of one
+// function connect wraps, so that the key is found by comparing two
+// strings, which share their bytes with the last call's. k is what last
+// holds of the key; nil for a KeyFunc of the caller's, called on every
+// call.
+func (o *options) keyOf(last *lastKey, ctx context.Context, host, procedure string) (key string, k *keyed) {
 	if o.keySet {
-		return o.key(ctx, host, procedure)
+		return o.key(ctx, host, procedure), nil
 	}
-	return o.keys.key(host, procedure)
+	if k := last.p.Load(); k != nil && k.host == host && k.procedure == procedure {
+		return k.key, k
+	}
+	k = &keyed{host: host, procedure: procedure, key: o.keys.key(host, procedure)}
+	last.p.Store(k)
+	return k.key, k
 }
 
-// breakerFor returns the breaker of a call to host and procedure.
-func (o *options) breakerFor(ctx context.Context, host, procedure string) breaker.Breaker {
-	return o.get(o.keyOf(ctx, host, procedure))
+// lastKey is the memory of the last key of a function connect wraps.
+type lastKey struct{ p atomic.Pointer[keyed] }
+
+// keyed is the key of a call to host and procedure; on a handler, with the
+// memory of the key, once looked up.
+type keyed struct {
+	host, procedure, key string
+	ov                   atomic.Pointer[serverside.Overload]
 }
 
 // keyMemo remembers the keys DefaultKey gives, so that a call does not

@@ -22,7 +22,7 @@ import (
 // within 0.2 s of healing, and 95 % of calls succeeding within 1 s, in
 // every run. The protocols run at once.
 func TestClientAndHandlerInterceptors_recoverTogether(t *testing.T) {
-	for _, w := range []wire{wires[0], wires[3], wires[4]} { // connect/h1, grpcweb/h2c, grpc/h2c
+	for _, w := range []wire{wires[0], wires[2], wires[4]} { // connect/h1, grpcweb/h1, grpc/h2c
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel() // most of a run's time is the mock clock's pauses
 			transporttest.RecoverTogether(t, func(server, client *breaker.Registry) transporttest.Wire {
