@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -52,6 +53,8 @@ func (o *options) classify(ctx context.Context, err error) outcome {
 		return succeeded
 	case c == connect.CodeCanceled && errors.Is(ctx.Err(), context.Canceled):
 		return ignored // the caller gave up: the dependency is not to blame
+	case c == connect.CodeCanceled && o.client && brokenConnection(err):
+		return failed // the server reset the connection: see brokenConnection
 	case c <= maxCode && o.failures&(1<<c) != 0:
 		if ShedByServer(err) {
 			return ignored
@@ -61,6 +64,16 @@ func (o *options) classify(ctx context.Context, err error) outcome {
 		return ignored
 	}
 	return succeeded
+}
+
+// brokenConnection reports whether err says that the connection broke
+// under the call: reset by the peer, or closed while written to. connect's
+// clients give such a call code canceled, as its handlers do when their
+// client goes away, although on a client it is the server that went away:
+// a server that resets every connection would otherwise be a dependency
+// whose calls count as neither, never shed.
+func brokenConnection(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // record reports on p how a call that ended with err went (see classify),

@@ -34,7 +34,9 @@ import (
 // failure, unless a server whose breaker sheds answered it
 // ([ShedByServer]: that breaker, nearer to the dependency, throttles it
 // alone); a call the caller canceled counts as neither, and so does
-// canceled from the server; every other ending is a success. The code is
+// canceled from the server; every other ending is a success. A call whose
+// connection the server reset is a failure, although connect gives it
+// code canceled. The code is
 // the call's, wherever the protocol carries it: an HTTP status for a
 // Connect unary call, the trailers of a 200 response for gRPC and
 // gRPC-Web, the end-of-stream message for a Connect stream.
@@ -87,6 +89,7 @@ func NewClientInterceptor(opts ...ClientOption) (*ClientInterceptor, error) {
 	if err := o.validate(serverside.ClientSide); err != nil {
 		return nil, err
 	}
+	o.client = true
 	return &ClientInterceptor{o: o}, nil
 }
 

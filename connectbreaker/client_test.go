@@ -1,10 +1,12 @@
 package connectbreaker_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -418,4 +420,40 @@ func TestInterceptors_wrongSide(t *testing.T) {
 	require.ErrorIs(t, err, connectbreaker.ErrWrongSide)
 	assert.Equal(t, int64(0), es.received.Load(), "nothing is sent")
 	assert.Equal(t, nothing, reg.Outcomes(strings.TrimPrefix(base, "http://")+callProcedure))
+}
+
+// resetting accepts connections on 127.0.0.1 and resets each once a
+// request has arrived, until the test ends; it returns its base URL.
+func resetting(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+					_, _ = io.Copy(io.Discard, req.Body)
+				}
+				_ = c.(*net.TCPConn).SetLinger(0) // a close that resets
+				_ = c.Close()
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestClientInterceptor_connectionResetIsFailure: connect gives a call
+// whose connection the server reset code canceled, which the breaker
+// counts as a failure all the same: it is not the caller's cancel.
+func TestClientInterceptor_connectionResetIsFailure(t *testing.T) {
+	base := resetting(t)
+	cl := newClientOf(t, wires[0], nil, base)
+	_, err := cl.unary(context.Background(), "hello")
+	require.Equal(t, connect.CodeCanceled, connect.CodeOf(err), "connect's code for a reset: %v", err)
+	assert.Equal(t, failure, cl.outcomes(callProcedure))
 }

@@ -113,7 +113,8 @@ type options struct {
 	criticality CriticalityPolicy // the handler's
 	policySet   bool
 
-	keys keyMemo // DefaultKey's keys, when key is DefaultKey
+	keys   keyMemo // DefaultKey's keys, when key is DefaultKey
+	client bool    // the options are a ClientInterceptor's
 }
 
 // defaultOptions are the options before any is applied.
