@@ -25,7 +25,8 @@ import (
 // alone. Every breaker is admitted every call: a healthy dependency.
 //
 //	go test -run '^$' -bench . -benchmem -count 10 | tee bench.txt
-//	benchstat bench.txt
+//	benchstat -col /interceptor bench.txt  # a call, without and with
+//	benchstat -col /side bench.txt         # each side's own work
 
 var sinkErr error
 
@@ -56,8 +57,8 @@ func BenchmarkClient_CallUnary(b *testing.B) {
 		name string
 		opts []connect.ClientOption
 	}{
-		{"connect", nil},
-		{"connect+breaker", []connect.ClientOption{connect.WithInterceptors(
+		{"interceptor=none", nil},
+		{"interceptor=breaker", []connect.ClientOption{connect.WithInterceptors(
 			connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -129,9 +130,9 @@ func BenchmarkInterceptor_WrapUnary(b *testing.B) {
 		f    connect.UnaryFunc
 		req  connect.AnyRequest
 	}{
-		{"bare", next, creq},
-		{"client", connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), creq},
-		{"handler", connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), hreq},
+		{"side=none", next, creq},
+		{"side=client", connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), creq},
+		{"side=handler", connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), hreq},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

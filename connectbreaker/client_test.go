@@ -457,3 +457,16 @@ func TestClientInterceptor_connectionResetIsFailure(t *testing.T) {
 	require.Equal(t, connect.CodeCanceled, connect.CodeOf(err), "connect's code for a reset: %v", err)
 	assert.Equal(t, failure, cl.outcomes(callProcedure))
 }
+
+// TestOptions_sides: the options of both sides are both option types;
+// WithCriticalityPolicy is a HandlerOption alone, so that giving it to
+// NewClientInterceptor does not compile.
+func TestOptions_sides(t *testing.T) {
+	var both any = connectbreaker.WithRegistry(breaker.NewRegistry())
+	_, isClient := both.(connectbreaker.ClientOption)
+	_, isHandler := both.(connectbreaker.HandlerOption)
+	assert.True(t, isClient && isHandler, "an Option is both")
+	var handlerOnly any = connectbreaker.WithCriticalityPolicy(connectbreaker.IgnoreHeader())
+	_, isClient = handlerOnly.(connectbreaker.ClientOption)
+	assert.False(t, isClient, "WithCriticalityPolicy is not a ClientOption")
+}

@@ -205,7 +205,7 @@ func (k *keyMemo) key(host, procedure string) string {
 			return key
 		}
 	}
-	key := DefaultKey(nil, host, procedure) //nolint:staticcheck // SA1012: DefaultKey reads no context
+	key := DefaultKey(context.Background(), host, procedure)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	old := k.m.Load()
