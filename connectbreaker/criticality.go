@@ -43,7 +43,8 @@ const CriticalityHeader = "X-Request-Criticality"
 //	only services that trust each other    TrustHeader(criticality.CriticalPlus)
 //	trusted services, none above CRITICAL  TrustHeader(criticality.Critical)
 type CriticalityPolicy struct {
-	p serverside.Policy[incoming]
+	p        serverside.Policy[incoming]
+	readPeer bool // LevelFunc's: the call's peer is read for it
 }
 
 // incoming is an incoming call as a policy reads it.
@@ -68,7 +69,7 @@ func IgnoreHeader() CriticalityPolicy { return CriticalityPolicy{} }
 // that only services trusting each other reach. max must be one of the
 // four levels; [NewHandlerInterceptor] returns an error otherwise.
 func TrustHeader(max criticality.Level) CriticalityPolicy {
-	return CriticalityPolicy{serverside.Trust[incoming](max)}
+	return CriticalityPolicy{p: serverside.Trust[incoming](max)}
 }
 
 // LevelFunc returns a policy that serves a call at the level f gives for
@@ -80,11 +81,11 @@ func TrustHeader(max criticality.Level) CriticalityPolicy {
 // panic in it goes on up, and nothing is recorded.
 func LevelFunc(f func(ctx context.Context, spec connect.Spec, peer connect.Peer, header http.Header) criticality.Level) CriticalityPolicy {
 	if f == nil {
-		return CriticalityPolicy{serverside.Decided[incoming](nil)}
+		return CriticalityPolicy{p: serverside.Decided[incoming](nil)}
 	}
-	return CriticalityPolicy{serverside.Decided(func(in incoming) criticality.Level {
+	return CriticalityPolicy{p: serverside.Decided(func(in incoming) criticality.Level {
 		return f(in.ctx, in.spec, in.peer, in.header)
-	})}
+	}), readPeer: true}
 }
 
 // Level returns the level p serves an incoming call at, given its

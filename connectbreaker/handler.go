@@ -102,7 +102,11 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 		if spec.IsClient {
 			return nil, wrongSide(handlerOnClient)
 		}
-		ctx, ov, p, advice, err := h.admit(last, ctx, spec, req.Peer(), req.Header())
+		var peer connect.Peer
+		if h.o.criticality.readPeer { // read only for a LevelFunc: it costs a copy
+			peer = req.Peer()
+		}
+		ctx, ov, p, advice, err := h.admit(last, ctx, spec, peer, req.Header())
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +150,8 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 }
 
 // admit asks the breaker of the call's key about an incoming call, at the
-// level the policy gives it, and returns the memory of that key too; last
+// level the policy gives it (peer is the call's for a LevelFunc, zero
+// otherwise), and returns the memory of that key too; last
 // is the memory of the function the call goes through. The
 // returned context carries the level when it is not the default, and
 // header's CriticalityHeader is made to say it. A call the breaker drops
