@@ -8,7 +8,7 @@ MIN_GO              := go1.22.12
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
 # (docs/releasing.md).
-PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker
+PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker connectbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
 # in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
@@ -18,7 +18,7 @@ PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisb
 # (a Go module, run in its tests' process), unpublished: toxiproxy stays
 # out of every published go.mod.
 # leakcheck comes last: it fails while the core leaves goroutines running.
-NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics examples/service otelbreaker redisbreaker goredisbreaker sqlbreaker \
+NESTED_MODULES      := grpcbreaker examples/grpc prombreaker examples/metrics examples/service otelbreaker redisbreaker goredisbreaker sqlbreaker connectbreaker \
                        retrytest faulttest tracetest \
                        examples/fleet statuspage/browsertest ops docscheck leakcheck
 # The version of the core that the nested modules require, and that the tidy

@@ -51,9 +51,12 @@ var Imports = map[string]string{
 	"goredisbreaker": "github.com/srebreaker/srebreaker/goredisbreaker",
 	"statuspage":     "github.com/srebreaker/srebreaker/statuspage",
 	"sqlbreaker":     "github.com/srebreaker/srebreaker/sqlbreaker",
+	"connectbreaker": "github.com/srebreaker/srebreaker/connectbreaker",
 	"retry":          "github.com/srebreaker/srebreaker/retry",
 
 	// Their dependencies.
+	"connect":    "connectrpc.com/connect",
+	"wrapperspb": "google.golang.org/protobuf/types/known/wrapperspb",
 	"grpc":       "google.golang.org/grpc",
 	"codes":      "google.golang.org/grpc/codes",
 	"status":     "google.golang.org/grpc/status",

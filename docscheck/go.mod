@@ -1,14 +1,16 @@
 module github.com/srebreaker/srebreaker/docscheck
 
-go 1.25.0
+go 1.26.0
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/connectbreaker v0.1.0
 	github.com/srebreaker/srebreaker/goredisbreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/srebreaker/srebreaker/otelbreaker v0.1.0
@@ -20,6 +22,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 	google.golang.org/grpc v1.80.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -49,5 +52,4 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260120221211-b8f7ae30c516 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 )

@@ -18,6 +18,7 @@ import (
 	_ "strings"
 	_ "time"
 
+	_ "connectrpc.com/connect"
 	_ "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
 	_ "github.com/hashicorp/go-retryablehttp"
 	_ "github.com/jackc/pgx/v5"
@@ -32,9 +33,11 @@ import (
 	_ "google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/status"
+	_ "google.golang.org/protobuf/types/known/wrapperspb"
 
 	_ "github.com/srebreaker/srebreaker"
 	_ "github.com/srebreaker/srebreaker/breaker"
+	_ "github.com/srebreaker/srebreaker/connectbreaker"
 	_ "github.com/srebreaker/srebreaker/criticality"
 	_ "github.com/srebreaker/srebreaker/expvarbreaker"
 	_ "github.com/srebreaker/srebreaker/goredisbreaker"

@@ -3,6 +3,7 @@
 // started in the test process (github.com/Shopify/toxiproxy/v2's server
 // package, configured through its Go API): httpbreaker's Transport and
 // Handler, grpcbreaker's unary and stream interceptors, client and server,
+// connectbreaker's client and handler interceptors (connect_test.go),
 // goredisbreaker against redis-server and sqlbreaker against PostgreSQL
 // (Debian's packages, which make test installs). It is a module of its own
 // so that toxiproxy stays out of the core's and the published modules'

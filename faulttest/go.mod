@@ -1,6 +1,6 @@
 module github.com/srebreaker/srebreaker/faulttest
 
-go 1.24.0
+go 1.26.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -30,12 +30,14 @@ require (
 )
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/benbjohnson/clock v1.3.5
 	github.com/jackc/pgx/v5 v5.8.0
 	github.com/redis/go-redis/v9 v9.17.0
 	github.com/rs/zerolog v1.28.0
 	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/connectbreaker v0.1.0
 	github.com/srebreaker/srebreaker/goredisbreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/srebreaker/srebreaker/sqlbreaker v0.1.0

@@ -4,11 +4,11 @@
 #
 # Environment:
 #   VERSION    the candidate version (default v0.1.0)
-#   PUBLISHED  the published nested modules (default: grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker)
+#   PUBLISHED  the published nested modules (default: grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker connectbreaker)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 version=${VERSION:-v0.1.0}
-read -r -a published <<<"${PUBLISHED:-grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker}"
+read -r -a published <<<"${PUBLISHED:-grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker connectbreaker}"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/srebreaker-release.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -26,8 +28,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/connectbreaker"
 	"github.com/srebreaker/srebreaker/goredisbreaker"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/otelbreaker"
@@ -52,6 +56,7 @@ func main() {
 		{"github.com/srebreaker/srebreaker/redisbreaker", checkRedis},
 		{"github.com/srebreaker/srebreaker/goredisbreaker", checkGoRedis},
 		{"github.com/srebreaker/srebreaker/sqlbreaker", checkSQL},
+		{"github.com/srebreaker/srebreaker/connectbreaker", checkConnect},
 	} {
 		if err := check.run(ctx, registry); err != nil {
 			fmt.Printf("FAIL %s: %v\n", check.module, err)
@@ -275,3 +280,40 @@ func (c downConnector) Driver() driver.Driver { return downDriver{c} }
 type downDriver struct{ c downConnector }
 
 func (d downDriver) Open(string) (driver.Conn, error) { return d.c.Connect(context.Background()) }
+
+// checkConnect makes a unary call of the Connect protocol on loopback
+// through the client and handler interceptors.
+func checkConnect(ctx context.Context, registry *breaker.Registry) error {
+	const procedure = "/consumer.v1.Echo/Echo"
+	hi, err := connectbreaker.NewHandlerInterceptor(connectbreaker.WithRegistry(registry))
+	if err != nil {
+		return err
+	}
+	ci, err := connectbreaker.NewClientInterceptor(connectbreaker.WithRegistry(registry))
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(procedure, connect.NewUnaryHandler(procedure,
+		func(_ context.Context, req *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error) {
+			return connect.NewResponse(req.Msg), nil
+		}, connect.WithInterceptors(hi)))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(lis) }() // returns when Close closes the listener
+	defer srv.Close()
+
+	client := connect.NewClient[wrapperspb.StringValue, wrapperspb.StringValue](http.DefaultClient,
+		"http://"+lis.Addr().String()+procedure, connect.WithInterceptors(ci))
+	resp, err := client.CallUnary(ctx, connect.NewRequest(wrapperspb.String("ping")))
+	if err != nil {
+		return err
+	}
+	if resp.Msg.GetValue() != "ping" {
+		return fmt.Errorf("answer %q, want ping", resp.Msg.GetValue())
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package connectbreaker_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/connectbreaker"
+)
+
+// The benchmarks measure what the interceptors add to a call: a Connect
+// call through a client with and without a ClientInterceptor, over an
+// http.Client stand-in that answers in process (a network's time and
+// noise would hide tens of nanoseconds), and each interceptor's own work
+// around a call that does nothing, beside the breaker's Allow and Accept
+// alone. Every breaker is admitted every call: a healthy dependency.
+//
+//	go test -run '^$' -bench . -benchmem -count 10 | tee bench.txt
+//	benchstat -col /interceptor bench.txt  # a call, without and with
+//	benchstat -col /side bench.txt         # each side's own work
+
+var sinkErr error
+
+// answering is a connect.HTTPClient that answers every unary call of the
+// Connect protocol with payload, without a network.
+type answering struct{ payload []byte }
+
+func (a answering) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_ = req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/proto"}},
+		Body:          io.NopCloser(bytes.NewReader(a.payload)),
+		ContentLength: int64(len(a.payload)),
+		Request:       req,
+	}, nil
+}
+
+func BenchmarkClient_CallUnary(b *testing.B) {
+	payload, err := proto.Marshal(wrapperspb.String("pong"))
+	require.NoError(b, err)
+	hc := answering{payload}
+	const url = "http://127.0.0.1:1" + callProcedure // never dialled
+	for _, bc := range []struct {
+		name string
+		opts []connect.ClientOption
+	}{
+		{"interceptor=none", nil},
+		{"interceptor=breaker", []connect.ClientOption{connect.WithInterceptors(
+			connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())))}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := connect.NewClient[msg, msg](hc, url, bc.opts...)
+			req := connect.NewRequest(wrapperspb.String("ping"))
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				_, sinkErr = c.CallUnary(ctx, req)
+			}
+			if sinkErr != nil {
+				b.Fatal(sinkErr)
+			}
+		})
+	}
+}
+
+// capturedRequest returns the request connect hands a client's
+// interceptors for a unary call of the test service's Call.
+func capturedRequest(t testing.TB) connect.AnyRequest {
+	var got connect.AnyRequest
+	capture := connect.UnaryInterceptorFunc(func(connect.UnaryFunc) connect.UnaryFunc {
+		return func(_ context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			got = req
+			return connect.NewResponse(wrapperspb.String("pong")), nil
+		}
+	})
+	c := connect.NewClient[msg, msg](answering{}, "http://127.0.0.1:1"+callProcedure, connect.WithInterceptors(capture))
+	_, err := c.CallUnary(context.Background(), connect.NewRequest(wrapperspb.String("ping")))
+	require.NoError(t, err)
+	require.True(t, got.Spec().IsClient)
+	return got
+}
+
+// capturedHandlerRequest returns the request connect hands a handler's
+// interceptors for a unary call of the test service's Call.
+func capturedHandlerRequest(t testing.TB) connect.AnyRequest {
+	got := make(chan connect.AnyRequest, 1)
+	capture := connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			select {
+			case got <- req:
+			default:
+			}
+			return next(ctx, req)
+		}
+	})
+	_, base := startServer(t, connect.WithInterceptors(capture))
+	_, err := newClients(t, wires[0], base).unary(context.Background(), "ping")
+	require.NoError(t, err)
+	req := <-got
+	require.False(t, req.Spec().IsClient)
+	return req
+}
+
+// answered is a UnaryFunc that answers at once.
+func answered(resp connect.AnyResponse) connect.UnaryFunc {
+	return func(context.Context, connect.AnyRequest) (connect.AnyResponse, error) { return resp, nil }
+}
+
+var sinkResp connect.AnyResponse
+
+func BenchmarkInterceptor_WrapUnary(b *testing.B) {
+	next := answered(connect.NewResponse(wrapperspb.String("pong")))
+	ctx := context.Background()
+	creq, hreq := capturedRequest(b), capturedHandlerRequest(b)
+	for _, bc := range []struct {
+		name string
+		f    connect.UnaryFunc
+		req  connect.AnyRequest
+	}{
+		{"side=none", next, creq},
+		{"side=client", connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), creq},
+		{"side=handler", connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), hreq},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkResp, sinkErr = bc.f(ctx, bc.req)
+			}
+		})
+	}
+}
+
+// BenchmarkBreaker_AllowAccept is the breaker's own work on a call, which
+// the interceptors' is measured against.
+func BenchmarkBreaker_AllowAccept(b *testing.B) {
+	br := breaker.NewRegistry().Get("127.0.0.1:1" + callProcedure)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := br.Allow()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Accept()
+	}
+}
+
+func TestInterceptors_WrapUnary_allocs(t *testing.T) {
+	next := answered(connect.NewResponse(wrapperspb.String("pong")))
+	ctx := context.Background()
+	creq, hreq := capturedRequest(t), capturedHandlerRequest(t)
+	client := connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next)
+	handler := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = client(ctx, creq) }), "a client's call")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = handler(ctx, hreq) }), "a handler's call")
+}
