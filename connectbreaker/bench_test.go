@@ -59,7 +59,7 @@ func BenchmarkClient_CallUnary(b *testing.B) {
 	}{
 		{"interceptor=none", nil},
 		{"interceptor=breaker", []connect.ClientOption{connect.WithInterceptors(
-			connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())))}},
+			connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := connect.NewClient[msg, msg](hc, url, bc.opts...)
@@ -131,8 +131,8 @@ func BenchmarkInterceptor_WrapUnary(b *testing.B) {
 		req  connect.AnyRequest
 	}{
 		{"side=none", next, creq},
-		{"side=client", connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), creq},
-		{"side=handler", connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next), hreq},
+		{"side=client", connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next), creq},
+		{"side=handler", connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next), hreq},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -146,7 +146,7 @@ func BenchmarkInterceptor_WrapUnary(b *testing.B) {
 // BenchmarkBreaker_AllowAccept is the breaker's own work on a call, which
 // the interceptors' is measured against.
 func BenchmarkBreaker_AllowAccept(b *testing.B) {
-	br := breaker.NewRegistry().Get("127.0.0.1:1" + callProcedure)
+	br := breaker.MustNewRegistry().Get("127.0.0.1:1" + callProcedure)
 	b.ReportAllocs()
 	for b.Loop() {
 		p, err := br.Allow()
@@ -161,8 +161,8 @@ func TestInterceptors_WrapUnary_allocs(t *testing.T) {
 	next := answered(connect.NewResponse(wrapperspb.String("pong")))
 	ctx := context.Background()
 	creq, hreq := capturedRequest(t), capturedHandlerRequest(t)
-	client := connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next)
-	handler := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry())).WrapUnary(next)
+	client := connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next)
+	handler := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = client(ctx, creq) }), "a client's call")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = handler(ctx, hreq) }), "a handler's call")
 }

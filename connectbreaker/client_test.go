@@ -318,7 +318,7 @@ func TestClientInterceptor_retryBudgetSpent(t *testing.T) {
 	// not the counting registry's wrappers.
 	es, base := startServer(t)
 	cs := newClients(t, wires[0], base, connect.WithInterceptors(
-		connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.NewRegistry()))))
+		connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry()))))
 	ctx := retry.WithAttempt(context.Background(), 2)
 	var spent error
 	for range 10 { // the budget allows 3 retries a window at least
@@ -462,7 +462,7 @@ func TestClientInterceptor_connectionResetIsFailure(t *testing.T) {
 // WithCriticalityPolicy is a HandlerOption alone, so that giving it to
 // NewClientInterceptor does not compile.
 func TestOptions_sides(t *testing.T) {
-	var both any = connectbreaker.WithRegistry(breaker.NewRegistry())
+	var both any = connectbreaker.WithRegistry(breaker.MustNewRegistry())
 	_, isClient := both.(connectbreaker.ClientOption)
 	_, isHandler := both.(connectbreaker.HandlerOption)
 	assert.True(t, isClient && isHandler, "an Option is both")

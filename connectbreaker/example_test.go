@@ -42,7 +42,7 @@ func exampleServer(procedure string, h http.Handler) (string, func()) {
 func exampleRegistry() *breaker.Registry {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	return breaker.NewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
+	return breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 }
 
 func ExampleClientInterceptor() {

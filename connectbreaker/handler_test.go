@@ -132,7 +132,7 @@ func TestHandlerInterceptor_panicIsFailure(t *testing.T) {
 func shedding(t *testing.T) *breaker.Registry {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := breaker.NewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
+	reg := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula())
 	b := reg.Get(connectbreaker.DefaultKey(context.Background(), "", callProcedure))
 	for i := 0; i < 200; {
 		if p, err := b.Allow(); err == nil {
@@ -332,7 +332,7 @@ func levelSeen(t *testing.T, claim string, opts ...connectbreaker.HandlerOption)
 }
 
 func TestHandlerInterceptor_criticalityPolicy(t *testing.T) {
-	reg := func() connectbreaker.HandlerOption { return connectbreaker.WithRegistry(breaker.NewRegistry()) }
+	reg := func() connectbreaker.HandlerOption { return connectbreaker.WithRegistry(breaker.MustNewRegistry()) }
 	level, header := levelSeen(t, "CRITICAL_PLUS", reg())
 	assert.Equal(t, criticality.Default, level, "ignored by default")
 	assert.Empty(t, header, "a claim not believed is not passed on")
