@@ -239,3 +239,11 @@ func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err 
 	}
 	h(ctx, d)
 }
+
+func init() {
+	drophook.Dropped = func(b any, ctx context.Context, err error) {
+		if g, ok := b.(*googleBreaker); ok && ctx != nil {
+			g.traceDrop(ctx, criticality.Default, err, false)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
 )
@@ -124,7 +125,9 @@ func (c *ClientInterceptor) admit(last *lastKey, ctx context.Context, host, proc
 		err error
 	)
 	if criticality.From(ctx) == criticality.Default {
-		p, err = b.Allow()
+		if p, err = b.Allow(); err != nil {
+			drophook.Dropped(b, ctx, err)
+		}
 	} else {
 		p, err = b.AllowCtx(ctx)
 	}

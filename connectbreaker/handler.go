@@ -9,6 +9,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -181,7 +182,9 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 		err error
 	)
 	if c == criticality.Default {
-		p, err = b.Allow()
+		if p, err = b.Allow(); err != nil {
+			drophook.Dropped(b, ctx, err)
+		}
 	} else {
 		ctx = criticality.With(ctx, c)
 		if cerr := ctx.Err(); cerr != nil {

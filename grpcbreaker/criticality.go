@@ -10,6 +10,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -131,6 +132,7 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
+			drophook.Dropped(b, ctx, err)
 			return ctx, nil, serverShed(err)
 		}
 		return ctx, p, nil

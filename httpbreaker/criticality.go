@@ -8,6 +8,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -112,6 +113,9 @@ func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (*http.
 			r = withHeader(r, "")
 		}
 		p, err := b.Allow()
+		if err != nil {
+			drophook.Dropped(b, r.Context(), err)
+		}
 		return r, p, err
 	}
 	r = r.WithContext(criticality.With(r.Context(), c))

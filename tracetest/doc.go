@@ -3,7 +3,7 @@
 // httpbreaker Transport under otelhttp's, grpcbreaker's client
 // interceptor after otelgrpc's stats handler, and a breaker's DoCtx in a
 // span of one's own, each with otelbreaker.TraceDrops on and the
-// OpenTelemetry SDK's span recorder. It is a module of its own so that
+// OpenTelemetry SDK's span recorder. It also covers connectbreaker's client interceptor. It is a module of its own so that
 // otelhttp and otelgrpc stay out of the published modules' requirements;
 // it is not published.
 package tracetest

@@ -1,9 +1,11 @@
 module github.com/srebreaker/srebreaker/tracetest
 
-go 1.25.0
+go 1.26.0
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/connectbreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/srebreaker/srebreaker/otelbreaker v0.1.0
 	github.com/stretchr/testify v1.12.1

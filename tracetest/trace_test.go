@@ -2,11 +2,13 @@ package tracetest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"testing"
 
+	"connectrpc.com/connect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
@@ -22,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/connectbreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
@@ -194,4 +197,65 @@ func serveGRPC(t *testing.T) string {
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
 	return l.Addr().String()
+}
+
+func TestTraceDrops_connectClient(t *testing.T) {
+	rec, tp := recorder(t)
+	mux := http.NewServeMux()
+	mux.Handle("/test.Dep/Call", connect.NewUnaryHandler("/test.Dep/Call",
+		func(context.Context, *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error) {
+			return nil, connect.NewError(connect.CodeUnavailable, errors.New("down"))
+		}))
+	url := serveHTTP(t, mux)
+	ci, err := connectbreaker.NewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry()))
+	require.NoError(t, err)
+	client := connect.NewClient[wrapperspb.StringValue, wrapperspb.StringValue](http.DefaultClient,
+		url+"/test.Dep/Call", connect.WithInterceptors(ci))
+
+	// A dropped call is never sent: the event goes on the span of the work
+	// that made it.
+	ctx, parent := tp.Tracer("app").Start(context.Background(), "render page")
+	var dropped error
+	for i := 0; i < 200 && dropped == nil; i++ {
+		_, err := client.CallUnary(ctx, connect.NewRequest(wrapperspb.String("x")))
+		if errors.Is(err, breaker.ErrServiceUnavailable) {
+			dropped = err
+		}
+	}
+	require.Error(t, dropped, "the breaker sheds the failing procedure")
+	parent.End()
+
+	spans := withDrop(rec)
+	require.Len(t, spans, 1)
+	assert.Equal(t, "render page", spans[0].Name())
+	assert.Equal(t, codes.Error, spans[0].Status().Code)
+	a := dropEvent(t, spans[0])
+	assert.Contains(t, a[otelbreaker.BreakerKey].AsString(), "/test.Dep/Call")
+	assert.Contains(t, a[otelbreaker.LastFailureKey].AsString(), "down")
+}
+
+func TestTraceDrops_handlerUnderOtelhttp(t *testing.T) {
+	rec, tp := recorder(t)
+	failing := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no database", http.StatusInternalServerError)
+	})
+	h, err := httpbreaker.NewHandler(failing)
+	require.NoError(t, err)
+	url := serveHTTP(t, otelhttp.NewHandler(h, "checkout", otelhttp.WithTracerProvider(tp)))
+
+	shed := false
+	for i := 0; i < 500 && !shed; i++ {
+		resp, err := http.Get(url + "/checkout")
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		shed = resp.StatusCode == http.StatusServiceUnavailable
+	}
+	require.True(t, shed, "the handler's breaker sheds the failing route")
+
+	spans := withDrop(rec)
+	require.Len(t, spans, 1, "the shed request's server span")
+	a := dropEvent(t, spans[0])
+	assert.Equal(t, "CRITICAL", a[otelbreaker.CriticalityKey].AsString())
+	assert.Contains(t, a[otelbreaker.LastFailureKey].AsString(), "500")
 }

@@ -37,6 +37,14 @@ type Drop struct {
 
 var hook atomic.Pointer[func(context.Context, Drop)]
 
+// Dropped tells the hook, if one is set, that breaker b (a
+// breaker.Breaker) dropped a call with err, a call asked at the default
+// level through Allow, which reads no context, on behalf of a request
+// whose context is ctx: for the integrations, which ask so on their
+// fastest path and call this on the drop's path alone. Package breaker
+// sets it in its init.
+var Dropped func(b any, ctx context.Context, err error)
+
 // Set makes f the hook, in place of any, and returns a function that puts
 // back the one it replaced. A nil f removes the hook.
 func Set(f func(context.Context, Drop)) (restore func()) {
