@@ -2,6 +2,7 @@ package grpcbreaker
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/srebreaker/srebreaker"
 )
@@ -10,8 +11,7 @@ import (
 // breaker's breakers (see their Answered method): its outcome is still to
 // come, but it is no longer a call that has not come back. It returns the
 // promise to record the outcome on: p itself for any other promise (a
-// breaker of another kind, a server's probe), which counts the call when
-// it ends.
+// server's probe, a test's), which counts the call when it ends.
 func answered(p srebreaker.Promise) srebreaker.Promise {
 	if a, ok := p.(interface{ Answered() srebreaker.Promise }); ok {
 		return a.Answered()
@@ -29,6 +29,9 @@ type streamCall struct {
 	p         srebreaker.Promise // guarded by mu; nil once taken
 	state     callState          // guarded by mu
 	answering chan struct{}      // closed when the answer is marked; guarded by mu
+	// settled is set once state has left callOut for good: a message
+	// read or sent after the first then costs answer one atomic load.
+	settled atomic.Bool
 }
 
 // callState is where a streamCall is.
@@ -43,6 +46,9 @@ const (
 
 // answer marks the call answered, unless it was or its outcome is taken.
 func (c *streamCall) answer() {
+	if c.settled.Load() {
+		return
+	}
 	c.mu.Lock()
 	if c.state != callOut {
 		c.mu.Unlock()
@@ -56,6 +62,7 @@ func (c *streamCall) answer() {
 		c.p, c.state = p, callAnswered
 		close(c.answering)
 		c.mu.Unlock()
+		c.settled.Store(true)
 	}()
 	p = answered(p)
 }
@@ -73,6 +80,7 @@ func (c *streamCall) take() srebreaker.Promise {
 	p := c.p
 	c.p, c.state = nil, callTaken
 	c.mu.Unlock()
+	c.settled.Store(true)
 	return p
 }
 

@@ -90,9 +90,7 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 // one that hangs. Such a server should send its header at once
 // (grpc.SendHeader, or ServerStream.SendHeader). To notice the header
 // before a message, the interceptor waits for it in a goroutine of its
-// own, which ends when the header arrives or the stream ends. A breaker
-// whose promises cannot be marked answered (one of another kind than
-// package breaker's) counts the stream when it ends.
+// own, which ends when the header arrives or the stream ends.
 //
 // Breakers, keys, retries and their budget, drops, a context already done,
 // panics and invalid options are handled as by [UnaryClientInterceptor]:

@@ -58,9 +58,7 @@ import (
 // is a failure, a client that went away neither. A handler that holds a
 // request before it answers (a long poll) is out until it answers, and
 // counts against the server once out for much longer than its requests
-// take: give such routes a breaker of their own ([WithKey]). A breaker
-// whose promises cannot be marked answered (of another kind than package
-// breaker's) counts the request when the handler returns.
+// take: give such routes a breaker of their own ([WithKey]).
 //
 // A panic in the wrapped handler is recorded (a failure by default) and
 // raised again with the same value, so that net/http's handling of it, and
