@@ -40,6 +40,13 @@
 // [Registry.SetLimit] says otherwise, so that such names cost bounded
 // memory.
 //
+// A call that is still out long after the dependency's calls usually come
+// back counts as a failure (see [WithSlowCall]). A call that answers
+// before it ends (a stream, a response sent in parts) is marked answered
+// with the Answered method of the breaker's promises, which an integration
+// finds with a type assertion (see the example): it is then no longer
+// out, and its outcome counts when it comes.
+//
 // Calls may carry a criticality in their context (package criticality): the
 // breaker then places its drops from the lowest level up, SHEDDABLE first
 // and CRITICAL_PLUS last, keeping the share of calls it drops, as the SRE

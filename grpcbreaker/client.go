@@ -3,13 +3,10 @@ package grpcbreaker
 import (
 	"context"
 	"io"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	"github.com/srebreaker/srebreaker"
 )
 
 // UnaryClientInterceptor returns an interceptor that starts a unary call
@@ -71,29 +68,29 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 }
 
 // StreamClientInterceptor returns an interceptor that opens a stream only
-// if the breaker for its key admits it, and records how the call went,
-// exactly once. A stream with server streaming (a server stream or a
-// bidirectional one) is recorded as a success when the server's header
-// arrives, or its first message: the server answered, and the stream may
-// then last as long as the caller likes (a watch, a chat) without being
-// counted against the server as a call that does not come back; a
-// failure after that is not recorded. A stream that ends before (a
-// trailers-only answer, a connection that fails) and a stream without
-// server streaming are recorded when they end: when RecvMsg returns io.EOF
-// (a success) or an error, when SendMsg returns an error other than
-// io.EOF, when the response of a stream without server streaming arrives,
-// or, if the caller abandons the stream first, when the call's context is
-// done (canceled: neither; past its deadline: DeadlineExceeded). Set it
-// inline with grpc.WithStreamInterceptor or
+// if the breaker for its key admits it, and records how the stream ended,
+// exactly once: when RecvMsg returns io.EOF (a success) or an error (as
+// its status code says), when SendMsg returns an error other than io.EOF,
+// when the one response of a stream without server streaming arrives, or,
+// if the caller abandons the stream first, when the call's context is
+// done (canceled: neither; past its deadline: a DeadlineExceeded
+// failure). Set it inline with grpc.WithStreamInterceptor or
 // grpc.WithChainStreamInterceptor.
 //
-// A server that streams nothing for long after it is called (a watch
-// waiting for its first event) answers when it sends its header: until
-// then the breaker cannot tell its stream from one that hangs. Such a
-// server should send its header at once (grpc.SendHeader, or
-// ServerStream.SendHeader). To notice the header before a message, the
-// interceptor waits for it in a goroutine of its own, which ends when the
-// header arrives or the stream ends.
+// A stream with server streaming (a server stream or a bidirectional one)
+// is marked answered when the server's header arrives, or its first
+// message: the breaker no longer follows it as a call in flight, so that
+// it may last as long as the caller likes (a watch, a chat) without being
+// counted against the server as a call that does not come back; its end
+// is still recorded as above. A stream that ends with a failure code
+// after messages is a failure, one that the caller cancels is neither,
+// however long either lasted. A server that streams nothing for long
+// after it is called (a watch waiting for its first event) answers when
+// it sends its header: until then the breaker cannot tell its stream from
+// one that hangs. Such a server should send its header at once
+// (grpc.SendHeader, or ServerStream.SendHeader). To notice the header
+// before a message, the interceptor waits for it in a goroutine of its
+// own, which ends when the header arrives or the stream ends.
 //
 // Breakers, keys, retries and their budget, drops, a context already done,
 // panics and invalid options are handled as by [UnaryClientInterceptor]:
@@ -125,7 +122,7 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 			o.record(p, ctx, err)
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, o: o, p: p, ctx: ctx}
+		s := &clientStream{ClientStream: cs, o: o, call: streamCall{p: p}, ctx: ctx, serverStreams: desc.ServerStreams}
 		s.stop = context.AfterFunc(ctx, s.abandoned)
 		if desc.ServerStreams {
 			go s.awaitHeader()
@@ -134,39 +131,38 @@ func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
 	}
 }
 
-// clientStream notes when a stream ends and records its outcome once.
+// clientStream notes when a stream is answered and when it ends, and
+// records its outcome once.
 type clientStream struct {
 	grpc.ClientStream
-	o     *options
-	p     srebreaker.Promise
-	ctx   context.Context
-	stop  func() bool // stops the context watch; set before the stream is handed out
-	ended atomic.Bool
+	o             *options
+	call          streamCall
+	ctx           context.Context
+	stop          func() bool // stops the context watch; set before the stream is handed out
+	serverStreams bool
 }
 
 // end records the stream's outcome, the first time it is called.
 func (s *clientStream) end(err error) {
-	if s.ended.CompareAndSwap(false, true) {
+	if p := s.call.take(); p != nil {
 		s.stop()
-		s.o.record(s.p, s.ctx, err)
+		s.o.record(p, s.ctx, err)
 	}
 }
 
-// awaitHeader records a success when the server's header arrives. Header
-// returns nil when the stream ended without one (a trailers-only answer,
-// a failure): RecvMsg or the context then tells how it ended.
+// awaitHeader marks the call answered when the server's header arrives.
+// Header returns nil when the stream ended without one (a trailers-only
+// answer, a failure): RecvMsg or the context then tells how it ended.
 func (s *clientStream) awaitHeader() {
 	if md, _ := s.ClientStream.Header(); md != nil {
-		s.end(nil)
+		s.call.answer()
 	}
 }
 
 // abandoned runs when the call's context is done before the stream was
-// seen to end.
+// seen to end: canceled, the caller gave up; past its deadline, a failure.
 func (s *clientStream) abandoned() {
-	if s.ended.CompareAndSwap(false, true) {
-		s.o.record(s.p, s.ctx, status.FromContextError(s.ctx.Err()).Err())
-	}
+	s.end(status.FromContextError(s.ctx.Err()).Err())
 }
 
 func (s *clientStream) SendMsg(m any) error {
@@ -186,10 +182,12 @@ func (s *clientStream) RecvMsg(m any) error {
 		s.end(err)
 		// The stream has ended: its trailer is there to read.
 		return withPushback(err, s.ClientStream.Trailer())
+	case s.serverStreams:
+		// A message: the header came before it.
+		s.call.answer()
 	default:
-		// A message of a server stream: the header came before it. The one
-		// response of a stream without server streaming: it came with an
-		// OK status.
+		// The one response of a stream without server streaming: it came
+		// with an OK status.
 		s.end(nil)
 	}
 	return err

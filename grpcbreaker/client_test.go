@@ -206,8 +206,8 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 		code  codes.Code
 	}{
 		{"ok", "n:3", success, codes.OK},
-		// The server answered: what follows is not recorded.
-		{"fails after messages", fmt.Sprintf("n:2,code:%d", codes.Unavailable), success, codes.Unavailable},
+		// The server answered, then failed: a failure.
+		{"fails after messages", fmt.Sprintf("n:2,code:%d", codes.Unavailable), failure, codes.Unavailable},
 		{"fails at once", fmt.Sprintf("code:%d", codes.Internal), failure, codes.Internal},
 		{"not a failure code", fmt.Sprintf("n:1,code:%d", codes.NotFound), success, codes.NotFound},
 	} {
@@ -222,7 +222,8 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 				out := new(wrapperspb.StringValue)
 				require.NoError(t, s.RecvMsg(out))
 				assert.Equal(t, fmt.Sprint(i), out.GetValue())
-				assert.Equal(t, success, cl.outcomes(listMethod), "recorded when the server's answer begins")
+				assert.Equal(t, [3]int64{}, cl.outcomes(listMethod), "answered, not recorded before the end")
+				assert.Equal(t, int64(1), cl.reg.Answered(cl.target+listMethod), "answered once")
 			}
 			err = s.RecvMsg(new(wrapperspb.StringValue))
 			if tc.code == codes.OK {
@@ -239,9 +240,10 @@ func TestStreamClientInterceptor_serverStream(t *testing.T) {
 	}
 }
 
-// A server stream is recorded when the server's header arrives, before
+// A server stream is answered when the server's header arrives, before
 // any message: a watch that sends its header at once and then waits for
-// events is not a call that does not come back.
+// events is not a call that does not come back. Its caller's cancel is
+// recorded as neither.
 func TestStreamClientInterceptor_serverStreamHeader(t *testing.T) {
 	cl := newClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -252,10 +254,11 @@ func TestStreamClientInterceptor_serverStreamHeader(t *testing.T) {
 	require.NoError(t, s.CloseSend())
 	<-cl.server.arrived
 	cl.reg.WaitReported(t)
-	assert.Equal(t, success, cl.outcomes(listMethod), "the header is the server's answer")
+	assert.Equal(t, int64(1), cl.reg.Answered(cl.target+listMethod), "the header is the server's answer")
+	assert.Equal(t, [3]int64{}, cl.outcomes(listMethod), "not recorded before the end")
 	cancel()
 	assert.Equal(t, codes.Canceled, status.Code(s.RecvMsg(new(wrapperspb.StringValue))))
-	assert.Equal(t, success, cl.outcomes(listMethod), "recorded exactly once")
+	assert.Equal(t, neither, cl.outcomes(listMethod), "recorded exactly once")
 }
 
 func TestStreamClientInterceptor_clientStream(t *testing.T) {
@@ -293,11 +296,11 @@ func TestStreamClientInterceptor_bidiFailureAfterAnswer(t *testing.T) {
 	out := new(wrapperspb.StringValue)
 	require.NoError(t, s.RecvMsg(out))
 	assert.Equal(t, "hi", out.GetValue())
-	assert.Equal(t, success, cl.outcomes(chatMethod), "recorded when the server's answer begins")
+	assert.Equal(t, [3]int64{}, cl.outcomes(chatMethod), "answered, not recorded before the end")
 	require.NoError(t, s.SendMsg(wrapperspb.String(fmt.Sprintf("code:%d", codes.ResourceExhausted))))
 	err = s.RecvMsg(out)
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
-	assert.Equal(t, success, cl.outcomes(chatMethod), "what follows the answer is not recorded")
+	assert.Equal(t, failure, cl.outcomes(chatMethod), "a failure after the answer")
 }
 
 func TestStreamClientInterceptor_bidiSuccess(t *testing.T) {
@@ -413,8 +416,10 @@ func TestClientInterceptors_concurrent(t *testing.T) {
 	const n = goroutines * calls
 	target := addr
 	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, reg.Outcomes(target+callMethod))
-	// A stream is recorded when its first message arrives: a success.
-	assert.Equal(t, [3]int64{n, 0, 0}, reg.Outcomes(target+listMethod))
+	// A stream is recorded when it ends: it answered, and then ended with
+	// its status.
+	assert.Equal(t, [3]int64{n * 3 / 4, n / 4, 0}, reg.Outcomes(target+listMethod))
+	assert.Equal(t, int64(n), reg.Answered(target+listMethod))
 	assert.Equal(t, int64(2*n), es.received.Load())
 }
 

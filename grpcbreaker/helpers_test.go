@@ -3,6 +3,7 @@ package grpcbreaker_test
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,11 +20,14 @@ import (
 )
 
 // The test service, test.Echo, is described by hand; its messages are
-// wrapperspb.StringValue. A request's value says what the server does:
+// wrapperspb.StringValue. A request's value, a comma-separated list, says
+// what the server does:
 //
 //	"code:N"  ends the call with status code N (after the messages of n:)
 //	"n:K"     (List only) sends K messages first
 //	"block"   tells arrived, then waits until the call's context is done
+//	"hold"    tells arrived, then waits for release (or the context) and
+//	          goes on with the rest of the value
 //	"header," (List only, as a prefix) sends the header first
 //	"panic"   panics
 //	anything else: answers with the same value
@@ -50,7 +54,11 @@ var (
 type echoServer struct {
 	received atomic.Int64
 	arrived  chan struct{}
+	release  chan struct{} // lets a "hold" go on
 }
+
+// has reports whether the comma-separated value v has part.
+func has(v, part string) bool { return slices.Contains(strings.Split(v, ","), part) }
 
 // parse reads "code:N" and "n:K" out of a comma-separated value.
 func parse(v string) (code codes.Code, n int) {
@@ -67,12 +75,20 @@ func parse(v string) (code codes.Code, n int) {
 }
 
 func (s *echoServer) answer(ctx context.Context, v string) (*wrapperspb.StringValue, error) {
-	switch v {
-	case "block":
+	if has(v, "block") {
 		s.arrived <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
-	case "panic":
+	}
+	if has(v, "hold") {
+		s.arrived <- struct{}{}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if has(v, "panic") {
 		panic("handler bug")
 	}
 	if c, _ := parse(v); c != codes.OK {
@@ -162,7 +178,7 @@ func startServer(t *testing.T, opts ...grpc.ServerOption) (*echoServer, string) 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := grpc.NewServer(opts...)
-	es := &echoServer{arrived: make(chan struct{}, 16)}
+	es := &echoServer{arrived: make(chan struct{}, 16), release: make(chan struct{}, 16)}
 	srv.RegisterService(&echoDesc, es)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)

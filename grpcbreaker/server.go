@@ -3,7 +3,6 @@ package grpcbreaker
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -76,21 +75,23 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 }
 
 // StreamServerInterceptor is [UnaryServerInterceptor] for streaming
-// handlers: it records how the handler ended, once it returns, or, for a
-// stream with server streaming, as a success when the handler first sends
-// its header or a message: the handler answered, and the stream may then
-// last as long as its client likes (a watch, a chat) without being
-// counted against the server as a call that does not come back; what the
-// handler does after, a failure or a panic included, is not recorded. A
-// handler that streams nothing for long after it is called should send
-// its header at once (ServerStream.SendHeader): until then its stream is
-// out, and counts against the server once out for much longer than the
-// method's calls take. Set it
-// inline with grpc.StreamInterceptor or grpc.ChainStreamInterceptor; it
-// panics as UnaryServerInterceptor does when an option is invalid. With
-// grpc.UnknownServiceHandler, the full methods it sees are whatever clients
-// send: the registry keeps at most [breaker.DefaultLimit] breakers (change
-// it with [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
+// handlers: it records how the handler ended, once it returns: its status
+// code, a panic, or a client that canceled. A handler with server
+// streaming is marked answered when it first sends its header or a
+// message: the breaker no longer follows it as a call in flight, so that
+// its stream may last as long as its client likes (a watch, a chat)
+// without being counted against the server as a call that does not come
+// back; how it ends is still recorded when it returns, a failure or a
+// panic after messages included. A handler that streams nothing for long
+// after it is called should send its header at once
+// (ServerStream.SendHeader): until then its stream is out, and counts
+// against the server once out for much longer than the method's calls
+// take. Set it inline with grpc.StreamInterceptor or
+// grpc.ChainStreamInterceptor; it panics as UnaryServerInterceptor does
+// when an option is invalid. With grpc.UnknownServiceHandler, the full
+// methods it sees are whatever clients send: the registry keeps at most
+// [breaker.DefaultLimit] breakers (change it with
+// [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
 // bounded set keeps one breaker per method.
 func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 	o := mustOptions(serverSide, opts)
@@ -109,16 +110,16 @@ func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
 			ss = &levelStream{ServerStream: ss, ctx: ctx}
 		}
 		guarded := p
-		var as *answerStream
+		var call *streamCall
 		if info.IsServerStream {
-			as = &answerStream{ServerStream: ss, o: o, ov: ov, p: p, ctx: ctx}
-			ss, guarded = as, unlessAnswered{as}
+			call = &streamCall{p: p}
+			ss, guarded = &answerStream{ServerStream: ss, call: call}, call
 		}
 		if guard(guarded, func() { err = handler(srv, ss) }) {
 			panic(nil) // raised again: see guard
 		}
-		if as != nil && !as.recorded.CompareAndSwap(false, true) {
-			return err // recorded when the handler answered
+		if call != nil {
+			p = call.take() // the promise of the outcome, if the handler answered
 		}
 		if finish(ov, o, p, ctx, err) && advice != "" {
 			err = failureAnswer(err, advice)
@@ -169,22 +170,17 @@ func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx conte
 // memories are the server side's memories of an interceptor's keys.
 type memories struct{ serverside.Memories }
 
-// answerStream is the stream of a handler with server streaming: it
-// records the call as a success when the handler first sends its header
-// or a message.
+// answerStream is the stream of a handler with server streaming: it marks
+// the call answered when the handler first sends its header or a message.
 type answerStream struct {
 	grpc.ServerStream
-	o        *options
-	ov       *serverside.Overload
-	p        srebreaker.Promise
-	ctx      context.Context
-	recorded atomic.Bool // the call was recorded, when it answered or ended
+	call *streamCall
 }
 
 func (s *answerStream) SendHeader(md metadata.MD) error {
 	err := s.ServerStream.SendHeader(md)
 	if err == nil {
-		s.answered()
+		s.call.answer()
 	}
 	return err
 }
@@ -192,30 +188,7 @@ func (s *answerStream) SendHeader(md metadata.MD) error {
 func (s *answerStream) SendMsg(m any) error {
 	err := s.ServerStream.SendMsg(m)
 	if err == nil {
-		s.answered()
+		s.call.answer()
 	}
 	return err
-}
-
-// answered records the call as a success, unless it was recorded.
-func (s *answerStream) answered() {
-	if s.recorded.CompareAndSwap(false, true) {
-		finish(s.ov, s.o, s.p, s.ctx, nil)
-	}
-}
-
-// unlessAnswered is the promise of an answerStream's call for a handler
-// that panics: it records the panic unless the call was recorded.
-type unlessAnswered struct{ s *answerStream }
-
-func (u unlessAnswered) Accept() {
-	if u.s.recorded.CompareAndSwap(false, true) {
-		u.s.p.Accept()
-	}
-}
-
-func (u unlessAnswered) Reject(reason string) {
-	if u.s.recorded.CompareAndSwap(false, true) {
-		u.s.p.Reject(reason)
-	}
 }

@@ -161,10 +161,11 @@ func TestStreamServerInterceptor_classifies(t *testing.T) {
 	err = list(context.Background(), gs.cc, fmt.Sprintf("code:%d", codes.NotFound))
 	assert.Equal(t, codes.NotFound, status.Code(err))
 	assert.Equal(t, [3]int64{2, 1, 0}, gs.reg.Outcomes(serverKey(listMethod)))
-	// The handler answered with a message: what follows is not recorded.
+	// The handler answered with a message, then failed: a failure.
 	err = list(context.Background(), gs.cc, fmt.Sprintf("n:1,code:%d", codes.Unavailable))
 	assert.Equal(t, codes.Unavailable, status.Code(err))
-	assert.Equal(t, [3]int64{3, 1, 0}, gs.reg.Outcomes(serverKey(listMethod)))
+	assert.Equal(t, [3]int64{2, 2, 0}, gs.reg.Outcomes(serverKey(listMethod)))
+	assert.Equal(t, int64(2), gs.reg.Answered(serverKey(listMethod)), "the streams with messages answered")
 }
 
 func TestStreamServerInterceptor_sheds(t *testing.T) {

@@ -47,16 +47,18 @@ import (
 // while the breaker, which admits some of them, sees the dependency heal.
 // A dependency that serves some requests is left to the breaker alone.
 //
-// A request is recorded when the wrapped handler returns or, for a handler
-// that streams, when its answer first goes out: at its first Flush
-// (server-sent events, a long download) or when it hijacks the connection
-// (a WebSocket). It may then go on for as long as its client stays without
-// being counted against the server as a call that does not come back (see
-// [breaker.WithSlowCall]); what it does after, a panic included, is not
-// recorded. A handler that holds a request before it answers (a long
-// poll) is out until it answers, and counts against the server once out
-// for much longer than its requests take: give such routes a breaker of
-// their own ([WithKey]).
+// A request is recorded when the wrapped handler returns, as its status
+// or its panic says. A handler that streams is marked answered when its
+// answer first goes out: at its first Flush (server-sent events, a long
+// download) or when it hijacks the connection (a WebSocket). The breaker
+// then no longer follows it as a call in flight, so that it may go on for
+// as long as its client stays without being counted against the server
+// as a call that does not come back (see [breaker.WithSlowCall]); how it
+// ends is still recorded when it returns: a panic after its first Flush
+// is a failure, a client that went away neither. A handler that holds a
+// request before it answers (a long poll) is out until it answers, and
+// counts against the server once out for much longer than its requests
+// take: give such routes a breaker of their own ([WithKey]).
 //
 // A panic in the wrapped handler is recorded (a failure by default) and
 // raised again with the same value, so that net/http's handling of it, and
@@ -158,16 +160,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve runs the wrapped handler for an admitted request (or a probe) and
 // records the outcome on p, and in ov, the memory of its key, when the
-// handler returns or, for a stream, when its answer first goes out (see
-// responseWriter.answered). advice, when not empty, is set as the
-// RetryHeader of a 5xx answer. A panic before the call was recorded is
-// recorded, and goes on. recover returns nil for
-// runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
-// panicnil=1, which it stops: serve then returns true, and only then, for
-// ServeHTTP to raise it again.
+// handler returns; a stream's first Flush or Hijack marks the call
+// answered before (see responseWriter.answered), and its outcome is then
+// recorded on the promise that returned. advice, when not empty, is set
+// as the RetryHeader of a 5xx answer. A panic is recorded, and goes on.
+// recover returns nil for runtime.Goexit, which goes on, and for
+// panic(nil) under GODEBUG panicnil=1, which it stops: serve then returns
+// true, and only then, for ServeHTTP to raise it again.
 func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
 	advice string) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w, advice: advice, h: h, ov: ov, p: p, r: r}
+	rw := &responseWriter{ResponseWriter: w, advice: advice, p: p}
 	returned := false
 	defer func() {
 		if returned {
@@ -175,16 +177,14 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.Re
 		}
 		v := recover()
 		switch {
-		case rw.recorded: // at a Flush or a Hijack: nothing more to record
 		case v == nil:
 			if errors.Is(r.Context().Err(), context.Canceled) {
-				srebreaker.Ignore(p) // the client had gone away
+				srebreaker.Ignore(rw.p) // the client had gone away
 			} else {
-				p.Reject("handler exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
+				rw.p.Reject("handler exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
 			}
 		default:
-			rw.recorded = true
-			h.finish(ov, p, r, rw, &PanicError{Value: v})
+			h.finish(ov, rw.p, r, rw, &PanicError{Value: v})
 		}
 		if v == nil {
 			nilPanic = true
@@ -196,10 +196,7 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.Re
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
-	if !rw.recorded {
-		rw.recorded = true
-		h.finish(ov, p, r, rw, nil)
-	}
+	h.finish(ov, rw.p, r, rw, nil)
 	return false
 }
 

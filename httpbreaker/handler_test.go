@@ -295,10 +295,12 @@ func TestHandler_ServeHTTP_hijack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
 	assert.Equal(t, "hijacked", body)
-	<-reg.Reported() // the client can read the answer before the handler returns
+	// The client can read the answer before the handler returns.
+	waitFor(t, reg, func() bool { _, total := reg.Totals(httpbreaker.DefaultHandlerKey); return total > 0 }, "the record")
 	accepts, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(1), accepts)
 	assert.Equal(t, int64(1), total)
+	assert.Equal(t, int64(1), reg.Answered(httpbreaker.DefaultHandlerKey), "answered when it hijacked")
 }
 
 func TestHandler_ServeHTTP_readFrom(t *testing.T) {

@@ -92,7 +92,7 @@ func TestHandler_ServeHTTP_longStreamIsNotOut(t *testing.T) {
 			select { // the answer went out
 			case <-reg.Reported():
 			case <-time.After(10 * time.Second):
-				t.Fatal("the stream was not recorded when its answer went out")
+				t.Fatal("the stream was not marked answered when its answer went out")
 			}
 			// The stream stays open for 5 s, 50 times the normal.
 			for range 50 {

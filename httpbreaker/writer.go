@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/srebreaker/srebreaker"
-	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // responseWriter passes everything on to the writer it wraps and notes the
@@ -22,28 +21,27 @@ type responseWriter struct {
 	// whose handler had not: the classifier does not see it.
 	advised bool
 
-	// The call's record, made at the first Flush or Hijack (see answered)
-	// or when the handler returns, whichever comes first; h is nil for a
-	// writer that records nothing early.
-	h        *Handler
-	ov       *serverside.Overload
-	p        srebreaker.Promise
-	r        *http.Request
-	recorded bool // the call was recorded
+	// p is the promise the call is recorded on when the handler returns:
+	// the breaker's, until the first Flush or Hijack marks the call
+	// answered (see answered), then the one that returned.
+	p      srebreaker.Promise
+	marked bool // the call was marked answered
 }
 
-// answered records the call, the first time the handler's answer goes out
-// before it returns: at the first Flush of a stream (server-sent events, a
-// long download) or when it takes the connection over (a WebSocket). The
-// handler answered, and may go on for as long as its client stays: the
-// call is not one that does not come back. What it does after is not
-// recorded.
+// answered marks the call answered, the first time the handler's answer
+// goes out before it returns: at the first Flush of a stream (server-sent
+// events, a long download) or when it takes the connection over (a
+// WebSocket). The handler may then go on for as long as its client stays:
+// the call is no longer one that has not come back. Its outcome is still
+// recorded when the handler returns.
 func (w *responseWriter) answered() {
-	if w.h == nil || w.recorded {
+	if w.marked {
 		return
 	}
-	w.recorded = true
-	w.h.finish(w.ov, w.p, w.r, w, nil)
+	w.marked = true
+	if a, ok := w.p.(interface{ Answered() srebreaker.Promise }); ok { // a promise of package breaker's breakers
+		w.p = a.Answered()
+	}
 }
 
 // note records that the response started with status code, unless it

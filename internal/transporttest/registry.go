@@ -40,10 +40,11 @@ func NewRegistry(opts ...breaker.Option) *Registry {
 	}
 }
 
-// Counts are the outcomes reported for one key.
+// Counts are the outcomes reported for one key, and the calls marked
+// answered before their outcome.
 type Counts struct {
-	Accepts, Rejects, Ignores atomic.Int64
-	reported                  chan<- struct{}
+	Accepts, Rejects, Ignores, Answers atomic.Int64
+	reported                           chan<- struct{}
 }
 
 func (c *Counts) report(n *atomic.Int64) {
@@ -92,6 +93,9 @@ func (r *Registry) Totals(key string) (accepts, total int64) {
 	return c.Accepts.Load(), c.Accepts.Load() + c.Rejects.Load()
 }
 
+// Answered returns the calls marked answered for key.
+func (r *Registry) Answered(key string) int64 { return r.CountsFor(key).Answers.Load() }
+
 // Ignored returns the calls reported as neither for key.
 func (r *Registry) Ignored(key string) int64 { return r.CountsFor(key).Ignores.Load() }
 
@@ -131,3 +135,14 @@ type countingPromise struct {
 func (p countingPromise) Accept()              { p.p.Accept(); p.c.report(&p.c.Accepts) }
 func (p countingPromise) Reject(reason string) { p.p.Reject(reason); p.c.report(&p.c.Rejects) }
 func (p countingPromise) Ignore()              { srebreaker.Ignore(p.p); p.c.report(&p.c.Ignores) }
+
+// Answered marks the call answered on the breaker's promise, counts it,
+// and returns the promise of its outcome, counting too.
+func (p countingPromise) Answered() srebreaker.Promise {
+	q := p.p
+	if a, ok := q.(interface{ Answered() srebreaker.Promise }); ok {
+		q = a.Answered()
+	}
+	p.c.report(&p.c.Answers)
+	return countingPromise{p: q, c: p.c}
+}
