@@ -25,11 +25,11 @@ func Example_answered() {
 		p = a.Answered()
 	}
 	mock.Add(10 * time.Minute)
-	s, _ := breaker.StatsOf(b)
+	s := b.Stats()
 	fmt.Println("failures while it was open:", s.TotalFailures)
 
 	p.Reject("rpc error: code = ResourceExhausted")
-	s, _ = breaker.StatsOf(b)
+	s = b.Stats()
 	fmt.Println("failures once it ended:", s.TotalFailures, "-", s.Reasons[0].Text)
 	// Output:
 	// failures while it was open: 0

@@ -27,8 +27,7 @@ func answer(t *testing.T, p srebreaker.Promise) srebreaker.Promise {
 // stats returns b's snapshot.
 func stats(t *testing.T, b breaker.Breaker) breaker.Stats {
 	t.Helper()
-	s, ok := breaker.StatsOf(b)
-	require.True(t, ok)
+	s := b.Stats()
 	return s
 }
 

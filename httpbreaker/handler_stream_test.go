@@ -148,7 +148,7 @@ func TestHandler_ServeHTTP_endAfterAnswer(t *testing.T) {
 				quick()
 			}
 			b := reg.Registry.Get(key)
-			st, _ := breaker.StatsOf(b)
+			st := b.Stats()
 			assert.Zero(t, st.TotalFailures, "failures while open: %v", st.Reasons)
 			assert.Zero(t, st.TotalDrops)
 
@@ -167,7 +167,7 @@ func TestHandler_ServeHTTP_endAfterAnswer(t *testing.T) {
 			all[0]++
 			waitFor(t, reg, func() bool { return reg.Outcomes(key) == all }, fmt.Sprint("outcomes ", all))
 			assert.Equal(t, all, reg.Outcomes(key), "recorded once")
-			st, _ = breaker.StatsOf(b)
+			st = b.Stats()
 			assert.Equal(t, tc.want[1], st.TotalFailures, "failures: %v", st.Reasons)
 		})
 	}
