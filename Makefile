@@ -83,11 +83,11 @@ prometheus: ## install prometheus, promtool and prometheus-redis-exporter (Debia
 dashboard-svg: prometheus ## draw ops/dashboard.json's panels from a real Prometheus into docs/guide/dashboard.svg
 	cd ops && go run ./cmd/picture -out ../docs/guide/dashboard.svg
 
-# -timeout 30m: faulttest's black holes take most of go test's default ten
+# -timeout 30m: faulttest's black holes and the simulator's tests take most of go test's default ten
 # minutes under the race detector on a loaded two-core machine.
 test: redis postgres chromium prometheus ## vet and race tests, nested modules too (the core's linked with -checklinkname=1): what CI runs
 	go vet ./...
-	go test -race -count=1 -ldflags=-checklinkname=1 ./...
+	go test -race -count=1 -timeout 30m -ldflags=-checklinkname=1 ./...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "cd $$m && go vet ./... && go test -race -count=1 -timeout 30m ./..."; \
 		(cd $$m && go vet ./... && go test -race -count=1 -timeout 30m ./...); \
