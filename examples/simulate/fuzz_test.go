@@ -123,7 +123,10 @@ func FuzzScenario(f *testing.F) {
 			require.True(t, p.latency >= 0 && p.latency <= maxLatency, "phase %d: latency %v", i+1, p.latency)
 			require.GreaterOrEqual(t, p.requests(), int64(0))
 			requests += p.requests()
-			require.GreaterOrEqual(t, p.arrival(p.requests()), time.Duration(0))
+			if n := p.requests(); n > 0 { // the calls arrive within the phase
+				require.True(t, p.arrival(0) == 0 && p.arrival(n-1) < p.length, "phase %d: last of %d calls at %v",
+					i+1, n, p.arrival(n-1))
+			}
 		}
 		require.True(t, s.length() > 0 && s.length() <= maxDuration, "%v", s.length())
 		require.LessOrEqual(t, requests, int64(maxRequests))
