@@ -46,14 +46,20 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// asciiEqualFold is the model of a name in any case: ASCII letters only.
+// asciiEqualFold is the model of a name in any case: ASCII letters only,
+// unlike strings.EqualFold.
 func asciiEqualFold(a, b string) bool {
-	return len(a) == len(b) && strings.ToUpper(a) == strings.ToUpper(b) && isASCII(a)
-}
-
-func isASCII(s string) bool {
-	for i := range len(s) {
-		if s[i] >= utf8.RuneSelf {
+	if len(a) != len(b) {
+		return false
+	}
+	upper := func(c byte) byte {
+		if 'a' <= c && c <= 'z' {
+			return c - ('a' - 'A')
+		}
+		return c
+	}
+	for i := range len(a) {
+		if upper(a[i]) != upper(b[i]) {
 			return false
 		}
 	}
