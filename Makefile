@@ -189,8 +189,20 @@ stress: ## hostile input and load at scale: prints memory and time figures, fail
 	go vet -tags stress ./breaker ./httpbreaker
 	go test -tags stress -run '^TestStress' -count=1 -v -timeout 15m ./breaker ./httpbreaker
 
-fuzz: ## fuzz the rolling window for 30s
-	go test -run '^$$' -fuzz '^FuzzWindow$$' -fuzztime 30s ./rollingwindow
+# The packages with fuzz targets (grpcbreaker's module through go.work).
+# make test runs each target's seed corpus (testdata/fuzz) as go test
+# does; make fuzz explores from it, one target after another, FUZZTIME each.
+FUZZ_PACKAGES ?= ./rollingwindow ./fleet ./criticality ./internal/serverside ./httpbreaker ./grpcbreaker \
+                 ./retry ./statuspage ./examples/simulate
+FUZZTIME      ?= 2m
+
+fuzz: ## run every fuzz target of FUZZ_PACKAGES for FUZZTIME (2m) each
+	@set -e; for p in $(FUZZ_PACKAGES); do \
+		for t in $$(go test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			echo "go test -run '^$$' -fuzz '^$$t\$$' -fuzztime $(FUZZTIME) $$p"; \
+			go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$p; \
+		done; \
+	done
 
 simulate: ## run the outage simulation
 	go run ./examples/simulate

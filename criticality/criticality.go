@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Level is how much a call matters, the four levels of the SRE book's
@@ -60,11 +59,11 @@ func (c Level) String() string {
 }
 
 // Parse returns the level named s, one of the names
-// [Level.String] returns, in any case. For anything else it returns
-// [Default] and an error that quotes s (cut to 32 bytes).
+// [Level.String] returns, in any case of its ASCII letters. For anything
+// else it returns [Default] and an error that quotes s (cut to 32 bytes).
 func Parse(s string) (Level, error) {
 	for i, name := range criticalityNames {
-		if strings.EqualFold(s, name) {
+		if equalFoldASCII(s, name) {
 			return Sheddable + Level(i), nil
 		}
 	}
@@ -72,6 +71,26 @@ func Parse(s string) (Level, error) {
 		s = s[:32] + "…"
 	}
 	return Default, fmt.Errorf("criticality: %q: want one of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE", s)
+}
+
+// equalFoldASCII reports whether s is name, an upper-case ASCII name, in
+// any case. Unlike strings.EqualFold it folds ASCII letters only: a
+// header's value is ASCII, and Unicode's folding would take "ſ" (U+017F)
+// for an S, a name that a proxy comparing ASCII would not see.
+func equalFoldASCII(s, name string) bool {
+	if len(s) != len(name) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // contextKey is the key a level is carried under: a pointer to a type

@@ -2,7 +2,6 @@ package grpcbreaker
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -52,13 +51,8 @@ func withPushback(err error, trailer metadata.MD) error {
 		return err
 	}
 	e := &pushbackError{err: err}
-	if serverside.IsDigits(vs[0]) {
-		ms, perr := strconv.ParseInt(vs[0], 10, 64)
-		e.retry = true
-		e.d = MaxPushback
-		if perr == nil && ms < int64(MaxPushback/time.Millisecond) {
-			e.d = time.Duration(ms) * time.Millisecond
-		}
+	if ms, ok := serverside.Digits(vs[0], int64(MaxPushback/time.Millisecond)); ok {
+		e.retry, e.d = true, time.Duration(ms)*time.Millisecond
 	}
 	return e
 }
@@ -100,12 +94,10 @@ func outgoingAttempt(ctx context.Context) (n int, fromRetry bool) {
 		return n, true
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
-	if vs := md[middlewareAttemptKey]; len(vs) > 0 && serverside.IsDigits(vs[0]) {
-		k, err := strconv.Atoi(vs[0])
-		if err != nil || k >= MaxAttempt {
-			return MaxAttempt, false
+	if vs := md[middlewareAttemptKey]; len(vs) > 0 {
+		if k, ok := serverside.Digits(vs[0], MaxAttempt-1); ok {
+			return int(k) + 1, false
 		}
-		return k + 1, false
 	}
 	return 0, false
 }

@@ -79,30 +79,43 @@ func ResponseError(resp *http.Response) error {
 	return e
 }
 
+// maxHTTPDate bounds the length of an HTTP date, 29 bytes in the form
+// servers send (Sun, 06 Nov 1994 08:49:37 GMT) and 33 at most in the
+// obsolete ones: a Retry-After or a Date header that is longer is not read
+// as a date, nor parsed, as time's errors copy the whole input, which a
+// server sends.
+const maxHTTPDate = 64
+
 // retryAfter reads resp's Retry-After header: a number of seconds, or an
 // HTTP date taken relative to the response's Date header (or the time
-// now); 0 when absent or not understood, at most MaxRetryAfter.
+// now); 0 when absent or not understood, at most MaxRetryAfter. It
+// allocates nothing for a header of any length.
 func retryAfter(resp *http.Response) time.Duration {
 	v := resp.Header.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if serverside.IsDigits(v) {
-		s, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || s > int64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter
-		}
+	if s, ok := serverside.Digits(v, int64(MaxRetryAfter/time.Second)); ok {
 		return time.Duration(s) * time.Second
 	}
-	at, err := http.ParseTime(v)
-	if err != nil {
+	at, ok := parseHTTPDate(v)
+	if !ok {
 		return 0
 	}
-	now := time.Now()
-	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
-		now = d
+	now, ok := parseHTTPDate(resp.Header.Get("Date"))
+	if !ok {
+		now = time.Now()
 	}
 	return min(max(at.Sub(now), 0), MaxRetryAfter)
+}
+
+// parseHTTPDate is http.ParseTime for v no longer than maxHTTPDate.
+func parseHTTPDate(v string) (time.Time, bool) {
+	if v == "" || len(v) > maxHTTPDate {
+		return time.Time{}, false
+	}
+	t, err := http.ParseTime(v)
+	return t, err == nil
 }
 
 // CheckRetry is a retry policy for github.com/hashicorp/go-retryablehttp

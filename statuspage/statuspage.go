@@ -122,8 +122,8 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "statuspage: method "+r.Method+" not allowed: want GET or HEAD", http.StatusMethodNotAllowed)
 		return
 	}
-	format := r.URL.Query().Get("format")
-	if format != "" && format != "html" && format != "json" {
+	format, ok := queryFormat(r.URL.RawQuery)
+	if !ok {
 		http.Error(w, fmt.Sprintf("statuspage: format %q: want json or html", format), http.StatusBadRequest)
 		return
 	}

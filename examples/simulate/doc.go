@@ -234,7 +234,9 @@
 //
 // A first row whose timestamp starts with a letter is a header and is
 // skipped; lines starting with # are comments. The trace streams through, so
-// its length is bounded only by the 7 days. Errors name the line.
+// its length is bounded only by the 7 days; a line longer than 4 KiB, or more
+// than 1 MiB without a row (a quote left open), is an error. Errors name the
+// line.
 //
 // A replay offers each row to the breaker at its time and reports an
 // admitted row's outcome after its latency. It prints, per second with

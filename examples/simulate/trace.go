@@ -15,6 +15,17 @@ import (
 // per-second counts kept in memory.
 const maxTraceSpan = 7 * 24 * time.Hour
 
+// maxTraceRow bounds the bytes of one line of a trace. A row takes a few
+// dozen bytes; a file with no line break would otherwise be read whole into
+// memory as one row.
+const maxTraceRow = 4096
+
+// maxTraceGap bounds the bytes from the end of one row of a trace to the
+// end of the next: comments, blank lines and, through a quoted field, a
+// row of several lines. A quote left open would otherwise have the rest of
+// the file read into memory as one field.
+const maxTraceGap = 1 << 20
+
 // traceRow is one offered call of a trace.
 type traceRow struct {
 	at      time.Duration // since the trace's start
@@ -26,6 +37,8 @@ type traceRow struct {
 // streams through in constant memory.
 type traceReader struct {
 	r       *csv.Reader
+	in      *boundedRows
+	line    int       // the line of the last row read, or of the header
 	rfc3339 bool      // the first row's timestamp was RFC 3339, so all must be
 	start   time.Time // the trace's start: epoch, or the first row's time
 	rows    int       // data rows read so far
@@ -34,12 +47,43 @@ type traceReader struct {
 }
 
 func newTraceReader(r io.Reader) *traceReader {
-	cr := csv.NewReader(r)
+	in := &boundedRows{r: r}
+	cr := csv.NewReader(in)
+	in.csv = cr
 	cr.FieldsPerRecord = -1 // checked here, with a clearer message
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
 	cr.ReuseRecord = true
-	return &traceReader{r: cr, start: epoch}
+	return &traceReader{r: cr, in: in, start: epoch}
+}
+
+// The errors of boundedRows.
+var (
+	errLongRow = fmt.Errorf("a line longer than %d bytes: a trace holds timestamp,outcome rows, one a line", maxTraceRow)
+	errNoRow   = fmt.Errorf("more than %d bytes without a row: a quote left open?", maxTraceGap)
+)
+
+// boundedRows is a trace's file as the CSV reader reads it: it fails once
+// the CSV reader asks for more while it holds over maxTraceRow bytes of a
+// line (errLongRow) or over maxTraceGap bytes since the last row
+// (errNoRow), so that a row costs at most that much memory.
+type boundedRows struct {
+	r      io.Reader
+	read   int64       // bytes read from r so far
+	csv    *csv.Reader // its InputOffset is the end of the last line read
+	rowEnd int64       // the offset of the end of the last row read
+}
+
+func (b *boundedRows) Read(p []byte) (int, error) {
+	switch {
+	case b.read-b.csv.InputOffset() > maxTraceRow:
+		return 0, errLongRow
+	case b.read-b.rowEnd > maxTraceGap:
+		return 0, errNoRow
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
 }
 
 // next returns the next row, or io.EOF after the last. Errors name the line.
@@ -54,12 +98,17 @@ func (t *traceReader) next() (traceRow, error) {
 		}
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			switch {
+			case errors.As(err, &pe):
 				return traceRow{}, fmt.Errorf("line %d: %v", pe.Line, pe.Err)
+			case errors.Is(err, errLongRow), errors.Is(err, errNoRow):
+				return traceRow{}, fmt.Errorf("after line %d: %w", t.line, err)
 			}
 			return traceRow{}, err
 		}
+		t.in.rowEnd = t.r.InputOffset()
 		line, _ := t.r.FieldPos(0)
+		t.line = line
 		first := !t.started
 		t.started = true
 		if first && isHeader(rec) {

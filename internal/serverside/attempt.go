@@ -1,7 +1,5 @@
 package serverside
 
-import "strconv"
-
 // MaxAttempt is the highest attempt number a server reads: a client that
 // claims more is read as MaxAttempt. An attempt number is a client's claim
 // about itself; the cap keeps what a server does with it (a histogram, a
@@ -12,14 +10,11 @@ const MaxAttempt = 100
 // Srebreaker-Attempt header carries it: 1 unless v is a positive integer,
 // at most MaxAttempt.
 func ParseAttempt(v string) int {
-	if !IsDigits(v) {
+	n, ok := Digits(v, MaxAttempt)
+	if !ok {
 		return 1
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n >= MaxAttempt { // err: too large for an int
-		return MaxAttempt
-	}
-	return max(n, 1)
+	return int(max(n, 1))
 }
 
 // AfterPrevious reads the attempt number of a call from the counts of the
@@ -29,14 +24,10 @@ func ParseAttempt(v string) int {
 func AfterPrevious(vs []string) int {
 	n := 1
 	for _, v := range vs {
-		if !IsDigits(v) {
-			continue
+		p, ok := Digits(v, MaxAttempt-1)
+		if ok {
+			n = max(n, int(p)+1)
 		}
-		p, err := strconv.Atoi(v)
-		if err != nil || p >= MaxAttempt { // err: too large for an int
-			return MaxAttempt
-		}
-		n = max(n, p+1)
 	}
 	return n
 }
@@ -54,4 +45,23 @@ func IsDigits(v string) bool {
 		}
 	}
 	return true
+}
+
+// Digits reads v, a number of a wire format, as [IsDigits] requires it:
+// ok is false for anything else. n is its value, or limit when it is
+// larger; limit must not be negative. It reads v in place and allocates
+// nothing, however long v is: strconv's errors copy the whole input, which
+// a client sends.
+func Digits(v string, limit int64) (n int64, ok bool) {
+	if !IsDigits(v) {
+		return 0, false
+	}
+	for i := 0; i < len(v); i++ {
+		d := int64(v[i] - '0')
+		if n > limit/10 || n*10 > limit-d { // n*10+d > limit, without overflow
+			return limit, true
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
