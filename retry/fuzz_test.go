@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/httpbreaker"
@@ -94,8 +95,9 @@ func FuzzCall_serverAnswers(f *testing.F) {
 // without the mock's pause on each move, which would slow the fuzzer a
 // thousandfold. Not safe for concurrent use.
 type stepClock struct {
-	now   time.Time
-	waits []time.Duration
+	clock.Clock // nil: a Policy reads Now and After alone
+	now         time.Time
+	waits       []time.Duration
 }
 
 func (c *stepClock) Now() time.Time { return c.now }

@@ -24,7 +24,7 @@ import (
 // that a long query allocates next to nothing. Its seed corpus is in
 // testdata/fuzz; go test runs it, make fuzz explores from it.
 func FuzzQueryFormat(f *testing.F) {
-	page := MustNew(breaker.NewRegistry(breaker.WithClock(clock.NewMock())), WithClock(clock.NewMock()))
+	page := MustNew(breaker.MustNewRegistry(breaker.WithClock(clock.NewMock())), WithClock(clock.NewMock()))
 	f.Fuzz(func(t *testing.T, query string) {
 		format, ok := queryFormat(query)
 		again, againOK := queryFormat(query)
@@ -78,7 +78,7 @@ func FuzzQueryFormat(f *testing.F) {
 // of a query of a megabyte into a map, and gave up past 10,000 of them,
 // serving the page to a request whose format named none.
 func TestServeHTTP_hugeQueryAllocatesLittle(t *testing.T) {
-	page := MustNew(breaker.NewRegistry(breaker.WithClock(clock.NewMock())), WithClock(clock.NewMock()))
+	page := MustNew(breaker.MustNewRegistry(breaker.WithClock(clock.NewMock())), WithClock(clock.NewMock()))
 	serve := func(query string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		page.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/", RawQuery: query}})
