@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -32,25 +33,47 @@ func workspace(t *testing.T) docscheck.Workspace {
 	return docscheck.Workspace{Root: root, GoWork: work, Module: module, TempDir: t.TempDir()}
 }
 
-// markdown returns the blocks of README.md and docs/*.md.
+// pages returns README.md and the Markdown pages under docs/, relative to
+// root, with their text.
+func pages(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	texts := map[string][]byte{}
+	add := func(p string) {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(root, p)
+		require.NoError(t, err)
+		texts[filepath.ToSlash(rel)] = src
+	}
+	add(filepath.Join(root, "README.md"))
+	require.NoError(t, filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			add(p)
+		}
+		return err
+	}))
+	return texts
+}
+
+// markdown returns the blocks of README.md and the pages under docs/.
 func markdown(t *testing.T, root string) []docscheck.Block {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	require.NoError(t, err)
+	texts := pages(t, root)
+	names := make([]string, 0, len(texts))
+	for name := range texts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var blocks []docscheck.Block
-	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
-		src, err := os.ReadFile(page)
-		require.NoError(t, err)
-		rel, err := filepath.Rel(root, page)
-		require.NoError(t, err)
-		bs, err := docscheck.Extract(rel, src)
+	for _, rel := range names {
+		bs, err := docscheck.Extract(rel, texts[rel])
 		require.NoError(t, err)
 		blocks = append(blocks, bs...)
 	}
 	return blocks
 }
 
-// Every go block of README.md and docs/*.md compiles and passes go vet.
+// Every go block of README.md and docs/ compiles and passes go vet.
 func TestDocs_everyGoBlockCompiles(t *testing.T) {
 	w := workspace(t)
 	blocks := markdown(t, w.Root)

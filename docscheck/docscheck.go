@@ -52,6 +52,7 @@ var Imports = map[string]string{
 	"statuspage":     "github.com/srebreaker/srebreaker/statuspage",
 	"sqlbreaker":     "github.com/srebreaker/srebreaker/sqlbreaker",
 	"retry":          "github.com/srebreaker/srebreaker/retry",
+	"override":       "github.com/srebreaker/srebreaker/override",
 
 	// Their dependencies.
 	"grpc":       "google.golang.org/grpc",
