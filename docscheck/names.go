@@ -684,6 +684,9 @@ func (ix *Index) CheckName(span string, allow map[string]string) string {
 		}
 	}
 	parts := strings.Split(name, ".")
+	// anyRepo reports whether sym is declared; member lets a member of a
+	// type do. A sym of ".Name" is a member alone: a variable's method or
+	// field.
 	anyRepo := func(sym string, member bool) bool {
 		for _, p := range ix.Packages {
 			if p.Syms[sym] {
@@ -691,7 +694,7 @@ func (ix *Index) CheckName(span string, allow map[string]string) string {
 			}
 			if member {
 				for s := range p.Syms {
-					if strings.HasSuffix(s, "."+sym) {
+					if strings.HasSuffix(s, "."+strings.TrimPrefix(sym, ".")) {
 						return true
 					}
 				}
@@ -718,7 +721,7 @@ func (ix *Index) CheckName(span string, allow map[string]string) string {
 	pkgs := ix.packagesNamed(parts[0])
 	sym := strings.Join(parts[1:], ".")
 	if len(pkgs) == 0 {
-		if len(parts) == 2 && anyRepo(parts[1], true) {
+		if len(parts) == 2 && anyRepo("."+parts[1], true) {
 			return "" // a variable's method or field
 		}
 		return fmt.Sprintf("`%s`: %s is no package the repository knows, and no type of it has %s", span, parts[0], parts[len(parts)-1])
