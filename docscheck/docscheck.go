@@ -68,7 +68,7 @@ var Imports = map[string]string{
 	"pgx":        "github.com/jackc/pgx/v5",
 	"stdlib":     "github.com/jackc/pgx/v5/stdlib",
 
-	// The retry libraries docs/retries.md configures.
+	// The retry libraries docs/guide/retries.md configures.
 	"retryablehttp": "github.com/hashicorp/go-retryablehttp",
 	"grpcretry":     "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry",
 }

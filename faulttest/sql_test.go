@@ -120,7 +120,7 @@ func TestWrap_faults(t *testing.T) {
 		// query asks the breaker: in a black hole, that ping would hang
 		// where sqlbreaker neither sheds it nor counts it, and whether it
 		// is made would depend on how fast the test runs. The tests turn
-		// it off; see docs/sql.md, "Hangs".
+		// it off; see docs/guide/sql.md, "Hangs".
 		noPing := stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false })
 		db := sql.OpenDB(sqlbreaker.Wrap(hookConnector{h: h, base: stdlib.GetConnector(*cfg, noPing)},
 			sqlbreaker.WithBreaker(h.reg.Get("postgres"))))
