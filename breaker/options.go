@@ -280,7 +280,7 @@ const (
 	maxAggression = 10.0
 	minBucket     = time.Millisecond
 	maxBuckets    = 1 << 16
-	// maxHorizonWindows bounds WithEvidence's horizon, in windows.
+	// maxHorizonWindows bounds withEvidence's horizon (a knob of the tests and the simulator, no option), in windows.
 	maxHorizonWindows = 1024
 )
 
