@@ -280,7 +280,8 @@ const (
 	maxAggression = 10.0
 	minBucket     = time.Millisecond
 	maxBuckets    = 1 << 16
-	// maxHorizonWindows bounds withEvidence's horizon (a knob of the tests and the simulator, no option), in windows.
+	// maxHorizonWindows bounds withEvidence's horizon, in windows (a knob
+	// of the tests and the simulator, no option).
 	maxHorizonWindows = 1024
 )
 
