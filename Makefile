@@ -11,7 +11,7 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
-# in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
+# in each. docscheck checks README.md and docs/ against the code (it
 # requires the published ones). retrytest measures retries through the
 # peers' retry libraries (go-retryablehttp, go-grpc-middleware), unpublished.
 # faulttest runs every integration against real servers behind toxiproxy

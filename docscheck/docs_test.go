@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -105,24 +104,4 @@ func TestCompile_failsOnABlockThatDoesNotCompile(t *testing.T) {
 	assert.Contains(t, err.Error(), "docs/broken.md:6:")
 	assert.Contains(t, err.Error(), "WithNam")
 	assert.NotContains(t, err.Error(), "docs/broken.md:2:", "the block that compiles is not blamed")
-}
-
-// The README's install list names every published module, and nothing
-// else: the Makefile's PUBLISHED_MODULES, which releases tag, is the list.
-func TestReadme_installListsEveryPublishedModule(t *testing.T) {
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^PUBLISHED_MODULES\s*:=\s*(.+)$`).FindSubmatch(makefile)
-	require.NotNil(t, m, "the Makefile sets PUBLISHED_MODULES")
-	want := append([]string{""}, strings.Fields(string(m[1]))...) // "" for the core
-
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	var got []string
-	for _, g := range regexp.MustCompile(`(?m)^go get github\.com/srebreaker/srebreaker(/[a-z/]+)?\s`).FindAllSubmatch(readme, -1) {
-		got = append(got, strings.TrimPrefix(string(g[1]), "/"))
-	}
-	assert.ElementsMatch(t, want, got, "the modules the README's install list names")
 }
