@@ -7,11 +7,11 @@ MIN_GO              := go1.22.12
 # benchstat, for make bench-peers.
 BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 # Nested modules published on their own, tagged <dir>/vX.Y.Z after the core
-# (docs/releasing.md).
+# (docs/design/releasing.md).
 PUBLISHED_MODULES   := grpcbreaker prombreaker otelbreaker redisbreaker goredisbreaker sqlbreaker connectbreaker
 # Modules nested in this repository, each with a go.mod of its own (so that
 # their dependencies stay out of the core's) and in go.work: test and lint run
-# in each. docscheck compiles the Go blocks of README.md and docs/*.md (it
+# in each. docscheck checks README.md and docs/ against the code (it
 # requires the published ones). retrytest measures retries through the
 # peers' retry libraries (go-retryablehttp, go-grpc-middleware), unpublished.
 # faulttest runs every integration against real servers behind toxiproxy
@@ -175,7 +175,7 @@ cover: ## coverage summary
 # The tests behind the build tag stress run hostile input and load at scale
 # (huge failure reasons, 100,000 hosts through a Transport, churn against
 # SetLimit, 10,000 goroutines, clients that give up), print memory and time
-# figures and fail past the bounds they state; docs/reliability.md quotes
+# figures and fail past the bounds they state; docs/design/reliability.md quotes
 # them. Minutes and a few hundred MiB: not part of make test.
 # The load probe of redisbreaker: fleets of sharers against a redis-server of
 # its own on a loopback port; FLEET_LOAD_FLAGS=-fleets 10x10,50x10,200x10

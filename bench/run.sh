@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the peer benchmarks BENCH_COUNT times, interleaved, then prints them
 # through benchstat (one column per library, ratios to srebreaker) and the
-# goal table. `make bench-peers` runs this; see docs/benchmarks.md.
+# goal table. `make bench-peers` runs this; see docs/design/benchmarks.md.
 #
 # Environment:
 #   BENCH_COUNT        rounds (default 5); each runs every library once

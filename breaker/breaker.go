@@ -102,7 +102,7 @@ type Breaker interface {
 	// o.Mode is neither override.ShedAll nor override.ShedNone or o.TTL is
 	// not above 0 and at most [override.MaxTTL] (Reason and By are cut to
 	// their bound, not refused), and one wrapping [ErrNotOverridable] for a
-	// breaker that records nothing ([Nop]). docs/overrides.md has the
+	// breaker that records nothing ([Nop]). docs/guide/overrides.md has the
 	// operator's guide.
 	SetOverride(o override.Spec) error
 	// ClearOverride ends the override, if one is in force; otherwise it

@@ -22,14 +22,14 @@
 // the power 1/1.5, and on light traffic, when the window holds fewer than
 // 40 calls, reads older calls too. Their settings were measured and are not
 // options; [WithPlainFormula] turns all four off and judges by the formula
-// exactly. docs/algorithm.md in the repository describes each, and
-// docs/behaviour.md measures what each contributes.
+// exactly. docs/design/algorithm.md in the repository describes each, and
+// docs/design/behaviour.md measures what each contributes.
 //
 // While the dependency is healthy, an admitted call costs one atomic load
 // to decide and one atomic add to record: the live bucket's counters are
 // kept without a lock, the clock is read on a fraction of calls, and the
 // counters spread over processors when calls run in parallel (see
-// docs/benchmarks.md in the repository).
+// docs/design/benchmarks.md in the repository).
 //
 // A call whose caller gave up (its context canceled, and the request
 // failing with context.Canceled) counts as neither a success nor a
@@ -60,12 +60,12 @@
 // the override ends on its own after its required TTL (at most a day), or
 // with [Breaker.ClearOverride]. While no override is set, calls make no
 // memory access for them. [Breaker.Stats], events and the exporters show
-// the override in force (docs/overrides.md).
+// the override in force (docs/guide/overrides.md).
 //
 // Everything one breaker does is a method of the [Breaker] a caller holds:
 // go-zero's core/breaker method set, so that code written against a go-zero
 // breaker moves over with a change of import path (go-zero's
-// breaker.Do(name, req) is breaker.Get(name).Do(req), docs/gozero.md), and
+// breaker.Do(name, req) is breaker.Get(name).Do(req), docs/guide/gozero.md), and
 // Stats, SetOverride, ClearOverride and Override besides. A nil function
 // given to a Do method panics, naming the method, before anything is
 // recorded: misuse is the caller's error, never the dependency's.

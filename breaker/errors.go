@@ -26,12 +26,12 @@ var (
 	// the override, why, and until when.
 	ErrForced = errors.New("breaker: forced open by an override")
 
-	// ErrInvalidOverride is wrapped by the error [SetOverride] returns for
-	// an invalid [Override]; the full text names the field and its value.
+	// ErrInvalidOverride is wrapped by the error [Breaker.SetOverride] returns for
+	// an invalid [override.Spec]; the full text names the field and its value.
 	ErrInvalidOverride = errors.New("breaker: invalid override")
 
-	// ErrNotOverridable is wrapped by the error [SetOverride] and
-	// [ClearOverride] return for a breaker that cannot hold an override:
+	// ErrNotOverridable is wrapped by the error [Breaker.SetOverride] and
+	// [Breaker.ClearOverride] return for a breaker that cannot hold an override:
 	// [Nop], nil, or an implementation of Breaker other than this
 	// package's.
 	ErrNotOverridable = errors.New("breaker: breaker cannot hold an override")

@@ -81,7 +81,7 @@ type learnedNormal struct {
 // maxSpare is how many spare cohorts a breaker keeps at most.
 const maxSpare = 16
 
-// The learned normal's constants, measured in docs/behaviour.md ("Hangs
+// The learned normal's constants, measured in docs/design/behaviour.md ("Hangs
 // and slowdowns").
 const (
 	// hangFactor is how many times the normal a call is out before it

@@ -8,7 +8,7 @@ import (
 )
 
 // The refinements' settings are not options a user sets: their defaults
-// are measured (docs/behaviour.md), and only a simulation that measures
+// are measured (docs/design/behaviour.md), and only a simulation that measures
 // them, or a test, sets them otherwise, through internal/tuning.
 func init() {
 	tuning.Option = func(k tuning.Knob) any {
@@ -110,7 +110,7 @@ func withTrustRecent(trust bool) Option {
 // until a bucket of failures alone ends it or it spans the window: its
 // first bucket of only successes readmits the dependency, and a healed
 // dependency that still fails 1 % of its calls is readmitted within a few
-// buckets (docs/algorithm.md).
+// buckets (docs/design/algorithm.md).
 //
 // Default [defaultEvidence] (40) within [defaultHorizonWindows] windows
 // (1 min at the default window), which a horizon of 0 stands for. calls
@@ -125,7 +125,7 @@ func withEvidence(calls int, horizon time.Duration) Option {
 }
 
 // withoutRules turns rules of the judge off, to measure what each one does
-// (docs/algorithm.md, "Each rule measured out"). Default none.
+// (docs/design/algorithm.md, "Each rule measured out"). Default none.
 func withoutRules(rules evidence.Rules) Option {
 	return func(o *options) { o.without = rules }
 }

@@ -27,7 +27,7 @@ const (
 	// [Registry.SetLimit] says otherwise, [DefaultRegistry] included: far more
 	// than a program has dependencies, routes or methods, and few enough that
 	// a flood of names chosen by others (a Transport sent to 100,000 hosts)
-	// holds about 10 MiB (docs/reliability.md has the figures). A breaker
+	// holds about 10 MiB (docs/design/reliability.md has the figures). A breaker
 	// holds about 2.4 KiB, 0.8 KiB of it the history it reads back on light
 	// traffic.
 	DefaultLimit = 4096
@@ -60,7 +60,7 @@ const (
 	MaxNameLen = 256
 )
 
-// The refinements' settings (docs/algorithm.md), which internal/tuning sets
+// The refinements' settings (docs/design/algorithm.md), which internal/tuning sets
 // for simulations and tests.
 const (
 	defaultBuckets        = tuning.DefaultBuckets
@@ -155,7 +155,7 @@ func WithWindow(window time.Duration) Option {
 // WithClock sets the clock the breaker reads time from, for tests and
 // simulations; it is read by every call while a bucket is young (its first
 // 32 calls) and by one call in 16 after, and once per failure to stamp its
-// reason (docs/algorithm.md, "How a call is timed"); of the clock's
+// reason (docs/design/algorithm.md, "How a call is timed"); of the clock's
 // methods, the breaker reads Now alone. clock.NewMock() from
 // github.com/benbjohnson/clock makes a test's time its own; every package
 // of this module takes that clock type. Default: the system clock, whose
@@ -175,7 +175,7 @@ func WithProba(p *proba.Proba) Option {
 // WithPlainFormula makes the breaker drop with exactly the probability
 // max(0, (total − protection − K·accepts) / (total + 1)) over a flat
 // window, with total and accepts the admitted calls and their successes:
-// none of the refinements docs/algorithm.md describes (no aggression
+// none of the refinements docs/design/algorithm.md describes (no aggression
 // exponent, drops not counted, no trust in recent buckets, no reading back
 // on light traffic). It is the formula of go-zero's breaker and of the SRE
 // book with requests counted as admitted calls, for comparisons and for
@@ -203,7 +203,7 @@ func WithPlainFormula() Option {
 // only when it is still out four times longer than the longest of them
 // took lately: a dependency that stops answering is shed before the
 // callers' timeouts come back, and one that takes seconds as a rule is
-// not (docs/behaviour.md, "Hangs and slowdowns").
+// not (docs/design/behaviour.md, "Hangs and slowdowns").
 //
 // d must be at least a bucket of the window (100 ms at the defaults) and
 // at most 2 minutes; it cannot be combined with [WithPlainFormula], under
@@ -280,7 +280,8 @@ const (
 	maxAggression = 10.0
 	minBucket     = time.Millisecond
 	maxBuckets    = 1 << 16
-	// maxHorizonWindows bounds WithEvidence's horizon, in windows.
+	// maxHorizonWindows bounds withEvidence's horizon, in windows (a knob
+	// of the tests and the simulator, no option).
 	maxHorizonWindows = 1024
 )
 

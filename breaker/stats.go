@@ -34,7 +34,7 @@ type Stats struct {
 	// Reasons holds the last failure reasons, newest first, at most 5.
 	Reasons []Reason
 
-	// Criticalities holds the window's calls by [Criticality], highest
+	// Criticalities holds the window's calls by [criticality.Level], highest
 	// level first (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE), and
 	// each level's drop probability. A breaker whose calls name no level
 	// counts them all at [criticality.Default].

@@ -2,7 +2,7 @@
 
 // The tests in this file run hostile input and load at scale, print what
 // they measure and fail past the bounds stated in them; make stress runs
-// them (docs/reliability.md quotes their figures). They are left out of
+// them (docs/design/reliability.md quotes their figures). They are left out of
 // make test for their time and memory.
 
 package breaker_test

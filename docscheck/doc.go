@@ -1,10 +1,27 @@
-// Package docscheck compiles every Go code block of the repository's
-// README.md and docs/*.md, so that the snippets a reader copies cannot drift
-// from the API. It is a module of its own, never published, because the
-// snippets use the nested modules (grpcbreaker, prombreaker, otelbreaker,
-// redisbreaker) and their dependencies; `make test` runs it.
+// Package docscheck keeps the repository's docs true to its code, in
+// tests that `make test` runs:
 //
-// The convention for the Markdown files:
+//   - every Go code block of README.md and the pages under docs/ compiles
+//     ([Compile]), so that the snippets a reader copies cannot drift from
+//     the API;
+//   - every doc link in a Go comment, in every package of every module,
+//     resolves ([Index.DocLinks]);
+//   - every name in backticks in README.md, docs/ and the Go comments that
+//     looks like an exported Go name exists ([Index.CheckName]), in this
+//     repository's packages or a package they import; the tests keep a
+//     short list of other projects' names, each with why;
+//   - every relative link of the pages reaches a file and a heading
+//     ([Links], [Anchors]), and every path under docs/ that a file names
+//     exists;
+//   - facts stated in several places agree: the published modules (the
+//     Makefile's PUBLISHED_MODULES, the README, the install guide,
+//     docs/design/releasing.md, go.work) and the core options' defaults
+//     and ranges in docs/guide/options.md, probed against breaker.New.
+//
+// It is a module of its own, never published, because the snippets use the
+// nested modules and their dependencies.
+//
+// The convention for the code blocks of the Markdown files:
 //
 //   - A fenced block tagged go (```go) is compiled. Any other tag (sh, text,
 //     json, ...) is skipped. An untagged block is skipped too, unless it

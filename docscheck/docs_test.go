@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -32,28 +32,47 @@ func workspace(t *testing.T) docscheck.Workspace {
 	return docscheck.Workspace{Root: root, GoWork: work, Module: module, TempDir: t.TempDir()}
 }
 
-// markdown returns the blocks of README.md, docs/*.md and docs/guide/*.md.
+// pages returns README.md and the Markdown pages under docs/, relative to
+// root, with their text.
+func pages(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	texts := map[string][]byte{}
+	add := func(p string) {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(root, p)
+		require.NoError(t, err)
+		texts[filepath.ToSlash(rel)] = src
+	}
+	add(filepath.Join(root, "README.md"))
+	require.NoError(t, filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			add(p)
+		}
+		return err
+	}))
+	return texts
+}
+
+// markdown returns the blocks of README.md and the pages under docs/.
 func markdown(t *testing.T, root string) []docscheck.Block {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	require.NoError(t, err)
-	guides, err := filepath.Glob(filepath.Join(root, "docs", "guide", "*.md"))
-	require.NoError(t, err)
-	pages = append(pages, guides...)
+	texts := pages(t, root)
+	names := make([]string, 0, len(texts))
+	for name := range texts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var blocks []docscheck.Block
-	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
-		src, err := os.ReadFile(page)
-		require.NoError(t, err)
-		rel, err := filepath.Rel(root, page)
-		require.NoError(t, err)
-		bs, err := docscheck.Extract(rel, src)
+	for _, rel := range names {
+		bs, err := docscheck.Extract(rel, texts[rel])
 		require.NoError(t, err)
 		blocks = append(blocks, bs...)
 	}
 	return blocks
 }
 
-// Every go block of README.md and docs/*.md compiles and passes go vet.
+// Every go block of README.md and docs/ compiles and passes go vet.
 func TestDocs_everyGoBlockCompiles(t *testing.T) {
 	w := workspace(t)
 	blocks := markdown(t, w.Root)
@@ -85,24 +104,4 @@ func TestCompile_failsOnABlockThatDoesNotCompile(t *testing.T) {
 	assert.Contains(t, err.Error(), "docs/broken.md:6:")
 	assert.Contains(t, err.Error(), "WithNam")
 	assert.NotContains(t, err.Error(), "docs/broken.md:2:", "the block that compiles is not blamed")
-}
-
-// The README's install list names every published module, and nothing
-// else: the Makefile's PUBLISHED_MODULES, which releases tag, is the list.
-func TestReadme_installListsEveryPublishedModule(t *testing.T) {
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^PUBLISHED_MODULES\s*:=\s*(.+)$`).FindSubmatch(makefile)
-	require.NotNil(t, m, "the Makefile sets PUBLISHED_MODULES")
-	want := append([]string{""}, strings.Fields(string(m[1]))...) // "" for the core
-
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	var got []string
-	for _, g := range regexp.MustCompile(`(?m)^go get github\.com/srebreaker/srebreaker(/[a-z/]+)?\s`).FindAllSubmatch(readme, -1) {
-		got = append(got, strings.TrimPrefix(string(g[1]), "/"))
-	}
-	assert.ElementsMatch(t, want, got, "the modules the README's install list names")
 }

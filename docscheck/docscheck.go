@@ -53,6 +53,7 @@ var Imports = map[string]string{
 	"sqlbreaker":     "github.com/srebreaker/srebreaker/sqlbreaker",
 	"connectbreaker": "github.com/srebreaker/srebreaker/connectbreaker",
 	"retry":          "github.com/srebreaker/srebreaker/retry",
+	"override":       "github.com/srebreaker/srebreaker/override",
 
 	// Their dependencies.
 	"connect":    "connectrpc.com/connect",
@@ -70,7 +71,7 @@ var Imports = map[string]string{
 	"pgx":        "github.com/jackc/pgx/v5",
 	"stdlib":     "github.com/jackc/pgx/v5/stdlib",
 
-	// The retry libraries docs/retries.md configures.
+	// The retry libraries docs/guide/retries.md configures.
 	"retryablehttp": "github.com/hashicorp/go-retryablehttp",
 	"grpcretry":     "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry",
 }

@@ -44,6 +44,7 @@ import (
 	_ "github.com/srebreaker/srebreaker/grpcbreaker"
 	_ "github.com/srebreaker/srebreaker/httpbreaker"
 	_ "github.com/srebreaker/srebreaker/otelbreaker"
+	_ "github.com/srebreaker/srebreaker/override"
 	_ "github.com/srebreaker/srebreaker/proba"
 	_ "github.com/srebreaker/srebreaker/prombreaker"
 	_ "github.com/srebreaker/srebreaker/redisbreaker"

@@ -6,9 +6,9 @@
 // Transports and Handlers and grpcbreaker's interceptors.
 //
 // A breaker that has counted a call at a level other than the default
-// (see [criticality.Level] and [breaker.Stats.Leveled]) also has its
+// (see `criticality.Level` and [breaker.Stats.Leveled]) also has its
 // figures by level, under "criticalities"; others are published as before.
-// A breaker that holds an operator's override (see [breaker.SetOverride])
+// A breaker that holds an operator's override (see [breaker.Breaker.SetOverride])
 // has it under "override": its mode, reason, author, when it was set,
 // when it ends, and the calls it dropped.
 //
@@ -46,13 +46,13 @@ type Figures struct {
 	Criticalities map[string]LevelFigures `json:"criticalities,omitempty"`
 
 	// Override is the operator's override in force on the breaker (see
-	// [breaker.SetOverride]); nil, and left out of the JSON, when there is
+	// [breaker.Breaker.SetOverride]); nil, and left out of the JSON, when there is
 	// none.
 	Override *Override `json:"override,omitempty"`
 }
 
 // Override is an override in force, as published in Figures:
-// [override.Active] with JSON names.
+// `override.Active` with JSON names.
 type Override struct {
 	// Mode is "shed_all" or "shed_none".
 	Mode   string `json:"mode"`
@@ -67,7 +67,7 @@ type Override struct {
 }
 
 // LevelFigures is what is published per level of a breaker:
-// [criticality.Stats] with JSON names, as in Figures.
+// `criticality.Stats` with JSON names, as in Figures.
 type LevelFigures struct {
 	// In the window.
 	Successes int64 `json:"successes"`
@@ -89,7 +89,7 @@ type Reason struct {
 }
 
 // Func returns an expvar.Func whose value is a map from the name of each of
-// src's breakers that reports stats (see [breaker.StatsOf]) to its Figures,
+// src's breakers that reports stats (see [breaker.Breaker.Stats]) to its Figures,
 // read anew each time the variable is read. A name that is not valid
 // UTF-8 has each invalid byte written as \xNN, and a key that two breakers
 // would share gets " (2)", " (3)" and so on: two breakers are never merged

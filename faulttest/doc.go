@@ -21,7 +21,7 @@
 // after it was made. The tests wait for events (a call let through, its
 // answer, its return), never for time to pass, so that the breakers see
 // the same sequence on every run; the network is real and takes the time
-// it takes. The figures each test logs are those of docs/behaviour.md:
+// it takes. The figures each test logs are those of docs/design/behaviour.md:
 // 90 % shed after (sustained), 95 % admitted after healing (sustained),
 // the share of the fault's calls that reached the dependency, the calls in
 // flight at the peak.

@@ -415,7 +415,7 @@ func (f *figures) add(all []*call, s scenario) {
 	}
 	// sustained: from slot from on, the first slot from which share of the
 	// calls were dropped (or, with admit, admitted) in 3 slots in a row
-	// (slots without calls skipped), as docs/behaviour.md measures; the time
+	// (slots without calls skipped), as docs/design/behaviour.md measures; the time
 	// from the slot from to the end of that slot.
 	sustained := func(from, to int, share float64, admit bool) time.Duration {
 		for k := from; k < to; k++ {

@@ -12,7 +12,7 @@ import (
 type build func(t *testing.T, h *harness) (integration, *proxy)
 
 // A check asserts the figures a fault's scenario is to meet: the goals of
-// issue 27 for a hang, those of a failing dependency (docs/behaviour.md)
+// issue 27 for a hang, those of a failing dependency (docs/design/behaviour.md)
 // for resets and a dependency down, and no false drop where the dependency
 // still answers in normal time.
 type check func(t *testing.T, f *figures)

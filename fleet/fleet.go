@@ -28,7 +28,7 @@ import (
 // not the fleet's; and once a fleet down for a window holds drops alone,
 // each process probes with its share of the fleet's calls, so that the
 // fleet probes as one breaker does, not with every process's next call
-// (docs/behaviour.md, "A fleet sharing its counts"). Without the
+// (docs/design/behaviour.md, "A fleet sharing its counts"). Without the
 // others' history (never set, cleared, or set more than a window ago) the
 // breaker decides on its own alone, exactly as an unlinked breaker does.
 //

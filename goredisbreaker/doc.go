@@ -63,7 +63,7 @@
 // A command through the hook makes no allocation more than on the bare
 // client, and costs a registry lookup, the breaker's AllowCtx and Accept
 // (about 80 ns) on top of a round trip of tens of microseconds; see
-// docs/goredis.md for the figures.
+// docs/guide/goredis.md for the figures.
 //
 // The hooks are safe for concurrent use by multiple goroutines, as go-redis
 // clients are.

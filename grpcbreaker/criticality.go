@@ -44,7 +44,7 @@ const CriticalityKey = "x-request-criticality"
 //	only services that trust each other    TrustMetadata(criticality.CriticalPlus)
 //	trusted services, none above CRITICAL  TrustMetadata(criticality.Critical)
 //
-// docs/criticality.md says more.
+// docs/guide/criticality.md says more.
 type CriticalityPolicy struct {
 	p serverside.Policy[incoming]
 }

@@ -39,7 +39,7 @@
 // retry budget (package [github.com/srebreaker/srebreaker/retry]), and
 // carry a server's [PushbackTrailer] trailer to package retry; [Retriable]
 // gives go-grpc-middleware's retry interceptor the same rules
-// (docs/retries.md).
+// (docs/guide/retries.md).
 //
 // The constructors return the interceptor itself, to be written inline in
 // grpc.NewClient and grpc.NewServer, and panic when an option is invalid.

@@ -82,7 +82,7 @@ func Retriable(err error) bool {
 // that takes codes alone (gRPC's own retryPolicy) cannot tell a drop of
 // the client's breaker from a server's Unavailable: put the client
 // interceptor outside it (gRPC's retries run inside the interceptors, so
-// drops are never retried there), and see docs/retries.md.
+// drops are never retried there), and see docs/guide/retries.md.
 var RetriableCodes = []codes.Code{codes.Unavailable, codes.ResourceExhausted}
 
 // outgoingAttempt returns the attempt number of an outgoing call: the one

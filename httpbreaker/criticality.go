@@ -42,7 +42,7 @@ const CriticalityHeader = "X-Request-Criticality"
 //	only services that trust each other    TrustHeader(criticality.CriticalPlus)
 //	trusted services, none above CRITICAL  TrustHeader(criticality.Critical)
 //
-// docs/criticality.md says more.
+// docs/guide/criticality.md says more.
 type CriticalityPolicy struct {
 	p serverside.Policy[*http.Request]
 }

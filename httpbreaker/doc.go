@@ -49,7 +49,7 @@
 // [github.com/srebreaker/srebreaker/retry]); [ResponseError] carries a
 // server's Retry-After and "don't retry" ([RetryHeader]) to package retry,
 // and [CheckRetry] and [PrepareRetry] give go-retryablehttp the same rules
-// (docs/retries.md).
+// (docs/guide/retries.md).
 //
 // Neither reads nor closes a response body to classify it.
 //

@@ -14,7 +14,7 @@ import "github.com/srebreaker/srebreaker/internal/serverside"
 // breaker is already throttling the dependency that failed, and a client
 // breaker that counted its sheds as failures would shed too, each breaker
 // then starving the other of the evidence it needs to readmit the
-// dependency once it heals (docs/http.md, "Client and server breakers").
+// dependency once it heals (docs/guide/http.md, "Client and server breakers").
 const RetryHeader = "Srebreaker-Retry"
 
 // outcomeOf is x as the server side reads it.

@@ -2,7 +2,7 @@
 
 // The tests in this file run hostile input and load at scale against real
 // servers on 127.0.0.1, print what they measure and fail past the bounds
-// stated in them; make stress runs them (docs/reliability.md quotes their
+// stated in them; make stress runs them (docs/design/reliability.md quotes their
 // figures). They are left out of make test for their time and memory.
 
 package httpbreaker_test

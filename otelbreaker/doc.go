@@ -18,7 +18,7 @@
 //	srebreaker.drop_probability  Float64ObservableGauge  1       probability that a call asking now is dropped
 //
 // A breaker that has counted a call at a level other than the default
-// (see [criticality.Level] and [breaker.Stats.Leveled]) also reports,
+// (see `criticality.Level` and [breaker.Stats.Leveled]) also reports,
 // per level, with the attributes breaker and criticality (see
 // [CriticalityKey]: CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS or SHEDDABLE):
 //
@@ -38,7 +38,7 @@
 // level and to the breaker, they may lag behind by that call, never run
 // ahead or go back.
 //
-// A breaker that holds an operator's override ([breaker.SetOverride])
+// A breaker that holds an operator's override ([breaker.Breaker.SetOverride])
 // also reports, while the override is in force, with the attributes
 // breaker and mode (see [OverrideModeKey]: shed_all or shed_none); the
 // override's reason and author are free text, and never attributes:
@@ -46,7 +46,7 @@
 //	srebreaker.override  Int64ObservableGauge  1  1 while an override is in force
 //
 // The calls a shed_all override drops are not in srebreaker.drops: they say
-// nothing of the dependency ([override.Active] counts them).
+// nothing of the dependency (`override.Active` counts them).
 //
 // The counters count from the breaker's creation (cumulative, monotonic).
 // Every count is exact (but for CRITICAL's lag, above). A breaker that reports no

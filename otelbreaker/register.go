@@ -25,13 +25,13 @@ const ScopeName = "github.com/srebreaker/srebreaker/otelbreaker"
 const BreakerKey attribute.Key = "breaker"
 
 // CriticalityKey is the key of the attribute that holds the level, as
-// [criticality.Level.String] names it (CRITICAL_PLUS, CRITICAL,
+// `criticality.Level.String` names it (CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE), on the data points of the instruments by
 // criticality; those data points also carry [BreakerKey].
 const CriticalityKey attribute.Key = "criticality"
 
 // OverrideModeKey is the key of the attribute that holds an override's
-// mode, as [override.Mode.String] names it (shed_all or
+// mode, as `override.Mode.String` names it (shed_all or
 // shed_none), on the data points of srebreaker.override; those data points
 // also carry [BreakerKey]. An override's reason and author are free text
 // and never attributes.

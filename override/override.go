@@ -13,7 +13,7 @@
 //		By:     "alice",
 //	})
 //
-// docs/overrides.md in the repository has the operator's guide.
+// docs/guide/overrides.md in the repository has the operator's guide.
 package override
 
 import (

@@ -21,7 +21,7 @@
 //	srebreaker_window_failures    gauge    failures within the window
 //	srebreaker_window_drops       gauge    drops within the window
 //
-// A breaker that holds an operator's override ([breaker.SetOverride]) also
+// A breaker that holds an operator's override ([breaker.Breaker.SetOverride]) also
 // gives, while the override is in force, one series labelled as above and
 // with the override's mode (label "mode": shed_all or shed_none); the
 // override's reason and author are free text, and never labels:
@@ -29,10 +29,10 @@
 //	srebreaker_override           gauge    1 while an override is in force
 //
 // The calls a shed_all override drops are not in the counters above: they
-// say nothing of the dependency ([override.Active] counts them).
+// say nothing of the dependency (`override.Active` counts them).
 //
 // A breaker that has counted a call at a level other than the default
-// (see [criticality.Level] and [breaker.Stats.Leveled]) also gives one
+// (see `criticality.Level` and [breaker.Stats.Leveled]) also gives one
 // series per level of each of the following, labelled as above and with
 // the level's name (label "criticality": CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE); a breaker whose calls all ask at the

@@ -23,7 +23,7 @@ import (
 	"github.com/srebreaker/srebreaker/prombreaker"
 )
 
-// The snippets of docs/http.md and docs/observability.md, as they appear
+// The snippets of docs/guide/http.md and docs/guide/observability.md, as they appear
 // there; the test below runs them as one program.
 const (
 	docsHTTPClient = "```go\n" +
@@ -41,8 +41,8 @@ const (
 
 func TestDocs_holdTheSnippets(t *testing.T) {
 	for _, tc := range []struct{ page, snippet string }{
-		{"../docs/http.md", docsHTTPClient},
-		{"../docs/observability.md", docsMetrics},
+		{"../docs/guide/http.md", docsHTTPClient},
+		{"../docs/guide/observability.md", docsMetrics},
 	} {
 		page, err := os.ReadFile(tc.page)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -24,13 +24,13 @@ const BreakerLabel = "breaker"
 const SourceLabel = "source"
 
 // CriticalityLabel is the label that holds the level, as
-// [criticality.Level.String] names it (CRITICAL_PLUS, CRITICAL,
+// `criticality.Level.String` names it (CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE), on the series by criticality: those of the
 // breakers that have counted a call at a level other than the default.
 const CriticalityLabel = "criticality"
 
 // OverrideModeLabel is the label that holds an override's mode, as
-// [override.Mode.String] names it (shed_all or shed_none), on the
+// `override.Mode.String` names it (shed_all or shed_none), on the
 // series of srebreaker_override.
 const OverrideModeLabel = "mode"
 

@@ -6,7 +6,7 @@
 // a hundred calls a second, but each sees two: too few for its breaker to
 // shed an outage well, even reaching back past its window (in the
 // simulator, 37 % of an outage gets through each, against 3 to 5 %
-// shared; see docs/behaviour.md). Shared, every instance's breaker judges
+// shared; see docs/design/behaviour.md). Shared, every instance's breaker judges
 // two histories with the one judge a lone breaker uses, every refinement
 // included: its own, and the fleet's, its own buckets and the other
 // processes' added up bucket by bucket (package fleet); it drops with the
@@ -153,7 +153,7 @@
 //
 // # Load on Redis
 //
-// Measured with the load probe (make fleet-load; docs/fleet.md has the
+// Measured with the load probe (make fleet-load; docs/guide/fleet.md has the
 // figures and the machine): a round costs Redis's commands about 1 to 3
 // µs per breaker (a BITFIELD and a share of one MGET), whatever the
 // fleet's size. At

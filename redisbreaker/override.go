@@ -92,7 +92,7 @@ func parseOverride(v string) (fleetOverride, error) {
 // SetOverride sets o on the breaker named name in every process that
 // shares it through this prefix: each process's sharer reads it in the
 // breaker's next round, within one period, and sets it on its breaker
-// ([breaker.SetOverride]) for what is left of o.TTL, counted from now on
+// ([breaker.Breaker.SetOverride]) for what is left of o.TTL, counted from now on
 // this sharer's clock (Redis drops it then too). The override replaces
 // one the fleet held, and one set on a process's breaker by other means
 // until then; one set on a process's breaker after it stays until the

@@ -6,5 +6,5 @@
 // gRPC's own retryPolicy), each with the library's predicates and with
 // their defaults. It is a module of its own so that those libraries stay
 // out of the core's and grpcbreaker's requirements; it is not published.
-// docs/retries.md quotes the figures its tests log.
+// docs/guide/retries.md quotes the figures its tests log.
 package retrytest

@@ -178,7 +178,7 @@ func grpcScenario(t *testing.T, caller grpcCaller, failShare float64, measured t
 // go-grpc-middleware with the library's predicate, or with gRPC's own
 // retry policy against a server that answers "don't retry", it gets at
 // most 1.1× the calls of a caller that never retries. The peers' defaults
-// are the trap docs/retries.md states.
+// are the trap docs/guide/retries.md states.
 func TestGRPC_outage_retriesDoNotFeedIt(t *testing.T) {
 	base := grpcScenario(t, plainGRPC, 0, outage, "")
 	t.Logf("gRPC, dependency down %v at %d calls/s: no retries: %d calls reached it (of %d made)",

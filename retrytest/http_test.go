@@ -213,7 +213,7 @@ func httpScenario(t *testing.T, caller httpCaller, failShare float64, measured t
 // 200 calls/s; a caller retrying with at most 3 attempts, through the
 // library or through go-retryablehttp with the library's CheckRetry,
 // sends it at most 1.1× the calls of a caller that never retries.
-// retryablehttp's defaults are the trap docs/retries.md states.
+// retryablehttp's defaults are the trap docs/guide/retries.md states.
 func TestHTTP_outage_retriesDoNotFeedIt(t *testing.T) {
 	base := httpScenario(t, plainHTTP, 0, outage)
 	t.Logf("HTTP, dependency down %v at %d calls/s: no retries: %d calls reached it (of %d made)",

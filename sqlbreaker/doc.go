@@ -31,7 +31,7 @@
 // A dropped call leaves the pool as it was: its connection is not closed,
 // since the drop error is not driver.ErrBadConn (see [Wrap]).
 //
-// docs/sql.md in the repository has a longer guide, with a note for users
+// docs/guide/sql.md in the repository has a longer guide, with a note for users
 // of go-zero's core/stores/sqlx.
 //
 // The connectors and drivers of this package are safe for concurrent use

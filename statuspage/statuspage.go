@@ -195,7 +195,7 @@ type Breaker struct {
 	// default; nil, and left out of the JSON, for the others.
 	Criticalities []Level `json:"criticalities,omitempty"`
 	// Override is the operator's override in force on the breaker (see
-	// [breaker.SetOverride]); nil, and left out of the JSON, when there is
+	// [breaker.Breaker.SetOverride]); nil, and left out of the JSON, when there is
 	// none. The page shows it; it offers no way to set or clear one.
 	Override *Override `json:"override,omitempty"`
 	// History holds the drop probability sampled over the last minute,
@@ -211,7 +211,7 @@ type Reason struct {
 }
 
 // Override is an operator's override in force on a breaker:
-// [override.Active] with JSON names.
+// `override.Active` with JSON names.
 type Override struct {
 	// Mode is "shed_all" (every call dropped) or "shed_none" (every call
 	// admitted).

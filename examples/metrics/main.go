@@ -146,7 +146,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	// A program would leave its breakers in breaker.DefaultRegistry(), write
 	// prometheus.MustRegister(prombreaker.MustNewCollector(
 	// breaker.DefaultRegistry())) and serve promhttp.Handler(), as the
-	// docs/observability.md shows; registries of the run's own keep it repeatable.
+	// docs/guide/observability.md shows; registries of the run's own keep it repeatable.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prombreaker.MustNewCollector(registry))
 	mux := http.NewServeMux()

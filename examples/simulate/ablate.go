@@ -27,7 +27,7 @@ func without(name, about string, r evidence.Rules) ablationRule {
 }
 
 // ablationRules are the rules -ablate names, in the order the judge reads
-// them (docs/algorithm.md, "Each rule measured out").
+// them (docs/design/algorithm.md, "Each rule measured out").
 var ablationRules = []ablationRule{
 	{"aggression", "the exponent on the drop probability (aggression 1)",
 		func(bc *breakerConfig) { bc.aggression = 1 }},

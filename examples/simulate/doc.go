@@ -177,7 +177,7 @@
 // "mix": [20, 40, 20, 20], and with it "fifo": true and "shuffle": true,
 // as -fifo and -shuffle (the flags add to the file's).
 // testdata/criticality.json is the criticality scenario of
-// docs/behaviour.md; testdata/criticality-fifo.json the same against a
+// docs/design/behaviour.md; testdata/criticality-fifo.json the same against a
 // dependency that serves first come, first served, the levels shuffled.
 //
 // Unknown fields are errors. A run may last at most 24 hours and make at most

@@ -98,7 +98,7 @@ func TestSimulate_blackholePlainFormulaWaitsForTheTimeouts(t *testing.T) {
 
 // The slowdown (5 ms, then 2 s for 20 s, without an error) at the
 // breaker's defaults, with no goal: the test logs what happens, which
-// docs/behaviour.md reports.
+// docs/design/behaviour.md reports.
 func TestSimulate_slowdownAtTheDefaults(t *testing.T) {
 	res, f := simulateNamed(t, namedConfig(t, "slowdown"))
 	t.Logf("slow phase: %.1f %% admitted, 90 %% shed after %v s; healed: 95 %% admitted after %v s; peak in flight %d; false drops %v",

@@ -23,7 +23,7 @@ func lowTrafficConfig() config {
 	return cfg
 }
 
-// lowTrafficGoal is a row of the goal table of docs/behaviour.md: the
+// lowTrafficGoal is a row of the goal table of docs/design/behaviour.md: the
 // worst of seeds 1–5 at a rate must meet it. NaN-free: a goal of +Inf or 0
 // stands for none.
 type lowTrafficGoal struct {
@@ -45,7 +45,7 @@ func TestSweep_lowTrafficGoals(t *testing.T) {
 		// attempts per success (-evidence 0: 2.22).
 		{rate: 2, outageReached: 40, admittedAfter: 5, goodput: 0, attempts: 2.25},
 		// The goal is K attempts per success at 5 and 20 requests/s; the
-		// defaults reach 1.65 and 1.54 (see docs/behaviour.md): bounded here
+		// defaults reach 1.65 and 1.54 (see docs/design/behaviour.md): bounded here
 		// so that a change for the worse shows.
 		{rate: 5, outageReached: 20, admittedAfter: 5, goodput: 95, attempts: 1.66},
 		{rate: 20, outageReached: 10, admittedAfter: 2, goodput: 98, attempts: 1.55},
@@ -90,11 +90,11 @@ func TestSimulate_failingWithinTheBoundary(t *testing.T) {
 	cfg.seed = 1
 	res, err := simulate(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, 0, res.phases[0].dropped, "seed 1, the figure docs/behaviour.md quotes")
+	assert.Equal(t, 0, res.phases[0].dropped, "seed 1, the figure docs/design/behaviour.md quotes")
 	cfg.seed = 5
 	res, err = simulate(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, 4, res.phases[0].dropped, "seed 5, the worst, which docs/behaviour.md quotes")
+	assert.Equal(t, 4, res.phases[0].dropped, "seed 5, the worst, which docs/design/behaviour.md quotes")
 	cfg.plain = true
 	res, err = simulate(cfg)
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestSimulate_failingWithinTheBoundary(t *testing.T) {
 }
 
 // With WithEvidence off, the defaults are what they were before issue 12:
-// the figures docs/behaviour.md gives as "before".
+// the figures docs/design/behaviour.md gives as "before".
 func TestSweep_lowTrafficWithoutEvidence(t *testing.T) {
 	cfg := lowTrafficConfig()
 	cfg.evidence = 0

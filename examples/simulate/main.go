@@ -304,7 +304,7 @@ func runReplay(cfg config, stdout, stderr io.Writer) error {
 }
 
 // hiddenFlags are left out of the usage: they measure the library's own
-// rules (docs/algorithm.md, "Each rule measured out"), not a breaker a
+// rules (docs/design/algorithm.md, "Each rule measured out"), not a breaker a
 // caller can build.
 var hiddenFlags = map[string]bool{"ablate": true, "ablation": true}
 

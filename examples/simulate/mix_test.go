@@ -22,7 +22,7 @@ import (
 // least 99 % of its calls through, CRITICAL at least 95 % of what the
 // capacity leaves it once CRITICAL_PLUS is served (all of its calls cannot
 // fit: 400 + 800 calls/s against 1,000), and nearly all drops fall on the
-// sheddable levels. docs/behaviour.md quotes seed 1.
+// sheddable levels. docs/design/behaviour.md quotes seed 1.
 func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		cfg := defaultConfig()
@@ -53,7 +53,7 @@ func TestSimulate_criticalityScenarioMeetsTheGoals(t *testing.T) {
 		// first tenth, fails a quarter of CRITICAL's calls too. 0.15 %
 		// (36) before the bucket history's rebuild, whose draws fall in
 		// another order: seed 4 drops 38 since, though over seeds 1–30 the
-		// rebuilt core drops fewer (894 against 931; docs/behaviour.md).
+		// rebuilt core drops fewer (894 against 931; docs/design/behaviour.md).
 		assert.LessOrEqual(t, pct(c.levels[0].dropped+c.levels[1].dropped, c.levels[0].offered+c.levels[1].offered), 0.16,
 			"seed %d: critical calls dropped, %%", seed)
 	}
@@ -201,7 +201,7 @@ func TestRun_mix(t *testing.T) {
 // calls beyond its capacity whatever their level, so a critical call
 // succeeds as often as any admitted call: the breaker keeps every critical
 // call and sheds from SHEDDABLE up, and the fewer attempts per success,
-// the more of the critical calls succeed. docs/behaviour.md quotes these
+// the more of the critical calls succeed. docs/design/behaviour.md quotes these
 // figures beside failsafe-go's (bench/cmd/criticality -fifo -shuffle).
 func TestSimulate_criticalityFIFO(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {

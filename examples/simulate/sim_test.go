@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README (its picture), docs/behaviour.md and docs/algorithm.md quote
+// The README (its picture), docs/design/behaviour.md and docs/design/algorithm.md quote
 // these figures of the default run:
 // they change together.
 // TestSimulate_standardScenarioMeetsTheGoals runs the standard scenario with
-// the default options and holds them to the goals docs/behaviour.md states:
+// the default options and holds them to the goals docs/design/behaviour.md states:
 // no false drops, under 10 % of the outage reaching the dependency, 90 %
 // shed within 1.5 s, at least 99 % of what the dependency could serve
 // without error served under overload (it fails 1 % of what it serves),
@@ -99,7 +99,7 @@ func TestSimulate_relapseIsShedAsFastAsTheOutage(t *testing.T) {
 
 // TestSimulate_standardScenarioPlainFormula pins the plain formula, with the
 // window go-zero uses (10 s, 40 buckets), on the standard scenario: the
-// figures docs/behaviour.md compares the defaults with.
+// figures docs/design/behaviour.md compares the defaults with.
 func TestSimulate_standardScenarioPlainFormula(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.plain, cfg.window, cfg.buckets = true, 10*time.Second, 40

@@ -3,7 +3,7 @@ package evidence
 // The server's probe: a server whose breaker sheds a dependency that looks
 // down serves a call it dropped now and then all the same, so that a
 // client's breaker and the server's own find it healed together
-// (docs/algorithm.md, "The server's probe", has the measurement that
+// (docs/design/algorithm.md, "The server's probe", has the measurement that
 // chose these numbers).
 const (
 	// ProbeEvery is how many calls in a row the breaker must drop for the

@@ -2,7 +2,7 @@
 // options of package breaker: how many buckets the window holds, the
 // aggression exponent, whether drops are counted, trust in recent buckets
 // and the evidence read back on light traffic. Their defaults are measured
-// (docs/behaviour.md); the simulator, the benchmarks and the tests that
+// (docs/design/behaviour.md); the simulator, the benchmarks and the tests that
 // measure them set them otherwise. Each function returns a breaker.Option,
 // typed any because package breaker imports this one.
 package tuning
@@ -13,7 +13,7 @@ import (
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
-// The measured defaults (docs/behaviour.md).
+// The measured defaults (docs/design/behaviour.md).
 const (
 	DefaultBuckets        = 20  // buckets in the window: 100 ms each at the default window
 	DefaultAggression     = 1.5 // exponent on the drop probability

@@ -146,7 +146,7 @@ func checkPublishable(dir string, mf *modfile.File) error {
 	for _, r := range mf.Require {
 		if r.Mod.Version == zeroPseudo {
 			errs = append(errs, fmt.Errorf("%s/go.mod: requires %s %s, a placeholder no proxy serves; "+
-				"require the candidate version (docs/releasing.md)", dir, r.Mod.Path, r.Mod.Version))
+				"require the candidate version (docs/design/releasing.md)", dir, r.Mod.Path, r.Mod.Version))
 		}
 	}
 	return errors.Join(errs...)

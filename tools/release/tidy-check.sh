@@ -5,7 +5,7 @@
 # it resolves those versions from a local proxy of the working tree (see
 # common.sh). The lines of go.sum for this repository's modules are left out
 # of the comparison: their hashes at a candidate version are not known until
-# it is tagged (docs/releasing.md). `make lint` runs this; with -fix, which
+# it is tagged (docs/design/releasing.md). `make lint` runs this; with -fix, which
 # `make tidy` passes, it writes the tidy files back instead of comparing.
 #
 #   tools/release/tidy-check.sh [-fix] MODULE_DIR...   (relative to the repository root)

@@ -1,5 +1,5 @@
 // Command criticality drives srebreaker and failsafe-go's priority
-// throttler through the criticality scenario of docs/behaviour.md, side by
+// throttler through the criticality scenario of docs/design/behaviour.md, side by
 // side, in real time, and prints per-level figures for each.
 //
 // The scenario: 2,000 calls/s offered, 20 % CRITICAL_PLUS, 40 % CRITICAL,

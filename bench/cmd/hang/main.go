@@ -1,7 +1,7 @@
 // Command hang drives srebreaker and the other Go breakers, each at its
 // defaults, through a black hole on the wall clock, one library after
 // another, and prints the figures of the simulator's blackhole scenario for
-// each (docs/behaviour.md, "Hangs and slowdowns").
+// each (docs/design/behaviour.md, "Hangs and slowdowns").
 //
 // The scenario is the simulator's blackhole, scaled so that a library's run
 // takes 15 s: 200 calls/s offered, evenly spaced, each in a goroutine of its

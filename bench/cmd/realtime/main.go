@@ -1,5 +1,5 @@
 // Command realtime drives a breaker with the default options through the
-// standard scenario of docs/behaviour.md on the wall clock, and prints the
+// standard scenario of docs/design/behaviour.md on the wall clock, and prints the
 // figures the simulator prints for it.
 //
 // The scenario is the simulator's built-in one
