@@ -15,9 +15,9 @@ import (
 	"github.com/srebreaker/srebreaker/retry"
 )
 
-// MaxPushback is the longest wait a [PushbackTrailer] trailer is read as: a
+// maxPushback is the longest wait a [PushbackTrailer] trailer is read as: a
 // server's answer is bounded like any other input from outside.
-const MaxPushback = 5 * time.Minute
+const maxPushback = 5 * time.Minute
 
 // middlewareAttemptKey is the metadata key go-grpc-middleware's retry
 // interceptor (v2) numbers its retries with: "1" on the first retry.
@@ -42,7 +42,7 @@ func (e *pushbackError) RetryPushback() (time.Duration, bool) { return e.d, e.re
 
 // withPushback returns err with the pushback the trailer carries, if any:
 // a non-negative number of milliseconds says when to retry (at most
-// MaxPushback); anything else, "don't retry" (gRFC A6).
+// maxPushback); anything else, "don't retry" (gRFC A6).
 func withPushback(err error, trailer metadata.MD) error {
 	if err == nil {
 		return nil
@@ -55,8 +55,8 @@ func withPushback(err error, trailer metadata.MD) error {
 	if serverside.IsDigits(vs[0]) {
 		ms, perr := strconv.ParseInt(vs[0], 10, 64)
 		e.retry = true
-		e.d = MaxPushback
-		if perr == nil && ms < int64(MaxPushback/time.Millisecond) {
+		e.d = maxPushback
+		if perr == nil && ms < int64(maxPushback/time.Millisecond) {
 			e.d = time.Duration(ms) * time.Millisecond
 		}
 	}
@@ -74,8 +74,14 @@ func withPushback(err error, trailer metadata.MD) error {
 //
 //	grpc.WithChainUnaryInterceptor(
 //		grpcretry.UnaryClientInterceptor(grpcretry.WithMax(3), grpcretry.WithRetriable(grpcbreaker.Retriable)),
-//		grpcbreaker.UnaryClientInterceptor(),
+//		interceptors.Unary(), // from NewClientInterceptors
 //	)
+//
+// A retry layer that takes codes alone (gRPC's own retryPolicy) cannot
+// tell a drop of the client's breaker from a server's Unavailable: put the
+// client interceptors outside it (gRPC's retries run inside the
+// interceptors, so drops are never retried there), and see
+// docs/retries.md.
 func Retriable(err error) bool {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.ResourceExhausted:
@@ -83,13 +89,6 @@ func Retriable(err error) bool {
 	}
 	return false
 }
-
-// RetriableCodes are the status codes [Retriable] retries. A retry layer
-// that takes codes alone (gRPC's own retryPolicy) cannot tell a drop of
-// the client's breaker from a server's Unavailable: put the client
-// interceptor outside it (gRPC's retries run inside the interceptors, so
-// drops are never retried there), and see docs/retries.md.
-var RetriableCodes = []codes.Code{codes.Unavailable, codes.ResourceExhausted}
 
 // outgoingAttempt returns the attempt number of an outgoing call: the one
 // its context carries (package retry), or one more than
@@ -102,8 +101,8 @@ func outgoingAttempt(ctx context.Context) (n int, fromRetry bool) {
 	md, _ := metadata.FromOutgoingContext(ctx)
 	if vs := md[middlewareAttemptKey]; len(vs) > 0 && serverside.IsDigits(vs[0]) {
 		k, err := strconv.Atoi(vs[0])
-		if err != nil || k >= MaxAttempt {
-			return MaxAttempt, false
+		if err != nil || k >= serverside.MaxAttempt {
+			return serverside.MaxAttempt, false
 		}
 		return k + 1, false
 	}
