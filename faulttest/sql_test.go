@@ -122,8 +122,10 @@ func TestWrap_faults(t *testing.T) {
 		// is made would depend on how fast the test runs. The tests turn
 		// it off; see docs/sql.md, "Hangs".
 		noPing := stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false })
-		db := sql.OpenDB(sqlbreaker.Wrap(hookConnector{h: h, base: stdlib.GetConnector(*cfg, noPing)},
-			sqlbreaker.WithBreaker(h.reg.Get("postgres"))))
+		guarded, err := sqlbreaker.Wrap(hookConnector{h: h, base: stdlib.GetConnector(*cfg, noPing)},
+			sqlbreaker.WithBreaker(h.reg.Get("postgres")))
+		require.NoError(t, err)
+		db := sql.OpenDB(guarded)
 		db.SetMaxIdleConns(64)
 		t.Cleanup(func() { _ = db.Close() })
 		// After healing, no idle connection the fault closed is handed out.
