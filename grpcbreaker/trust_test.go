@@ -2,7 +2,6 @@ package grpcbreaker_test
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -61,20 +60,6 @@ func TestCriticalityPolicy_Level(t *testing.T) {
 			assert.Equal(t, tc.want, tc.policy.Level(ctx, tc.method))
 		})
 	}
-}
-
-// panicError returns the error f panics with, or nil.
-func panicError(f func()) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err, _ = v.(error)
-			if err == nil {
-				err = errors.New("not an error")
-			}
-		}
-	}()
-	f()
-	return nil
 }
 
 func TestWithCriticalityPolicy_invalid(t *testing.T) {
