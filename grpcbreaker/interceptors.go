@@ -25,7 +25,7 @@ type ClientInterceptors struct {
 // value, when an option is invalid or nil. An option that applies to a
 // server only ([WithCriticalityPolicy]) does not compile here.
 func NewClientInterceptors(opts ...Option) (*ClientInterceptors, error) {
-	o, err := newOptions(clientSide, func(o *options) bool {
+	o, err := newOptions(func(o *options) bool {
 		for _, opt := range opts {
 			if opt == nil {
 				return false
@@ -67,7 +67,7 @@ type ServerInterceptors struct {
 // returns an error wrapping [ErrInvalidOption], naming the option and its
 // value, when an option is invalid or nil.
 func NewServerInterceptors(opts ...ServerOption) (*ServerInterceptors, error) {
-	o, err := newOptions(serverSide, func(o *options) bool {
+	o, err := newOptions(func(o *options) bool {
 		for _, opt := range opts {
 			if f, ok := opt.(Option); opt == nil || ok && f == nil {
 				return false

@@ -101,23 +101,17 @@ type options struct {
 	criticality CriticalityPolicy // the server's
 }
 
-// The sides whose constructors apply the options: the client
-// interceptors' and the server interceptors'.
-const (
-	clientSide = serverside.ClientSide
-	serverSide = serverside.ServerSide
-)
-
-// newOptions applies opts over the defaults of s and validates them:
-// apply applies the options, and reports false when one of them is nil.
-func newOptions(s serverside.Side, apply func(*options) bool) (*options, error) {
+// newOptions applies options over the defaults and validates them: apply
+// applies them, and reports false when one of them is nil.
+func newOptions(apply func(*options) bool) (*options, error) {
 	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
 	if !apply(o) {
 		return nil, fmt.Errorf("%w: a nil option was given", ErrInvalidOption)
 	}
 	get, invalid := serverside.Breakers(o.registry, o.get, o.key != nil)
-	policy := o.criticality.p.Check(s, false, o.criticality.String(),
-		"the server interceptors, not to a client's: a client interceptor sends the level of the call's context")
+	// Only the server interceptors can be given WithCriticalityPolicy: a
+	// client interceptor sends the level of the call's context.
+	policy := o.criticality.p.Check(serverside.ServerSide, false, o.criticality.String(), "")
 	switch {
 	case invalid != "":
 		return nil, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)

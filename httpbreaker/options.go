@@ -93,8 +93,9 @@ func newOptions(s side, apply func(o *options) bool) (options, error) {
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
 	}
-	if invalid := o.criticality.p.Check(s, false, o.criticality.String(),
-		"a Handler, not to a Transport: a Transport sends the level of the request's context"); invalid != "" {
+	// Only a Handler can be given WithCriticalityPolicy: a Transport sends
+	// the level of the request's context.
+	if invalid := o.criticality.p.Check(serverSide, false, o.criticality.String(), ""); invalid != "" {
 		return o, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	}
 	o.get = get
