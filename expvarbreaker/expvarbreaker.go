@@ -93,9 +93,11 @@ type Reason struct {
 // read anew each time the variable is read. A name that is not valid
 // UTF-8 has each invalid byte written as \xNN, and a key that two breakers
 // would share gets " (2)", " (3)" and so on: two breakers are never merged
-// into one key. src is usually a
-// *[breaker.Registry]; a type of your own with a Range method lists breakers that no registry
-// holds.
+// into one key. src is usually a *[breaker.Registry]; a type of your own
+// with a Range method lists breakers that no registry holds. Publish it
+// with expvar.Publish, which panics if the name is taken:
+//
+//	expvar.Publish("breakers", expvarbreaker.Func(breaker.DefaultRegistry()))
 func Func(src breaker.Source) expvar.Func {
 	return func() any {
 		var names []string
@@ -112,13 +114,6 @@ func Func(src breaker.Source) expvar.Func {
 		}
 		return out
 	}
-}
-
-// Publish publishes [Func] of src as the expvar variable name, as in
-// Publish("breakers", breaker.DefaultRegistry()). Like expvar.Publish, it
-// panics if name is already published.
-func Publish(name string, src breaker.Source) {
-	expvar.Publish(name, Func(src))
 }
 
 func figures(s breaker.Stats) Figures {

@@ -22,7 +22,7 @@ import (
 	"github.com/srebreaker/srebreaker/proba"
 )
 
-func TestPublish_servedByTheExpvarHandler(t *testing.T) {
+func TestFunc_servedByTheExpvarHandler(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)), breaker.WithPlainFormula(),
@@ -40,7 +40,7 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	r.Get("idle")
 	r.NoBreakerFor("legacy")
 	name := fmt.Sprint("breakers_test_", runs.Add(1)) // expvar names live as long as the process: one per run
-	expvarbreaker.Publish(name, r)
+	expvar.Publish(name, expvarbreaker.Func(r))
 
 	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
 	defer srv.Close()
@@ -65,7 +65,7 @@ func TestPublish_servedByTheExpvarHandler(t *testing.T) {
 	assert.Zero(t, breakers["idle"].Requests)
 }
 
-func TestPublish_criticalities(t *testing.T) {
+func TestFunc_criticalities(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := breaker.MustNewRegistry(breaker.WithClock(m), breaker.WithProba(proba.NewSeeded(1)))
@@ -92,7 +92,7 @@ func TestPublish_criticalities(t *testing.T) {
 		m.Add(100 * time.Millisecond)
 	}
 	name := fmt.Sprint("breakers_levels_", runs.Add(1))
-	expvarbreaker.Publish(name, r)
+	expvar.Publish(name, expvarbreaker.Func(r))
 	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -122,13 +122,6 @@ func TestPublish_criticalities(t *testing.T) {
 	assert.Equal(t, int64(300), p.Criticalities["CRITICAL_PLUS"].Requests)
 	assert.Zero(t, p.Criticalities["CRITICAL_PLUS"].TotalDrops)
 	assert.Positive(t, p.Criticalities["SHEDDABLE"].TotalDrops)
-}
-
-func TestPublish_twicePanics(t *testing.T) {
-	r := breaker.MustNewRegistry()
-	name := fmt.Sprint("breakers_twice_", runs.Add(1))
-	expvarbreaker.Publish(name, r)
-	assert.Panics(t, func() { expvarbreaker.Publish(name, r) })
 }
 
 func TestFunc_breakersOutsideARegistry(t *testing.T) {
@@ -186,7 +179,7 @@ func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
 	}
 }
 
-func TestPublish_override(t *testing.T) {
+func TestFunc_override(t *testing.T) {
 	m := clock.NewMock()
 	m.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := breaker.MustNewRegistry(breaker.WithClock(m))
@@ -196,7 +189,7 @@ func TestPublish_override(t *testing.T) {
 	require.ErrorIs(t, err, breaker.ErrForced)
 	r.Get("search")
 	name := fmt.Sprint("breakers_test_", runs.Add(1))
-	expvarbreaker.Publish(name, r)
+	expvar.Publish(name, expvarbreaker.Func(r))
 
 	srv := httptest.NewServer(expvar.Handler()) // listens on 127.0.0.1
 	defer srv.Close()

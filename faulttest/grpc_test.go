@@ -228,8 +228,10 @@ func clientBuild(k callKind) build {
 	return func(t *testing.T, h *harness) (integration, *proxy) {
 		addr := serveGRPC(t, &depService{answer: func(context.Context) (string, error) { return answerBody, nil }})
 		p := newProxy(t, addr)
+		interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(h.reg))
+		require.NoError(t, err)
 		cc := dialGRPC(t, p.addr(),
-			grpc.WithChainUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(h.reg)),
+			grpc.WithChainUnaryInterceptor(interceptors.Unary(),
 				func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 					invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 					id := callID(ctx)
@@ -238,7 +240,7 @@ func clientBuild(k callKind) build {
 					h.answer(ctx, id)
 					return err
 				}),
-			grpc.WithChainStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(h.reg)),
+			grpc.WithChainStreamInterceptor(interceptors.Stream(),
 				func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 					streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 					id := callID(ctx)
@@ -282,17 +284,19 @@ func serverBuild(k callKind) build {
 			}
 			return answerBody, nil
 		}}
+		interceptors, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(h.reg))
+		require.NoError(t, err)
 		addr := serveGRPC(t, s,
 			grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo,
 				handler grpc.UnaryHandler) (any, error) {
 				defer h.finished(incomingID(ctx))
 				return handler(ctx, req)
-			}, grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(h.reg))),
+			}, interceptors.Unary()),
 			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo,
 				handler grpc.StreamHandler) error {
 				defer h.finished(incomingID(ss.Context()))
 				return handler(srv, ss)
-			}, grpcbreaker.StreamServerInterceptor(grpcbreaker.WithRegistry(h.reg))))
+			}, interceptors.Stream()))
 		cc := dialGRPC(t, addr)
 		return integration{serverSide: true, do: func(ctx context.Context, id int) error {
 			return k.call(withCallID(ctx, id), cc)

@@ -190,7 +190,9 @@ func newSQLRig(t *testing.T, h *harness, addr string, setup sqlSetup) *sqlRig {
 	if setup.resets {
 		hc.resets = &r.resets
 	}
-	db := sql.OpenDB(sqlbreaker.Wrap(hc, sqlbreaker.WithBreaker(h.reg.Get("postgres"))))
+	guarded, err := sqlbreaker.Wrap(hc, sqlbreaker.WithBreaker(h.reg.Get("postgres")))
+	require.NoError(t, err)
+	db := sql.OpenDB(guarded)
 	db.SetMaxIdleConns(setup.idle)
 	t.Cleanup(func() { _ = db.Close() })
 	conns := make([]*sql.Conn, setup.prefill)

@@ -209,6 +209,7 @@ func TestInstrument_invalid(t *testing.T) {
 			goredisbreaker.ErrInvalidOption, "WithKey(nil)"},
 		{"nil acceptable", s.client(), []goredisbreaker.Option{goredisbreaker.WithAcceptable(nil)},
 			goredisbreaker.ErrInvalidOption, "WithAcceptable(nil)"},
+		{"nil option", s.client(), []goredisbreaker.Option{nil}, goredisbreaker.ErrInvalidOption, "a nil Option"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := goredisbreaker.Instrument(tc.client, tc.opts...)
@@ -216,6 +217,8 @@ func TestInstrument_invalid(t *testing.T) {
 			assert.ErrorContains(t, err, tc.text)
 		})
 	}
+	err := goredisbreaker.Instrument(s.client(), goredisbreaker.WithKey(nil))
+	assert.EqualError(t, err, "goredisbreaker: invalid option: WithKey(nil): key function must not be nil")
 }
 
 func TestInstrument_withKeyAndAcceptable(t *testing.T) {

@@ -13,17 +13,17 @@ import (
 // invalid option; the full text names the option and what was wrong with it.
 var ErrInvalidOption = errors.New("goredisbreaker: invalid option")
 
-// KeyPrefix starts the breaker names [DefaultKey] gives, so that a node's
-// breaker stands apart from the HTTP and gRPC breakers of a shared registry
-// and an exporter can tell them apart.
-const KeyPrefix = "redis:"
+// keyPrefix starts the breaker names DefaultKey gives.
+const keyPrefix = "redis:"
 
-// DefaultKey is the default key function: [KeyPrefix] and the node's
-// address as go-redis reports it (its Options().Addr), such as
-// "redis:10.0.0.7:6379". A Sentinel failover client (redis.NewFailoverClient)
+// DefaultKey is the default key function: "redis:" and the node's address
+// as go-redis reports it (its Options().Addr), such as
+// "redis:10.0.0.7:6379", so that a node's breaker stands apart from the
+// HTTP and gRPC breakers of a shared registry and an exporter can tell
+// them apart. A Sentinel failover client (redis.NewFailoverClient)
 // reports "FailoverClient" whatever master it talks to: give it a name of
 // its own with [WithKey] when a program has more than one.
-func DefaultKey(addr string) string { return KeyPrefix + addr }
+func DefaultKey(addr string) string { return keyPrefix + addr }
 
 // Option configures [Instrument].
 type Option func(*options)
@@ -39,6 +39,9 @@ type options struct {
 func newOptions(opts []Option) (*options, error) {
 	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, acceptable: DefaultAcceptable}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+		}
 		opt(o)
 	}
 	switch {

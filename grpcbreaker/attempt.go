@@ -17,15 +17,12 @@ import (
 // attempt); servers read it with [AttemptOf].
 const PreviousAttemptsKey = "grpc-previous-rpc-attempts"
 
-// MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
-// claims more is read as MaxAttempt. An attempt number is a client's claim
-// about itself; the cap keeps what a server does with it bounded.
-const MaxAttempt = serverside.MaxAttempt
-
 // AttemptOf returns the attempt number of the incoming call ctx belongs
 // to, 1-based: one more than its [PreviousAttemptsKey] metadata (the
 // highest, if it carries several), 1 when it has none or no value is a
-// non-negative integer, at most [MaxAttempt].
+// non-negative integer, at most 100. An attempt number is a client's claim
+// about itself: a client that claims more is read as 100, so that what a
+// server does with it stays bounded.
 func AttemptOf(ctx context.Context) int {
 	return serverside.AfterPrevious(metadata.ValueFromIncomingContext(ctx, PreviousAttemptsKey))
 }

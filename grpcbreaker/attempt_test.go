@@ -22,7 +22,7 @@ func TestAttemptOf(t *testing.T) {
 	assert.Equal(t, 1, grpcbreaker.AttemptOf(context.Background()), "no metadata at all")
 	assert.Equal(t, 1, grpcbreaker.AttemptOf(previous()), "no previous attempts")
 	assert.Equal(t, 2, grpcbreaker.AttemptOf(previous("1")))
-	assert.Equal(t, grpcbreaker.MaxAttempt, grpcbreaker.AttemptOf(previous("500")), "capped")
+	assert.Equal(t, 100, grpcbreaker.AttemptOf(previous("500")), "capped at 100, as its doc says")
 	assert.Equal(t, 4, grpcbreaker.AttemptOf(previous("1", "3", "x")), "the highest of several")
 }
 

@@ -9,13 +9,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// UnaryClientInterceptor returns an interceptor that starts a unary call
-// only if the breaker for its key admits it, and records how the call
-// ended. Set it inline with grpc.WithUnaryInterceptor or
-// grpc.WithChainUnaryInterceptor:
+// Unary returns an interceptor that starts a unary call only if the
+// breaker for its key admits it, and records how the call ended. Set it
+// with grpc.WithUnaryInterceptor or grpc.WithChainUnaryInterceptor:
 //
 //	cc, err := grpc.NewClient(target, creds,
-//		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor()))
+//		grpc.WithUnaryInterceptor(interceptors.Unary()))
 //
 // The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
 // says otherwise, under the key [DefaultKey] gives: target and method.
@@ -39,10 +38,9 @@ import (
 // [breaker.ErrServiceUnavailable]. When the call's context is already done,
 // the interceptor returns its status (Canceled or DeadlineExceeded) and
 // records nothing. A panic in the invoker is recorded as a failure and
-// raised again. The constructor panics, with an error wrapping
-// [ErrInvalidOption] that names the option, when an option is invalid.
-func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
-	o := mustOptions(clientSide, opts)
+// raised again.
+func (c *ClientInterceptors) Unary() grpc.UnaryClientInterceptor {
+	o := c.o
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		if err := ctx.Err(); err != nil {
@@ -67,14 +65,14 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 	}
 }
 
-// StreamClientInterceptor returns an interceptor that opens a stream only
-// if the breaker for its key admits it, and records how the stream ended,
-// exactly once: when RecvMsg returns io.EOF (a success) or an error (as
-// its status code says), when SendMsg returns an error other than io.EOF,
-// when the one response of a stream without server streaming arrives, or,
-// if the caller abandons the stream first, when the call's context is
-// done (canceled: neither; past its deadline: a DeadlineExceeded
-// failure). Set it inline with grpc.WithStreamInterceptor or
+// Stream returns an interceptor that opens a stream only if the breaker
+// for its key admits it, and records how the stream ended, exactly once:
+// when RecvMsg returns io.EOF (a success) or an error (as its status code
+// says), when SendMsg returns an error other than io.EOF, when the one
+// response of a stream without server streaming arrives, or, if the
+// caller abandons the stream first, when the call's context is done
+// (canceled: neither; past its deadline: a DeadlineExceeded failure). Set
+// it inline with grpc.WithStreamInterceptor or
 // grpc.WithChainStreamInterceptor.
 //
 // A stream with server streaming (a server stream or a bidirectional one)
@@ -93,13 +91,13 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 // own, which ends when the header arrives or the stream ends.
 //
 // Breakers, keys, retries and their budget, drops, a context already done,
-// panics and invalid options are handled as by [UnaryClientInterceptor]:
+// and panics are handled as by [ClientInterceptors.Unary]:
 // the error RecvMsg returns for a stream that ended with a
 // [PushbackTrailer] trailer carries the server's pushback, as a unary
 // call's does. A unary and a stream interceptor with the same options
 // share the breaker of a target and method.
-func StreamClientInterceptor(opts ...Option) grpc.StreamClientInterceptor {
-	o := mustOptions(clientSide, opts)
+func (c *ClientInterceptors) Stream() grpc.StreamClientInterceptor {
+	o := c.o
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if err := ctx.Err(); err != nil {

@@ -439,21 +439,14 @@ func TestInterceptors_invalidOptions(t *testing.T) {
 			"grpcbreaker: invalid option: WithFailureCodes(Code(17)): Code(17) cannot be a failure code; valid codes are Canceled to Unauthenticated"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			for name, build := range map[string]func(...grpcbreaker.Option){
-				"UnaryClient":  func(o ...grpcbreaker.Option) { grpcbreaker.UnaryClientInterceptor(o...) },
-				"StreamClient": func(o ...grpcbreaker.Option) { grpcbreaker.StreamClientInterceptor(o...) },
-				"UnaryServer":  func(o ...grpcbreaker.Option) { grpcbreaker.UnaryServerInterceptor(o...) },
-				"StreamServer": func(o ...grpcbreaker.Option) { grpcbreaker.StreamServerInterceptor(o...) },
-			} {
-				assert.PanicsWithError(t, tc.want, func() { build(tc.opt) }, name)
-				func() {
-					defer func() {
-						err, _ := recover().(error)
-						assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption, name)
-					}()
-					build(tc.opt)
-				}()
-			}
+			ci, err := grpcbreaker.NewClientInterceptors(tc.opt)
+			assert.Nil(t, ci)
+			assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption)
+			assert.EqualError(t, err, tc.want)
+			si, err := grpcbreaker.NewServerInterceptors(tc.opt)
+			assert.Nil(t, si)
+			assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption)
+			assert.EqualError(t, err, tc.want)
 		})
 	}
 }

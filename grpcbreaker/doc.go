@@ -3,8 +3,9 @@
 // client and server interceptors for google.golang.org/grpc. It is a
 // module of its own, so that the core module does not depend on gRPC.
 //
-// The client interceptors ([UnaryClientInterceptor],
-// [StreamClientInterceptor]) take a breaker per target and full method from
+// The client interceptors ([NewClientInterceptors], then
+// [ClientInterceptors.Unary] and [ClientInterceptors.Stream]) take a breaker
+// per target and full method from
 // a [breaker.Registry] and start a call only if that breaker admits it. A call that
 // ends with one of the failure codes (by default [DefaultFailureCodes]:
 // Unavailable, DeadlineExceeded, ResourceExhausted, Internal, DataLoss and
@@ -16,8 +17,9 @@
 // says the breaker shed it, and its error also matches
 // [breaker.ErrServiceUnavailable] through errors.Is.
 //
-// The server interceptors ([UnaryServerInterceptor],
-// [StreamServerInterceptor]) do the same on the server, per full method:
+// The server interceptors ([NewServerInterceptors], then
+// [ServerInterceptors.Unary] and [ServerInterceptors.Stream]) do the same
+// on the server, per full method:
 // they shed calls with Unavailable when the handlers' own failures say the
 // server is overloaded, with advice on retrying in the
 // grpc-retry-pushback-ms trailer that grpc-go's retries heed ([PushbackTrailer]:

@@ -30,7 +30,7 @@ import (
 // random source, so that the output is reproducible; real code leaves out
 // WithRegistry, and its breakers live in breaker.DefaultRegistry().
 
-func ExampleUnaryClientInterceptor() {
+func ExampleClientInterceptors_Unary() {
 	// A server that answers every call with Unavailable.
 	var received atomic.Int64
 	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
@@ -48,9 +48,13 @@ func ExampleUnaryClientInterceptor() {
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		panic(err)
+	}
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))))
+		grpc.WithUnaryInterceptor(interceptors.Unary()))
 	if err != nil {
 		panic(err)
 	}
@@ -71,7 +75,7 @@ func ExampleUnaryClientInterceptor() {
 	// Output: failed: 21 shed: 79 received by the server: 21
 }
 
-func ExampleUnaryServerInterceptor() {
+func ExampleServerInterceptors_Unary() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	registry := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
@@ -80,8 +84,11 @@ func ExampleUnaryServerInterceptor() {
 	failing := func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
 		return nil, status.Error(codes.Internal, "database unreachable")
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
-		grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(registry)), failing))
+	interceptors, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		panic(err)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(interceptors.Unary(), failing))
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +119,7 @@ func ExampleUnaryServerInterceptor() {
 	// the server's breaker: server:/grpc.health.v1.Health/Check
 }
 
-func ExampleStreamClientInterceptor() {
+func ExampleClientInterceptors_Stream() {
 	// A server that answers every stream with three messages.
 	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
 		for i := range 3 {
@@ -130,9 +137,13 @@ func ExampleStreamClientInterceptor() {
 	defer srv.Stop()
 
 	registry := breaker.MustNewRegistry()
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		panic(err)
+	}
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStreamInterceptor(grpcbreaker.StreamClientInterceptor(grpcbreaker.WithRegistry(registry))))
+		grpc.WithStreamInterceptor(interceptors.Stream()))
 	if err != nil {
 		panic(err)
 	}
@@ -175,10 +186,14 @@ func ExampleDefaultKey() {
 
 	// Three ways of writing one target: one breaker.
 	registry := breaker.MustNewRegistry()
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		panic(err)
+	}
 	addr := ln.Addr().String()
 	for _, target := range []string{addr, "dns:///" + addr, "passthrough:///" + addr} {
 		cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))))
+			grpc.WithUnaryInterceptor(interceptors.Unary()))
 		if err != nil {
 			panic(err)
 		}
@@ -204,17 +219,23 @@ func ExampleWithCriticalityPolicy() {
 		}
 		return criticality.Critical
 	})
+	unary := func(opts ...grpcbreaker.ServerOption) grpc.UnaryServerInterceptor {
+		interceptors, err := grpcbreaker.NewServerInterceptors(opts...)
+		if err != nil {
+			panic(err)
+		}
+		return interceptors.Unary()
+	}
 	servers := []struct {
 		name        string
 		interceptor grpc.UnaryServerInterceptor
 	}{
-		{"edge", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
-			grpcbreaker.WithCriticalityPolicy(byMethod))},
+		{"edge", unary(grpcbreaker.WithRegistry(breaker.MustNewRegistry()), grpcbreaker.WithCriticalityPolicy(byMethod))},
 		// Behind the edge, only trusted services call: their metadata counts.
-		{"internal", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
+		{"internal", unary(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
 			grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus)))},
 		// Without the option, no metadata counts.
-		{"default", grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(breaker.MustNewRegistry()))},
+		{"default", unary(grpcbreaker.WithRegistry(breaker.MustNewRegistry()))},
 	}
 	// The handler answers with the level it is served at; the interceptors
 	// are called as a server calls them, with a client's claim in the

@@ -49,7 +49,7 @@ func FuzzAttemptOf(f *testing.F) {
 		vs := split(joined)
 		ctx := metadata.NewIncomingContext(context.Background(), metadata.MD{PreviousAttemptsKey: vs})
 		n := AttemptOf(ctx)
-		require.True(t, n >= 1 && n <= MaxAttempt, "%q read as %d", vs, n)
+		require.True(t, n >= 1 && n <= serverside.MaxAttempt, "%q read as %d", vs, n)
 		require.Equal(t, n, AttemptOf(ctx), "a second read")
 		require.Equal(t, serverside.AfterPrevious(vs), n)
 
@@ -73,8 +73,8 @@ func FuzzOutgoingAttempt(f *testing.F) {
 		want := 0 // go-grpc-middleware's count of retries, plus one
 		if len(vs) > 0 && serverside.IsDigits(vs[0]) {
 			k, _ := new(big.Int).SetString(vs[0], 10)
-			want = MaxAttempt
-			if k.Cmp(big.NewInt(MaxAttempt)) < 0 {
+			want = serverside.MaxAttempt
+			if k.Cmp(big.NewInt(serverside.MaxAttempt)) < 0 {
 				want = int(k.Int64()) + 1
 			}
 		}
@@ -146,7 +146,7 @@ func FuzzPushback(f *testing.F) {
 			return
 		}
 		require.True(t, ok)
-		require.True(t, d >= 0 && d <= MaxPushback, "%q read as %v", vs, d)
+		require.True(t, d >= 0 && d <= maxPushback, "%q read as %v", vs, d)
 		again, againRetries, _ := retry.PushbackOf(withPushback(callErr, metadata.MD{PushbackTrailer: vs}))
 		require.Equal(t, d, again, "a second read")
 		require.Equal(t, retries, againRetries, "a second read")
@@ -156,8 +156,8 @@ func FuzzPushback(f *testing.F) {
 			return
 		}
 		ms, _ := new(big.Int).SetString(vs[0], 10)
-		want := MaxPushback
-		if ms.Cmp(big.NewInt(int64(MaxPushback/time.Millisecond))) < 0 {
+		want := maxPushback
+		if ms.Cmp(big.NewInt(int64(maxPushback/time.Millisecond))) < 0 {
 			want = time.Duration(ms.Int64()) * time.Millisecond
 		}
 		require.Equal(t, want, d, "%q", vs)
@@ -193,13 +193,13 @@ func TestWithPushback_hugeTrailerAllocatesLittle(t *testing.T) {
 	huge := "1" + strings.Repeat("0", 1<<20)
 	trailer := metadata.MD{PushbackTrailer: {huge}}
 	d, retries, _ := retry.PushbackOf(withPushback(callErr, trailer))
-	assert.Equal(t, MaxPushback, d)
+	assert.Equal(t, maxPushback, d)
 	assert.True(t, retries)
 	assert.LessOrEqual(t, testing.AllocsPerRun(10, func() { _ = withPushback(callErr, trailer) }), 1.0)
 
 	ctx := metadata.NewOutgoingContext(context.Background(), metadata.MD{middlewareAttemptKey: {huge}})
 	n, _ := outgoingAttempt(ctx)
-	assert.Equal(t, MaxAttempt, n)
+	assert.Equal(t, serverside.MaxAttempt, n)
 	short := metadata.NewOutgoingContext(context.Background(), metadata.MD{middlewareAttemptKey: {"1"}})
 	assert.Equal(t, testing.AllocsPerRun(10, func() { outgoingAttempt(short) }),
 		testing.AllocsPerRun(10, func() { outgoingAttempt(ctx) }), "as many as for a short count")

@@ -12,13 +12,9 @@ import (
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
-// ErrInvalidOption is wrapped by the error an interceptor constructor
-// panics with when an option is invalid; the full text names the option and
-// what was wrong with it. Options are meant to be written in code, so that
-// the constructors fit inline in grpc.NewClient and grpc.NewServer; a
-// caller that builds failure codes from configuration can check them first
-// (at least one code, none of them OK, none above Unauthenticated), or
-// recover the panic and test it with errors.Is.
+// ErrInvalidOption is wrapped by the error [NewClientInterceptors] and
+// [NewServerInterceptors] return when an option is invalid; the full text
+// names the option and what was wrong with it.
 var ErrInvalidOption = errors.New("grpcbreaker: invalid option")
 
 // DefaultFailureCodes are the status codes that count as a failure unless
@@ -35,22 +31,13 @@ func DefaultFailureCodes() []codes.Code {
 // maxCode is the largest status code gRPC defines.
 const maxCode = codes.Unauthenticated
 
-// KeyFunc names the breaker for a call: calls with the same key share a
-// breaker. On a client, target is the client connection's target (as given
-// to grpc.NewClient) without the dns or passthrough scheme and authority
-// gRPC reads it with, so that "127.0.0.1:50051", "dns:///127.0.0.1:50051"
-// and "passthrough:///127.0.0.1:50051" are all "127.0.0.1:50051"; targets of
-// other schemes ("unix:///run/app.sock", "xds:///payments") stay as given.
-// On a server, target is empty. fullMethod is "/package.Service/Method". A
-// KeyFunc may be called from many goroutines at once.
-type KeyFunc func(ctx context.Context, target, fullMethod string) string
-
-// DefaultKey is the default [KeyFunc]. On a client it joins target and full
-// method, such as "api.example.com:443/pkg.Service/Method"; on a server
-// (target empty) it is "server:" and the full method, such as
-// "server:/pkg.Service/Method", so that the breakers of a process's clients
-// and servers can share [breaker.DefaultRegistry] without meeting, and an
-// exporter tells them apart.
+// DefaultKey is the default key function (see [WithKey]). On a client it
+// joins target and full method, such as
+// "api.example.com:443/pkg.Service/Method"; on a server (target empty) it
+// is "server:" and the full method, such as "server:/pkg.Service/Method",
+// so that the breakers of a process's clients and servers can share
+// [breaker.DefaultRegistry] without meeting, and an exporter tells them
+// apart.
 func DefaultKey(_ context.Context, target, fullMethod string) string {
 	if target == "" {
 		return serverPrefix + fullMethod
@@ -85,47 +72,46 @@ func endpoint(target string) string {
 	return rest
 }
 
-// Option configures an interceptor. [WithCriticalityPolicy] applies only
-// to the server interceptors; every other option to all four.
+// Option configures the interceptors of a client ([NewClientInterceptors])
+// or of a server ([NewServerInterceptors]); it is also a [ServerOption].
 type Option func(*options)
+
+// ServerOption configures the interceptors of a server: an [Option], or
+// [WithCriticalityPolicy], which applies to a server only. A
+// ServerOption that is not an Option does not compile where a client's
+// option is wanted.
+type ServerOption interface {
+	server(*options)
+}
+
+func (f Option) server(o *options) { f(o) }
+
+// serverOnly is an option of the server interceptors only.
+type serverOnly func(*options)
+
+func (f serverOnly) server(o *options) { f(o) }
 
 type options struct {
 	registry *breaker.Registry
 	get      func(key string) breaker.Breaker // registry.Get, unless a test sets it
-	key      KeyFunc
+	key      func(ctx context.Context, target, fullMethod string) string
 	codes    []codes.Code // as given, for the error text
 	failures uint32       // bit c set: code c is a failure
 
 	criticality CriticalityPolicy // the server's
-	policySet   bool
 }
 
-// The sides whose constructors apply the options: the client
-// interceptors' and the server interceptors'.
-const (
-	clientSide = serverside.ClientSide
-	serverSide = serverside.ServerSide
-)
-
-// mustOptions applies opts over the defaults and validates them; it panics
-// with an error wrapping ErrInvalidOption when one is invalid.
-func mustOptions(s serverside.Side, opts []Option) *options {
-	o, err := newOptions(s, opts)
-	if err != nil {
-		panic(err)
-	}
-	return o
-}
-
-// newOptions applies opts over the defaults of s and validates them.
-func newOptions(s serverside.Side, opts []Option) (*options, error) {
+// newOptions applies options over the defaults and validates them: apply
+// applies them, and reports false when one of them is nil.
+func newOptions(apply func(*options) bool) (*options, error) {
 	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
-	for _, opt := range opts {
-		opt(o)
+	if !apply(o) {
+		return nil, fmt.Errorf("%w: a nil option was given", ErrInvalidOption)
 	}
 	get, invalid := serverside.Breakers(o.registry, o.get, o.key != nil)
-	policy := o.criticality.p.Check(s, o.policySet, o.criticality.String(),
-		"the server interceptors, not to a client's: a client interceptor sends the level of the call's context")
+	// Only the server interceptors can be given WithCriticalityPolicy: a
+	// client interceptor sends the level of the call's context.
+	policy := o.criticality.p.Check(serverside.ServerSide, false, o.criticality.String(), "")
 	switch {
 	case invalid != "":
 		return nil, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
@@ -171,13 +157,22 @@ func WithRegistry(r *breaker.Registry) Option {
 	return func(o *options) { o.registry = r }
 }
 
-// WithKey sets the function that names the breaker for a call. Default
-// [DefaultKey]: one breaker per target and method on a client, per method
-// on a server. Return the target alone for one breaker per server, or the
-// service name for one per service; since clients and servers share a
-// registry by default, keep a server's keys apart from its clients'. It
-// must not be nil.
-func WithKey(key KeyFunc) Option {
+// WithKey sets the function that names the breaker for a call: calls with
+// the same key share a breaker. Default [DefaultKey]: one breaker per
+// target and method on a client, per method on a server. Return the target
+// alone for one breaker per server, or the service name for one per
+// service; since clients and servers share a registry by default, keep a
+// server's keys apart from its clients'.
+//
+// On a client, target is the client connection's target (as given to
+// grpc.NewClient) without the dns or passthrough scheme and authority gRPC
+// reads it with, so that "127.0.0.1:50051", "dns:///127.0.0.1:50051" and
+// "passthrough:///127.0.0.1:50051" are all "127.0.0.1:50051"; targets of
+// other schemes ("unix:///run/app.sock", "xds:///payments") stay as given.
+// On a server, target is empty. fullMethod is "/package.Service/Method".
+// The function must not be nil, and may be called from many goroutines at
+// once.
+func WithKey(key func(ctx context.Context, target, fullMethod string) string) Option {
 	return func(o *options) { o.key = key }
 }
 
@@ -197,7 +192,7 @@ func WithFailureCodes(failures ...codes.Code) Option {
 // says, the one that is safe for a server anyone can reach.
 // [TrustMetadata] believes the metadata up to a level, for servers that
 // only trusted services reach; [LevelFunc] lets the server decide. Server
-// interceptors only: a client interceptor given it panics.
-func WithCriticalityPolicy(p CriticalityPolicy) Option {
-	return func(o *options) { o.criticality, o.policySet = p, true }
+// interceptors only.
+func WithCriticalityPolicy(p CriticalityPolicy) ServerOption {
+	return serverOnly(func(o *options) { o.criticality = p })
 }

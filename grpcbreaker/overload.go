@@ -34,7 +34,7 @@ const (
 	reasonShedding = "SHEDDING"
 	retryNo        = serverside.RetryNo
 	retryLater     = serverside.RetryLater
-	pushbackLater  = "1000" // ms: DefaultRetryAfter in httpbreaker
+	pushbackLater  = "1000" // ms: an httpbreaker Handler's default Retry-After
 	pushbackNo     = "-1"
 )
 

@@ -29,13 +29,16 @@ func ExampleShedByServer() {
 			i++
 		}
 	}
-	intercept := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(reg))
+	interceptors, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(reg))
+	if err != nil {
+		panic(err)
+	}
+	intercept := interceptors.Unary()
 	info := &grpc.UnaryServerInfo{FullMethod: method}
 	handler := func(context.Context, any) (any, error) { return "served", nil }
 
 	// The third attempt of a call: two went before it.
 	retry := metadata.NewIncomingContext(context.Background(), metadata.Pairs("grpc-previous-rpc-attempts", "2"))
-	var err error
 	for sheds := 0; sheds < 10; {
 		if _, err = intercept(retry, nil, info, handler); err != nil {
 			sheds++

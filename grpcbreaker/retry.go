@@ -14,9 +14,9 @@ import (
 	"github.com/srebreaker/srebreaker/retry"
 )
 
-// MaxPushback is the longest wait a [PushbackTrailer] trailer is read as: a
+// maxPushback is the longest wait a [PushbackTrailer] trailer is read as: a
 // server's answer is bounded like any other input from outside.
-const MaxPushback = 5 * time.Minute
+const maxPushback = 5 * time.Minute
 
 // middlewareAttemptKey is the metadata key go-grpc-middleware's retry
 // interceptor (v2) numbers its retries with: "1" on the first retry.
@@ -41,7 +41,7 @@ func (e *pushbackError) RetryPushback() (time.Duration, bool) { return e.d, e.re
 
 // withPushback returns err with the pushback the trailer carries, if any:
 // a non-negative number of milliseconds says when to retry (at most
-// MaxPushback); anything else, "don't retry" (gRFC A6).
+// maxPushback); anything else, "don't retry" (gRFC A6).
 func withPushback(err error, trailer metadata.MD) error {
 	if err == nil {
 		return nil
@@ -51,7 +51,7 @@ func withPushback(err error, trailer metadata.MD) error {
 		return err
 	}
 	e := &pushbackError{err: err}
-	if ms, ok := serverside.Digits(vs[0], int64(MaxPushback/time.Millisecond)); ok {
+	if ms, ok := serverside.Digits(vs[0], int64(maxPushback/time.Millisecond)); ok {
 		e.retry, e.d = true, time.Duration(ms)*time.Millisecond
 	}
 	return e
@@ -68,8 +68,14 @@ func withPushback(err error, trailer metadata.MD) error {
 //
 //	grpc.WithChainUnaryInterceptor(
 //		grpcretry.UnaryClientInterceptor(grpcretry.WithMax(3), grpcretry.WithRetriable(grpcbreaker.Retriable)),
-//		grpcbreaker.UnaryClientInterceptor(),
+//		interceptors.Unary(), // from NewClientInterceptors
 //	)
+//
+// A retry layer that takes codes alone (gRPC's own retryPolicy) cannot
+// tell a drop of the client's breaker from a server's Unavailable: put the
+// client interceptors outside it (gRPC's retries run inside the
+// interceptors, so drops are never retried there), and see
+// docs/retries.md.
 func Retriable(err error) bool {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.ResourceExhausted:
@@ -77,13 +83,6 @@ func Retriable(err error) bool {
 	}
 	return false
 }
-
-// RetriableCodes are the status codes [Retriable] retries. A retry layer
-// that takes codes alone (gRPC's own retryPolicy) cannot tell a drop of
-// the client's breaker from a server's Unavailable: put the client
-// interceptor outside it (gRPC's retries run inside the interceptors, so
-// drops are never retried there), and see docs/guide/retries.md.
-var RetriableCodes = []codes.Code{codes.Unavailable, codes.ResourceExhausted}
 
 // outgoingAttempt returns the attempt number of an outgoing call: the one
 // its context carries (package retry), or one more than
@@ -95,7 +94,7 @@ func outgoingAttempt(ctx context.Context) (n int, fromRetry bool) {
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
 	if vs := md[middlewareAttemptKey]; len(vs) > 0 {
-		if k, ok := serverside.Digits(vs[0], MaxAttempt-1); ok {
+		if k, ok := serverside.Digits(vs[0], serverside.MaxAttempt-1); ok {
 			return int(k) + 1, false
 		}
 	}

@@ -11,12 +11,12 @@ import (
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
-// UnaryServerInterceptor returns an interceptor that sheds load: it runs a
-// unary handler only if the breaker for the call's key admits it, and
-// records how the handler ended. Set it inline with grpc.UnaryInterceptor or
+// Unary returns an interceptor that sheds load: it runs a unary handler
+// only if the breaker for the call's key admits it, and records how the
+// handler ended. Set it with grpc.UnaryInterceptor or
 // grpc.ChainUnaryInterceptor:
 //
-//	srv := grpc.NewServer(grpc.UnaryInterceptor(grpcbreaker.UnaryServerInterceptor()))
+//	srv := grpc.NewServer(grpc.UnaryInterceptor(interceptors.Unary()))
 //
 // The breaker comes from [breaker.DefaultRegistry] unless [WithRegistry]
 // says otherwise, under the key [DefaultKey] gives: "server:" and the full
@@ -49,11 +49,9 @@ import (
 // succeeds, it serves the calls the breaker drops until one fails.
 //
 // A call whose client canceled it counts as neither. A panic in the
-// handler is recorded as a failure and raised again. The constructor
-// panics, with an error wrapping [ErrInvalidOption] that names the option,
-// when an option is invalid.
-func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
-	o := mustOptions(serverSide, opts)
+// handler is recorded as a failure and raised again.
+func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
+	o := s.o
 	ms := new(memories)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		attempt := AttemptOf(ctx)
@@ -74,27 +72,25 @@ func UnaryServerInterceptor(opts ...Option) grpc.UnaryServerInterceptor {
 	}
 }
 
-// StreamServerInterceptor is [UnaryServerInterceptor] for streaming
-// handlers: it records how the handler ended, once it returns: its status
-// code, a panic, or a client that canceled. A handler with server
-// streaming is marked answered when it first sends its header or a
-// message: the breaker no longer follows it as a call in flight, so that
-// its stream may last as long as its client likes (a watch, a chat)
-// without being counted against the server as a call that does not come
-// back; how it ends is still recorded when it returns, a failure or a
-// panic after messages included. A handler that streams nothing for long
-// after it is called should send its header at once
-// (ServerStream.SendHeader): until then its stream is out, and counts
-// against the server once out for much longer than the method's calls
-// take. Set it inline with grpc.StreamInterceptor or
-// grpc.ChainStreamInterceptor; it panics as UnaryServerInterceptor does
-// when an option is invalid. With grpc.UnknownServiceHandler, the full
+// Stream is [ServerInterceptors.Unary] for streaming handlers: it records
+// how the handler ended, once it returns: its status code, a panic, or a
+// client that canceled. A handler with server streaming is marked
+// answered when it first sends its header or a message: the breaker no
+// longer follows it as a call in flight, so that its stream may last as
+// long as its client likes (a watch, a chat) without being counted against
+// the server as a call that does not come back; how it ends is still
+// recorded when it returns, a failure or a panic after messages included.
+// A handler that streams nothing for long after it is called should send
+// its header at once (ServerStream.SendHeader): until then its stream is
+// out, and counts against the server once out for much longer than the
+// method's calls take. Set it with grpc.StreamInterceptor or
+// grpc.ChainStreamInterceptor. With grpc.UnknownServiceHandler, the full
 // methods it sees are whatever clients send: the registry keeps at most
 // [breaker.DefaultLimit] breakers (change it with
 // [breaker.Registry.SetLimit]), and a [WithKey] that maps them to a
 // bounded set keeps one breaker per method.
-func StreamServerInterceptor(opts ...Option) grpc.StreamServerInterceptor {
-	o := mustOptions(serverSide, opts)
+func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
+	o := s.o
 	ms := new(memories)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()

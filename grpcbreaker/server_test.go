@@ -33,10 +33,10 @@ type guardedServer struct {
 // serverKey is the key DefaultKey gives a server's breaker for method.
 func serverKey(method string) string { return "server:" + method }
 
-func newGuardedServer(t *testing.T, opts ...grpcbreaker.Option) *guardedServer {
+func newGuardedServer(t *testing.T, opts ...grpcbreaker.ServerOption) *guardedServer {
 	t.Helper()
 	reg := newRegistry()
-	opts = append([]grpcbreaker.Option{grpcbreaker.WithBreakers(reg.Get)}, opts...)
+	opts = append([]grpcbreaker.ServerOption{grpcbreaker.WithBreakers(reg.Get)}, opts...)
 	unary := grpcbreaker.UnaryServerInterceptor(opts...)
 	stream := grpcbreaker.StreamServerInterceptor(opts...)
 	panics := make(chan any, 16)

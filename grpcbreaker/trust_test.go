@@ -2,7 +2,6 @@ package grpcbreaker_test
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -63,20 +62,6 @@ func TestCriticalityPolicy_Level(t *testing.T) {
 	}
 }
 
-// panicError returns the error f panics with, or nil.
-func panicError(f func()) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err, _ = v.(error)
-			if err == nil {
-				err = errors.New("not an error")
-			}
-		}
-	}()
-	f()
-	return nil
-}
-
 func TestWithCriticalityPolicy_invalid(t *testing.T) {
 	for _, tc := range []struct {
 		policy grpcbreaker.CriticalityPolicy
@@ -86,28 +71,15 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 			"max must be one of the four levels, criticality.CriticalPlus to criticality.Sheddable"},
 		{grpcbreaker.LevelFunc(nil), "grpcbreaker: invalid option: WithCriticalityPolicy(LevelFunc(nil)): function must not be nil"},
 	} {
-		opt := grpcbreaker.WithCriticalityPolicy(tc.policy)
-		for _, f := range []func(){
-			func() { grpcbreaker.UnaryServerInterceptor(opt) },
-			func() { grpcbreaker.StreamServerInterceptor(opt) },
-		} {
-			err := panicError(f)
-			assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption)
-			assert.EqualError(t, err, tc.want)
-		}
-	}
-	opt := grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.Critical))
-	for _, f := range []func(){
-		func() { grpcbreaker.UnaryClientInterceptor(opt) },
-		func() { grpcbreaker.StreamClientInterceptor(opt) },
-	} {
-		err := panicError(f)
+		si, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithCriticalityPolicy(tc.policy))
+		assert.Nil(t, si)
 		assert.ErrorIs(t, err, grpcbreaker.ErrInvalidOption)
-		assert.ErrorContains(t, err, "WithCriticalityPolicy applies to the server interceptors")
+		assert.EqualError(t, err, tc.want)
 	}
 	for _, p := range []grpcbreaker.CriticalityPolicy{grpcbreaker.IgnoreMetadata(), grpcbreaker.TrustMetadata(criticality.Sheddable),
 		grpcbreaker.LevelFunc(func(context.Context, string) criticality.Level { return criticality.Critical })} {
-		assert.NoError(t, panicError(func() { grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithCriticalityPolicy(p)) }), "%v", p)
+		_, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithCriticalityPolicy(p))
+		assert.NoError(t, err, "%v", p)
 	}
 	assert.Equal(t, "TrustMetadata(criticality.CriticalPlus)", grpcbreaker.TrustMetadata(criticality.CriticalPlus).String())
 	assert.Equal(t, "IgnoreMetadata()", grpcbreaker.IgnoreMetadata().String())
@@ -120,7 +92,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 // a server and a registry of its own, whose breakers read a mock clock and
 // a source seeded alike, so that two probes whose calls the server treats
 // alike answer alike.
-func probe(t *testing.T, n int, claim string, opts ...grpcbreaker.Option) []codes.Code {
+func probe(t *testing.T, n int, claim string, opts ...grpcbreaker.ServerOption) []codes.Code {
 	t.Helper()
 	reg := newRegistry()
 	var calls atomic.Int64
@@ -131,7 +103,7 @@ func probe(t *testing.T, n int, claim string, opts ...grpcbreaker.Option) []code
 		return h(ctx, req)
 	}
 	_, addr := startServer(t, grpc.ChainUnaryInterceptor(
-		grpcbreaker.UnaryServerInterceptor(append([]grpcbreaker.Option{grpcbreaker.WithBreakers(reg.Get)}, opts...)...), failing))
+		grpcbreaker.UnaryServerInterceptor(append([]grpcbreaker.ServerOption{grpcbreaker.WithBreakers(reg.Get)}, opts...)...), failing))
 	cc := dial(t, addr) // no interceptors: the client's breaker would drop calls itself
 	out := make([]codes.Code, n)
 	for i := range out {
@@ -167,11 +139,11 @@ func TestServerInterceptor_untrustedClaimIsServedAsPlain(t *testing.T) {
 	allPlain := probe(t, n, "")
 	for _, tc := range []struct {
 		name string
-		opts []grpcbreaker.Option
+		opts []grpcbreaker.ServerOption
 	}{
 		{"default", nil},
-		{"IgnoreMetadata", []grpcbreaker.Option{grpcbreaker.WithCriticalityPolicy(grpcbreaker.IgnoreMetadata())}},
-		{"capped at CRITICAL", []grpcbreaker.Option{grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.Critical))}},
+		{"IgnoreMetadata", []grpcbreaker.ServerOption{grpcbreaker.WithCriticalityPolicy(grpcbreaker.IgnoreMetadata())}},
+		{"capped at CRITICAL", []grpcbreaker.ServerOption{grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.Critical))}},
 	} {
 		mixed := probe(t, n, "CRITICAL_PLUS", tc.opts...)
 		plain, claiming := served(mixed)

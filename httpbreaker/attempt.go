@@ -17,17 +17,13 @@ import (
 const AttemptHeader = "Srebreaker-Attempt"
 
 // RetryNo is the value of [RetryHeader] that says "don't retry".
-const RetryNo = serverside.RetryNo
-
-// MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
-// claims more is read as MaxAttempt. An attempt number is a client's claim
-// about itself; the cap keeps what a server does with it (a histogram, a
-// share of retries) bounded.
-const MaxAttempt = serverside.MaxAttempt
+const RetryNo = "no"
 
 // AttemptOf returns the attempt number r carries in its [AttemptHeader]:
-// 1 when it has none or the value is not a positive integer, at most
-// [MaxAttempt].
+// 1 when it has none or the value is not a positive integer, at most 100.
+// An attempt number is a client's claim about itself: a client that claims
+// more is read as 100, so that what a server does with it (a histogram, a
+// share of retries) stays bounded.
 func AttemptOf(r *http.Request) int {
 	vs := r.Header[AttemptHeader]
 	if len(vs) == 0 {

@@ -22,7 +22,7 @@ func TestAttemptOf(t *testing.T) {
 	r.Header.Set(httpbreaker.AttemptHeader, "3")
 	assert.Equal(t, 3, httpbreaker.AttemptOf(r))
 	r.Header.Set(httpbreaker.AttemptHeader, "1000")
-	assert.Equal(t, httpbreaker.MaxAttempt, httpbreaker.AttemptOf(r), "capped")
+	assert.Equal(t, 100, httpbreaker.AttemptOf(r), "capped at 100, as its doc says")
 	r.Header[httpbreaker.AttemptHeader] = []string{"2", "7"}
 	assert.Equal(t, 2, httpbreaker.AttemptOf(r), "the first value read")
 }

@@ -53,7 +53,7 @@ func FuzzAttemptOf(f *testing.F) {
 	f.Fuzz(func(t *testing.T, joined string) {
 		r := requestWith(AttemptHeader, joined)
 		n := AttemptOf(r)
-		require.True(t, n >= 1 && n <= MaxAttempt, "%q read as %d", joined, n)
+		require.True(t, n >= 1 && n <= serverside.MaxAttempt, "%q read as %d", joined, n)
 		require.Equal(t, n, AttemptOf(r), "a second read")
 		if vs := r.Header[AttemptHeader]; len(vs) > 0 {
 			require.Equal(t, serverside.ParseAttempt(vs[0]), n, "the first value counts")
@@ -66,10 +66,10 @@ func FuzzAttemptOf(f *testing.F) {
 		sent := withAttempt(r.WithContext(retry.WithAttempt(context.Background(), n)))
 		require.Equal(t, n, AttemptOf(sent), "attempt %d sent", n)
 
-		// PrepareRetry counts one more, up to MaxAttempt.
+		// PrepareRetry counts one more, up to serverside.MaxAttempt.
 		r.Header = r.Header.Clone()
 		require.NoError(t, PrepareRetry(r))
-		require.Equal(t, min(n+1, MaxAttempt), AttemptOf(r))
+		require.Equal(t, min(n+1, serverside.MaxAttempt), AttemptOf(r))
 	})
 }
 
@@ -145,7 +145,7 @@ func FuzzResponseError(f *testing.F) {
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, code, se.StatusCode)
 		require.Equal(t, advice == RetryNo, se.NoRetry, "advice %q", advice)
-		require.True(t, se.RetryAfter >= 0 && se.RetryAfter <= MaxRetryAfter, "Retry-After %q read as %v", retryAfterValue, se.RetryAfter)
+		require.True(t, se.RetryAfter >= 0 && se.RetryAfter <= maxRetryAfter, "Retry-After %q read as %v", retryAfterValue, se.RetryAfter)
 		require.Equal(t, se, ResponseError(resp), "a second read")
 		wait, retries := se.RetryPushback()
 		require.Equal(t, se.RetryAfter, wait)
@@ -159,13 +159,13 @@ func FuzzResponseError(f *testing.F) {
 		// http.ParseTime, against the Date header.
 		var want time.Duration
 		if serverside.IsDigits(retryAfterValue) {
-			want = MaxRetryAfter // beyond a uint64 too
+			want = maxRetryAfter // beyond a uint64 too
 			if s, perr := strconv.ParseUint(retryAfterValue, 10, 64); perr == nil {
-				want = time.Duration(min(s, uint64(MaxRetryAfter/time.Second))) * time.Second
+				want = time.Duration(min(s, uint64(maxRetryAfter/time.Second))) * time.Second
 			}
 		} else if len(retryAfterValue) > 0 && len(retryAfterValue) <= maxHTTPDate {
 			if at, perr := http.ParseTime(retryAfterValue); perr == nil {
-				want = min(max(at.Sub(date), 0), MaxRetryAfter)
+				want = min(max(at.Sub(date), 0), maxRetryAfter)
 			}
 		}
 		require.Equal(t, want, se.RetryAfter, "Retry-After %q, Date %q", retryAfterValue, dateValue)
@@ -200,7 +200,7 @@ func TestRetryAfter_hugeHeaderAllocatesLittle(t *testing.T) {
 		got := retryAfter(resp)
 		assert.Less(t, allocatedBytes(10, func() { retryAfter(resp) }), uint64(1024), name)
 		if name == "digits" {
-			assert.Equal(t, MaxRetryAfter, got)
+			assert.Equal(t, maxRetryAfter, got)
 		} else {
 			assert.Zero(t, got)
 		}

@@ -87,8 +87,8 @@ type Handler struct {
 
 // NewHandler returns a Handler that wraps next. It returns an error
 // wrapping [ErrInvalidOption] when next is nil or an option is invalid.
-func NewHandler(next http.Handler, opts ...Option) (*Handler, error) {
-	o, err := newOptions(serverSide, opts)
+func NewHandler(next http.Handler, opts ...HandlerOption) (*Handler, error) {
+	o, err := handlerOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (e *invalidError) Unwrap() error { return ErrInvalidOption }
 
 // MustNewHandler is like [NewHandler] but panics, with the message
 // NewHandler would return, when next is nil or an option is invalid.
-func MustNewHandler(next http.Handler, opts ...Option) *Handler {
+func MustNewHandler(next http.Handler, opts ...HandlerOption) *Handler {
 	h, err := NewHandler(next, opts...)
 	if err != nil {
 		panic(err.Error())

@@ -48,10 +48,10 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveHandler runs next under a Handler made with opts on a loopback
 // server, and returns the server's URL, the registry and a plain client.
-func serveHandler(t *testing.T, next http.Handler, opts ...httpbreaker.Option) (string, *countingRegistry, *http.Client) {
+func serveHandler(t *testing.T, next http.Handler, opts ...httpbreaker.HandlerOption) (string, *countingRegistry, *http.Client) {
 	t.Helper()
 	reg := newRegistry()
-	h, err := httpbreaker.NewHandler(next, append([]httpbreaker.Option{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
+	h, err := httpbreaker.NewHandler(next, append([]httpbreaker.HandlerOption{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
 	require.NoError(t, err)
 	base := serve(t, h)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -367,15 +367,13 @@ func TestHandler_ServeHTTP_concurrent(t *testing.T) {
 func TestNewHandler_invalid(t *testing.T) {
 	for _, tc := range []struct {
 		next http.Handler
-		opt  httpbreaker.Option
+		opt  httpbreaker.HandlerOption
 		want string
 	}{
 		{nil, httpbreaker.WithRetryAfter(time.Second), "httpbreaker: invalid option: NewHandler(nil): handler must not be nil"},
 		{&app{}, httpbreaker.WithRegistry((*breaker.Registry)(nil)),
 			"httpbreaker: invalid option: WithRegistry(nil): registry must not be nil"},
 		{&app{}, httpbreaker.WithKey(nil), "httpbreaker: invalid option: WithKey(nil): key function must not be nil"},
-		{&app{}, httpbreaker.WithFallback(nil),
-			"httpbreaker: invalid option: WithFallback applies to a Transport, not to a Handler"},
 		{&app{}, httpbreaker.WithRetryAfter(0),
 			"httpbreaker: invalid option: WithRetryAfter(0s): must be a whole number of seconds, at least 1s"},
 		{&app{}, httpbreaker.WithRetryAfter(1500 * time.Millisecond),

@@ -15,10 +15,6 @@ import (
 // was wrong with it.
 var ErrInvalidOption = errors.New("httpbreaker: invalid option")
 
-// DefaultRetryAfter is the Retry-After a [Handler] sends with a shed
-// request unless [WithRetryAfter] says otherwise.
-const DefaultRetryAfter = time.Second
-
 // DefaultHandlerKey names the one breaker a [Handler] uses unless
 // [WithKey] says otherwise. It cannot be a host, which is what a
 // [Transport]'s keys are by default, so that client and server breakers
@@ -26,11 +22,36 @@ const DefaultRetryAfter = time.Second
 // breaker.DefaultRegistry().Configure(httpbreaker.DefaultHandlerKey, …).
 const DefaultHandlerKey = "server:http"
 
-// Option configures a [Transport] or a [Handler]. Most options apply to
-// both; [WithFallback] only to a Transport, [WithRetryAfter] and
-// [WithCriticalityPolicy] only to a Handler, and giving one to the other is
-// an error.
+// Option configures a [Transport] or a [Handler]: it is both a
+// [TransportOption] and a [HandlerOption]. [WithRegistry], [WithKey] and
+// [WithClassifier] make one.
 type Option func(*options)
+
+// TransportOption configures a [Transport]: an [Option], or [WithFallback],
+// which applies to a Transport only. A Handler's option does not compile
+// where a TransportOption is wanted.
+type TransportOption interface {
+	transport(*options)
+}
+
+// HandlerOption configures a [Handler]: an [Option], or [WithRetryAfter]
+// or [WithCriticalityPolicy], which apply to a Handler only. A
+// Transport's option does not compile where a HandlerOption is wanted.
+type HandlerOption interface {
+	handler(*options)
+}
+
+func (f Option) transport(o *options) { f(o) }
+func (f Option) handler(o *options)   { f(o) }
+
+// transportOnly and handlerOnly are the options of one side.
+type (
+	transportOnly func(*options)
+	handlerOnly   func(*options)
+)
+
+func (f transportOnly) transport(o *options) { f(o) }
+func (f handlerOnly) handler(o *options)     { f(o) }
 
 // side tells which constructor applies the options.
 type side = serverside.Side
@@ -41,28 +62,26 @@ const (
 )
 
 type options struct {
-	registry      *breaker.Registry
-	get           func(key string) breaker.Breaker // registry.Get, unless a test sets it
-	key           func(*http.Request) string
-	classifier    Classifier
-	fallback      func(*http.Request, error) (*http.Response, error)
-	fallbackSet   bool
-	retryAfter    time.Duration
-	retryAfterSet bool
-	criticality   CriticalityPolicy
-	policySet     bool
+	registry    *breaker.Registry
+	get         func(key string) breaker.Breaker // registry.Get, unless a test sets it
+	key         func(*http.Request) string
+	classifier  Classifier
+	fallback    func(*http.Request, error) (*http.Response, error)
+	retryAfter  time.Duration
+	criticality CriticalityPolicy
 }
 
-// newOptions applies opts over the defaults of s and validates them.
-func newOptions(s side, opts []Option) (options, error) {
-	o := options{registry: breaker.DefaultRegistry(), retryAfter: DefaultRetryAfter}
+// newOptions applies opts over the defaults of s and validates them:
+// apply applies one option, and reports false for a nil one.
+func newOptions(s side, apply func(o *options) bool) (options, error) {
+	o := options{registry: breaker.DefaultRegistry(), retryAfter: time.Second}
 	if s == clientSide {
 		o.key, o.classifier = hostKey, ClientClassifier
 	} else {
 		o.key, o.classifier = func(*http.Request) string { return DefaultHandlerKey }, ServerClassifier
 	}
-	for _, opt := range opts {
-		opt(&o)
+	if !apply(&o) {
+		return o, fmt.Errorf("%w: a nil option was given", ErrInvalidOption)
 	}
 	get, invalid := serverside.Breakers(o.registry, o.get, o.key != nil)
 	switch {
@@ -70,20 +89,52 @@ func newOptions(s side, opts []Option) (options, error) {
 		return o, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	case o.classifier == nil:
 		return o, fmt.Errorf("%w: WithClassifier(nil): classifier must not be nil", ErrInvalidOption)
-	case s == serverSide && o.fallbackSet:
-		return o, fmt.Errorf("%w: WithFallback applies to a Transport, not to a Handler", ErrInvalidOption)
-	case s == clientSide && o.retryAfterSet:
-		return o, fmt.Errorf("%w: WithRetryAfter applies to a Handler, not to a Transport", ErrInvalidOption)
 	case o.retryAfter < time.Second || o.retryAfter%time.Second != 0:
 		return o, fmt.Errorf("%w: WithRetryAfter(%v): must be a whole number of seconds, at least 1s",
 			ErrInvalidOption, o.retryAfter)
 	}
-	if invalid := o.criticality.p.Check(s, o.policySet, o.criticality.String(),
-		"a Handler, not to a Transport: a Transport sends the level of the request's context"); invalid != "" {
+	// Only a Handler can be given WithCriticalityPolicy: a Transport sends
+	// the level of the request's context.
+	if invalid := o.criticality.p.Check(serverSide, false, o.criticality.String(), ""); invalid != "" {
 		return o, fmt.Errorf("%w: %s", ErrInvalidOption, invalid)
 	}
 	o.get = get
 	return o, nil
+}
+
+// isNil reports whether opt, a TransportOption or a HandlerOption, is nil
+// or holds a nil Option.
+func isNil(opt any) bool {
+	f, ok := opt.(Option)
+	return opt == nil || ok && f == nil
+}
+
+// transportOptions applies opts over the defaults of a Transport and
+// validates them.
+func transportOptions(opts []TransportOption) (options, error) {
+	return newOptions(clientSide, func(o *options) bool {
+		for _, opt := range opts {
+			if isNil(opt) {
+				return false
+			}
+			opt.transport(o)
+		}
+		return true
+	})
+}
+
+// handlerOptions applies opts over the defaults of a Handler and
+// validates them.
+func handlerOptions(opts []HandlerOption) (options, error) {
+	return newOptions(serverSide, func(o *options) bool {
+		for _, opt := range opts {
+			if isNil(opt) {
+				return false
+			}
+			opt.handler(o)
+		}
+		return true
+	})
 }
 
 // hostKey is a Transport's default key: the URL's host, with its port if
@@ -143,15 +194,15 @@ func WithClassifier(c Classifier) Option {
 // returns, so it must return a non-nil response or a non-nil error, as a
 // RoundTripper does. A response it returns belongs to the caller, who
 // closes its body. Default: none; nil also means none. Transport only.
-func WithFallback(fallback func(req *http.Request, err error) (*http.Response, error)) Option {
-	return func(o *options) { o.fallback, o.fallbackSet = fallback, true }
+func WithFallback(fallback func(req *http.Request, err error) (*http.Response, error)) TransportOption {
+	return transportOnly(func(o *options) { o.fallback = fallback })
 }
 
 // WithRetryAfter sets the Retry-After a [Handler] sends with a shed
-// request. Default [DefaultRetryAfter] (1 s); it must be a whole number of
-// seconds, at least one, since the header counts in seconds. Handler only.
-func WithRetryAfter(d time.Duration) Option {
-	return func(o *options) { o.retryAfter, o.retryAfterSet = d, true }
+// request. Default 1 s; it must be a whole number of seconds, at least
+// one, since the header counts in seconds. Handler only.
+func WithRetryAfter(d time.Duration) HandlerOption {
+	return handlerOnly(func(o *options) { o.retryAfter = d })
 }
 
 // WithCriticalityPolicy sets how a [Handler] finds the level it serves a
@@ -161,6 +212,6 @@ func WithRetryAfter(d time.Duration) Option {
 // one that is safe for a server anyone can reach. [TrustHeader] believes
 // the header up to a level, for servers that only trusted services reach;
 // [LevelFunc] lets the server decide. Handler only.
-func WithCriticalityPolicy(p CriticalityPolicy) Option {
-	return func(o *options) { o.criticality, o.policySet = p, true }
+func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
+	return handlerOnly(func(o *options) { o.criticality = p })
 }

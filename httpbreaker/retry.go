@@ -11,9 +11,9 @@ import (
 	"github.com/srebreaker/srebreaker/retry"
 )
 
-// MaxRetryAfter is the longest wait a Retry-After header is read as: a
+// maxRetryAfter is the longest wait a Retry-After header is read as: a
 // server's answer is bounded like any other input from outside.
-const MaxRetryAfter = 5 * time.Minute
+const maxRetryAfter = 5 * time.Minute
 
 // StatusError is the error [ResponseError] returns for a response that
 // failed: a 5xx (but 501 Not Implemented) or a 429 Too Many Requests. It
@@ -24,7 +24,7 @@ type StatusError struct {
 	StatusCode int
 	// RetryAfter is the wait the response's Retry-After header asks for (a
 	// number of seconds or an HTTP date), on a 429 or a 503; 0 without
-	// one. At most MaxRetryAfter.
+	// one. At most 5 minutes: a longer wait is read as 5 minutes.
 	RetryAfter time.Duration
 	// NoRetry says the server answered "overloaded; don't retry": its
 	// [RetryHeader] is [RetryNo].
@@ -88,14 +88,14 @@ const maxHTTPDate = 64
 
 // retryAfter reads resp's Retry-After header: a number of seconds, or an
 // HTTP date taken relative to the response's Date header (or the time
-// now); 0 when absent or not understood, at most MaxRetryAfter. It
+// now); 0 when absent or not understood, at most maxRetryAfter. It
 // allocates nothing for a header of any length.
 func retryAfter(resp *http.Response) time.Duration {
 	v := resp.Header.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if s, ok := serverside.Digits(v, int64(MaxRetryAfter/time.Second)); ok {
+	if s, ok := serverside.Digits(v, int64(maxRetryAfter/time.Second)); ok {
 		return time.Duration(s) * time.Second
 	}
 	at, ok := parseHTTPDate(v)
@@ -106,7 +106,7 @@ func retryAfter(resp *http.Response) time.Duration {
 	if !ok {
 		now = time.Now()
 	}
-	return min(max(at.Sub(now), 0), MaxRetryAfter)
+	return min(max(at.Sub(now), 0), maxRetryAfter)
 }
 
 // parseHTTPDate is http.ParseTime for v no longer than maxHTTPDate.
@@ -153,7 +153,7 @@ func PrepareRetry(req *http.Request) error {
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	req.Header[AttemptHeader] = []string{strconv.Itoa(min(AttemptOf(req)+1, MaxAttempt))}
+	req.Header[AttemptHeader] = []string{strconv.Itoa(min(AttemptOf(req)+1, serverside.MaxAttempt))}
 	return nil
 }
 

@@ -54,7 +54,7 @@ func TestResponseError(t *testing.T) {
 			"Date", date.Format(http.TimeFormat)),
 			want: &httpbreaker.StatusError{StatusCode: 429, RetryAfter: 3 * time.Second}},
 		{name: "retry after, bounded", h: answerWith(503, "Retry-After", "99999999999999999999"),
-			want: &httpbreaker.StatusError{StatusCode: 503, RetryAfter: httpbreaker.MaxRetryAfter}},
+			want: &httpbreaker.StatusError{StatusCode: 503, RetryAfter: 5 * time.Minute}},
 		{name: "retry after, not understood", h: answerWith(503, "Retry-After", "soon"),
 			want: &httpbreaker.StatusError{StatusCode: 503}},
 		{name: "don't retry, on a 500", h: answerWith(500, httpbreaker.RetryHeader, httpbreaker.RetryNo),

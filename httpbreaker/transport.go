@@ -57,8 +57,8 @@ type Transport struct {
 // NewTransport returns a Transport that sends admitted requests through
 // base, or through [http.DefaultTransport] when base is nil. It returns an
 // error wrapping [ErrInvalidOption] when an option is invalid.
-func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
-	o, err := newOptions(clientSide, opts)
+func NewTransport(base http.RoundTripper, opts ...TransportOption) (*Transport, error) {
+	o, err := transportOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // MustNewTransport is like [NewTransport] but panics, with the message
 // NewTransport would return, when an option is invalid. It is meant for
 // options written in code.
-func MustNewTransport(base http.RoundTripper, opts ...Option) *Transport {
+func MustNewTransport(base http.RoundTripper, opts ...TransportOption) *Transport {
 	t, err := NewTransport(base, opts...)
 	if err != nil {
 		panic(err.Error())

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,18 +60,18 @@ func (d *dependency) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // setup starts a dependency and returns it, its URL, its breaker key (the
 // host), a registry and a client whose Transport takes breakers from it.
-func setup(t *testing.T, opts ...httpbreaker.Option) (*dependency, string, string, *countingRegistry, *http.Client) {
+func setup(t *testing.T, opts ...httpbreaker.TransportOption) (*dependency, string, string, *countingRegistry, *http.Client) {
 	t.Helper()
 	dep := newDependency()
 	base := serve(t, dep)
 	reg := newRegistry()
-	client := newClient(t, append([]httpbreaker.Option{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
+	client := newClient(t, append([]httpbreaker.TransportOption{httpbreaker.WithBreakers(reg.Get)}, opts...)...)
 	return dep, base, strings.TrimPrefix(base, "http://"), reg, client
 }
 
 // newClient returns a client over a Transport made with opts, with its own
 // connection pool.
-func newClient(t *testing.T, opts ...httpbreaker.Option) *http.Client {
+func newClient(t *testing.T, opts ...httpbreaker.TransportOption) *http.Client {
 	t.Helper()
 	inner := http.DefaultTransport.(*http.Transport).Clone()
 	tr, err := httpbreaker.NewTransport(inner, opts...)
@@ -470,14 +469,12 @@ func TestTransport_RoundTrip_concurrent(t *testing.T) {
 
 func TestNewTransport_invalidOptions(t *testing.T) {
 	for _, tc := range []struct {
-		opt  httpbreaker.Option
+		opt  httpbreaker.TransportOption
 		want string
 	}{
 		{httpbreaker.WithRegistry(nil), "httpbreaker: invalid option: WithRegistry(nil): registry must not be nil"},
 		{httpbreaker.WithKey(nil), "httpbreaker: invalid option: WithKey(nil): key function must not be nil"},
 		{httpbreaker.WithClassifier(nil), "httpbreaker: invalid option: WithClassifier(nil): classifier must not be nil"},
-		{httpbreaker.WithRetryAfter(2 * time.Second),
-			"httpbreaker: invalid option: WithRetryAfter applies to a Handler, not to a Transport"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			tr, err := httpbreaker.NewTransport(nil, tc.opt)

@@ -75,9 +75,6 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 		assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
 		assert.EqualError(t, err, tc.want)
 	}
-	_, err := httpbreaker.NewTransport(nil, httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical)))
-	assert.ErrorIs(t, err, httpbreaker.ErrInvalidOption)
-	assert.ErrorContains(t, err, "WithCriticalityPolicy applies to a Handler, not to a Transport")
 	for _, p := range []httpbreaker.CriticalityPolicy{httpbreaker.IgnoreHeader(), httpbreaker.TrustHeader(criticality.Sheddable),
 		httpbreaker.LevelFunc(func(*http.Request) criticality.Level { return criticality.Critical })} {
 		_, err := httpbreaker.NewHandler(ok, httpbreaker.WithCriticalityPolicy(p))
@@ -93,7 +90,7 @@ func TestWithCriticalityPolicy_invalid(t *testing.T) {
 // returns their statuses. Each probe has a server and a registry of its
 // own, whose breakers read a mock clock and a source seeded alike, so that
 // two probes whose requests the Handler treats alike answer alike.
-func probe(t *testing.T, n int, claim string, opts ...httpbreaker.Option) []int {
+func probe(t *testing.T, n int, claim string, opts ...httpbreaker.HandlerOption) []int {
 	t.Helper()
 	var calls atomic.Int64
 	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,11 +137,11 @@ func TestHandler_untrustedClaimIsServedAsPlain(t *testing.T) {
 	allPlain := probe(t, n, "")
 	for _, tc := range []struct {
 		name string
-		opts []httpbreaker.Option
+		opts []httpbreaker.HandlerOption
 	}{
 		{"default", nil},
-		{"IgnoreHeader", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.IgnoreHeader())}},
-		{"capped at CRITICAL", []httpbreaker.Option{httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical))}},
+		{"IgnoreHeader", []httpbreaker.HandlerOption{httpbreaker.WithCriticalityPolicy(httpbreaker.IgnoreHeader())}},
+		{"capped at CRITICAL", []httpbreaker.HandlerOption{httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical))}},
 	} {
 		mixed := probe(t, n, "CRITICAL_PLUS", tc.opts...)
 		plain, claiming := served(mixed)

@@ -23,6 +23,9 @@ type options struct {
 func newOptions(opts []Option) (*options, error) {
 	o := &options{provider: otel.GetMeterProvider()}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+		}
 		opt(o)
 	}
 	if o.provider == nil {

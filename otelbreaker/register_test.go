@@ -272,6 +272,8 @@ func TestRegister_invalid(t *testing.T) {
 			want: "otelbreaker: invalid option: Register(nil): the source of breakers must not be nil"},
 		{name: "nil provider", src: r, opts: []otelbreaker.Option{otelbreaker.WithMeterProvider(nil)},
 			want: "otelbreaker: invalid option: WithMeterProvider(nil): meter provider must not be nil"},
+		{name: "nil option", src: r, opts: []otelbreaker.Option{nil},
+			want: "otelbreaker: invalid option: a nil Option was given"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -585,3 +585,10 @@ func (bs breakers) Range(f func(name string, b breaker.Breaker) bool) {
 		}
 	}
 }
+
+func TestNewCollector_nilOption(t *testing.T) {
+	c, err := prombreaker.NewCollector(breaker.MustNewRegistry(), nil)
+	assert.Nil(t, c)
+	assert.ErrorIs(t, err, prombreaker.ErrInvalidOption)
+	assert.EqualError(t, err, "prombreaker: invalid option: a nil Option was given")
+}

@@ -56,6 +56,9 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 func newOptions(opts []Option) (*options, error) {
 	o := &options{namespace: DefaultNamespace}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+		}
 		opt(o)
 	}
 	if !nameRE.MatchString(o.namespace) {

@@ -136,7 +136,9 @@ func grpcScenario(t *testing.T, caller grpcCaller, failShare float64, measured t
 	c := newVirtualClock()
 	reg := breaker.MustNewRegistry(breaker.WithClock(c), breaker.WithProba(proba.NewSeeded(1)))
 	w := &dropWatch{}
-	bi := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(reg))
+	require.NoError(t, err)
+	bi := interceptors.Unary()
 	watched := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		err := bi(ctx, method, req, reply, cc, invoker, opts...)

@@ -23,6 +23,6 @@ func BenchmarkQuery_postgres(b *testing.B) {
 	require.NoError(b, err)
 	benchQuery(b, func() *sql.DB { return sql.OpenDB(stdlib.GetConnector(*cfg)) },
 		func() *sql.DB {
-			return sql.OpenDB(sqlbreaker.Wrap(stdlib.GetConnector(*cfg), sqlbreaker.WithBreaker(breaker.MustNew())))
+			return sql.OpenDB(must(sqlbreaker.Wrap(stdlib.GetConnector(*cfg), sqlbreaker.WithBreaker(breaker.MustNew()))))
 		}, "SELECT 1")
 }

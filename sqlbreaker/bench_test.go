@@ -33,7 +33,7 @@ func BenchmarkBreaker_AllowAccept(b *testing.B) {
 // what the wrapper costs.
 func BenchmarkQuery_fake(b *testing.B) {
 	benchQuery(b, func() *sql.DB { return sql.OpenDB(&fakeServer{bench: true}) },
-		func() *sql.DB { return sql.OpenDB(sqlbreaker.Wrap(&fakeServer{bench: true})) }, "q")
+		func() *sql.DB { return sql.OpenDB(must(sqlbreaker.Wrap(&fakeServer{bench: true}))) }, "q")
 }
 
 // BenchmarkExec_fake is BenchmarkQuery_fake for an exec.
@@ -44,7 +44,7 @@ func BenchmarkExec_fake(b *testing.B) {
 		open func() *sql.DB
 	}{
 		{"bare", func() *sql.DB { return sql.OpenDB(&fakeServer{bench: true}) }},
-		{"wrapped", func() *sql.DB { return sql.OpenDB(sqlbreaker.Wrap(&fakeServer{bench: true})) }},
+		{"wrapped", func() *sql.DB { return sql.OpenDB(must(sqlbreaker.Wrap(&fakeServer{bench: true}))) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := c.open()
@@ -89,7 +89,7 @@ func BenchmarkConn_QueryContext(b *testing.B) {
 	for _, c := range []struct {
 		name      string
 		connector driver.Connector
-	}{{"bare", &fakeServer{bench: true}}, {"wrapped", sqlbreaker.Wrap(&fakeServer{bench: true})}} {
+	}{{"bare", &fakeServer{bench: true}}, {"wrapped", must(sqlbreaker.Wrap(&fakeServer{bench: true}))}} {
 		b.Run(c.name, func(b *testing.B) {
 			conn, err := c.connector.Connect(ctx)
 			if err != nil {

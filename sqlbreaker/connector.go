@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
+	"fmt"
 	"io"
 
 	"github.com/srebreaker/srebreaker/breaker"
@@ -25,7 +25,11 @@ type Connector struct {
 // call on them, with one breaker, the wrapper's own unless [WithBreaker]
 // gives one:
 //
-//	db := sql.OpenDB(sqlbreaker.Wrap(connector, sqlbreaker.WithName("orders-db")))
+//	guarded, err := sqlbreaker.Wrap(connector, sqlbreaker.WithName("orders-db"))
+//	if err != nil {
+//		return err
+//	}
+//	db := sql.OpenDB(guarded)
 //
 // Each call that reaches the server asks the breaker first: Connect, a
 // query or an exec (on the connection or on a prepared statement),
@@ -77,14 +81,17 @@ type Connector struct {
 // them, since their presence changes what database/sql does. To reach
 // the driver's own connection in sql.Conn.Raw, use [Unwrap].
 //
-// Wrap panics with an error wrapping [ErrInvalidOption] when an option is
-// invalid, and when c is nil.
-func Wrap(c driver.Connector, opts ...Option) *Connector {
+// Wrap returns an error wrapping [ErrInvalidOption], naming the option and
+// its value, when an option is invalid, and when c is nil.
+func Wrap(c driver.Connector, opts ...Option) (*Connector, error) {
 	if c == nil {
-		panic(errors.New("sqlbreaker: Wrap(nil): the connector must not be nil"))
+		return nil, fmt.Errorf("%w: Wrap(nil): the connector must not be nil", ErrInvalidOption)
 	}
-	o := mustOptions(opts)
-	return &Connector{c: c, o: o, d: &Driver{d: c.Driver(), o: o}}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Connector{c: c, o: o, d: &Driver{d: c.Driver(), o: o}}, nil
 }
 
 // Connect opens a connection with the wrapped connector, if the breaker
@@ -123,15 +130,23 @@ type Driver struct {
 // WrapDriver returns a driver that guards the connections d opens with one
 // breaker, as [Wrap] describes, for sql.Register:
 //
-//	sql.Register("pgx-guarded", sqlbreaker.WrapDriver(stdlib.GetDefaultDriver(), sqlbreaker.WithName("orders-db")))
+//	guarded, err := sqlbreaker.WrapDriver(stdlib.GetDefaultDriver(), sqlbreaker.WithName("orders-db"))
+//	if err != nil {
+//		return err
+//	}
+//	sql.Register("pgx-guarded", guarded)
 //
-// It panics with an error wrapping [ErrInvalidOption] when an option is
-// invalid, and when d is nil.
-func WrapDriver(d driver.Driver, opts ...Option) *Driver {
+// It returns an error wrapping [ErrInvalidOption], naming the option and
+// its value, when an option is invalid, and when d is nil.
+func WrapDriver(d driver.Driver, opts ...Option) (*Driver, error) {
 	if d == nil {
-		panic(errors.New("sqlbreaker: WrapDriver(nil): the driver must not be nil"))
+		return nil, fmt.Errorf("%w: WrapDriver(nil): the driver must not be nil", ErrInvalidOption)
 	}
-	return &Driver{d: d, o: mustOptions(opts)}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{d: d, o: o}, nil
 }
 
 // Open opens a connection with the wrapped driver, if the breaker admits

@@ -3,7 +3,11 @@
 // driver: [Wrap] wraps a driver.Connector, [WrapDriver] a driver.Driver,
 // and [Open] is sql.Open with a breaker.
 //
-//	db := sql.OpenDB(sqlbreaker.Wrap(connector, sqlbreaker.WithName("orders-db")))
+//	guarded, err := sqlbreaker.Wrap(connector, sqlbreaker.WithName("orders-db"))
+//	if err != nil {
+//		return err // an invalid option, named in the error
+//	}
+//	db := sql.OpenDB(guarded)
 //
 // Every call that reaches the server asks the breaker first: connecting,
 // queries and execs (on a connection or a prepared statement), prepare,

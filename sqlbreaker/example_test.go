@@ -29,7 +29,11 @@ func Example() {
 	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := breaker.MustNew(breaker.WithName("orders-db"), breaker.WithClock(mock), breaker.WithProba(proba.NewSeeded(1)))
 
-	db := sql.OpenDB(sqlbreaker.Wrap(connector, sqlbreaker.WithBreaker(b)))
+	guarded, err := sqlbreaker.Wrap(connector, sqlbreaker.WithBreaker(b))
+	if err != nil {
+		panic(err)
+	}
+	db := sql.OpenDB(guarded)
 	defer db.Close()
 
 	failed, shed := 0, 0

@@ -8,10 +8,9 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 )
 
-// ErrInvalidOption is wrapped by the error that [Open] returns, and that
-// [Wrap] and [WrapDriver] panic with, when an option is invalid; the full
-// text names the option and what was wrong with it. Test it with
-// errors.Is.
+// ErrInvalidOption is wrapped by the error that [Wrap], [WrapDriver] and
+// [Open] return when an option is invalid; the full text names the option
+// and what was wrong with it. Test it with errors.Is.
 var ErrInvalidOption = errors.New("sqlbreaker: invalid option")
 
 // DefaultName is the name of the breaker a wrapper makes for itself when
@@ -62,15 +61,6 @@ func newOptions(opts []Option) (*options, error) {
 		o.b = b
 	}
 	return o, nil
-}
-
-// mustOptions is newOptions for the constructors that panic.
-func mustOptions(opts []Option) *options {
-	o, err := newOptions(opts)
-	if err != nil {
-		panic(err)
-	}
-	return o
 }
 
 // WithName names the breaker the wrapper makes for itself, with

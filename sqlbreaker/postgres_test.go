@@ -183,7 +183,7 @@ func (s *pgServer) open(b breaker.Breaker) *sql.DB {
 	s.t.Helper()
 	cfg, err := pgx.ParseConfig(s.dsn())
 	require.NoError(s.t, err)
-	db := sql.OpenDB(sqlbreaker.Wrap(stdlib.GetConnector(*cfg), sqlbreaker.WithBreaker(b)))
+	db := sql.OpenDB(must(sqlbreaker.Wrap(stdlib.GetConnector(*cfg), sqlbreaker.WithBreaker(b))))
 	s.t.Cleanup(func() { _ = db.Close() })
 	return db
 }

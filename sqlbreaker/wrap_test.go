@@ -22,7 +22,7 @@ import (
 func newDB(t *testing.T, s *fakeServer, opts ...sqlbreaker.Option) (*sql.DB, *recBreaker) {
 	t.Helper()
 	b := &recBreaker{}
-	db := sql.OpenDB(sqlbreaker.Wrap(s, append([]sqlbreaker.Option{sqlbreaker.WithBreaker(b)}, opts...)...))
+	db := sql.OpenDB(must(sqlbreaker.Wrap(s, append([]sqlbreaker.Option{sqlbreaker.WithBreaker(b)}, opts...)...)))
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { _ = db.Close() })
 	return db, b
@@ -151,7 +151,7 @@ func TestWrap_errNoRowsIsSuccess(t *testing.T) {
 
 	// The same through a real breaker.
 	bb := breaker.MustNew(breaker.WithName("no-rows"))
-	db2 := sql.OpenDB(sqlbreaker.Wrap(&fakeServer{}, sqlbreaker.WithBreaker(bb)))
+	db2 := sql.OpenDB(must(sqlbreaker.Wrap(&fakeServer{}, sqlbreaker.WithBreaker(bb))))
 	defer db2.Close()
 	for range 20 {
 		require.ErrorIs(t, db2.QueryRow("none").Scan(&n), sql.ErrNoRows)
@@ -520,7 +520,7 @@ func TestWrap_namedValueChecker(t *testing.T) {
 func TestWrapDriver(t *testing.T) {
 	s := &fakeServer{}
 	b := &recBreaker{}
-	d := sqlbreaker.WrapDriver(fakeDriver{s}, sqlbreaker.WithBreaker(b))
+	d := must(sqlbreaker.WrapDriver(fakeDriver{s}, sqlbreaker.WithBreaker(b)))
 	assert.Same(t, b, d.Breaker())
 	c, err := d.OpenConnector("dsn")
 	require.NoError(t, err)
@@ -561,10 +561,10 @@ func TestOpen(t *testing.T) {
 }
 
 func TestWrap_options(t *testing.T) {
-	c := sqlbreaker.Wrap(&fakeServer{})
+	c := must(sqlbreaker.Wrap(&fakeServer{}))
 	assert.Equal(t, sqlbreaker.DefaultName, c.Breaker().Name())
-	assert.NotSame(t, c.Breaker(), sqlbreaker.Wrap(&fakeServer{}).Breaker(), "a breaker per wrapper")
-	assert.Equal(t, "orders", sqlbreaker.Wrap(&fakeServer{}, sqlbreaker.WithName("orders")).Breaker().Name())
+	assert.NotSame(t, c.Breaker(), must(sqlbreaker.Wrap(&fakeServer{})).Breaker(), "a breaker per wrapper")
+	assert.Equal(t, "orders", must(sqlbreaker.Wrap(&fakeServer{}, sqlbreaker.WithName("orders"))).Breaker().Name())
 
 	for _, tc := range []struct {
 		opts []sqlbreaker.Option
@@ -577,18 +577,23 @@ func TestWrap_options(t *testing.T) {
 		{[]sqlbreaker.Option{sqlbreaker.WithAcceptable(nil)}, "sqlbreaker: invalid option: WithAcceptable(nil): the function must not be nil"},
 		{[]sqlbreaker.Option{nil}, "sqlbreaker: invalid option: a nil Option was given"},
 	} {
-		v := func() (v any) {
-			defer func() { v = recover() }()
-			sqlbreaker.Wrap(&fakeServer{}, tc.opts...)
-			return nil
-		}()
-		err, ok := v.(error)
-		require.True(t, ok, "Wrap panics with an error: %v", v)
+		c, err := sqlbreaker.Wrap(&fakeServer{}, tc.opts...)
+		assert.Nil(t, c)
+		assert.ErrorIs(t, err, sqlbreaker.ErrInvalidOption)
+		assert.EqualError(t, err, tc.want)
+		d, err := sqlbreaker.WrapDriver(fakeDriver{&fakeServer{}}, tc.opts...)
+		assert.Nil(t, d)
 		assert.ErrorIs(t, err, sqlbreaker.ErrInvalidOption)
 		assert.EqualError(t, err, tc.want)
 	}
-	assert.PanicsWithError(t, "sqlbreaker: Wrap(nil): the connector must not be nil", func() { sqlbreaker.Wrap(nil) })
-	assert.PanicsWithError(t, "sqlbreaker: WrapDriver(nil): the driver must not be nil", func() { sqlbreaker.WrapDriver(nil) })
+	c, err := sqlbreaker.Wrap(nil)
+	assert.Nil(t, c)
+	assert.ErrorIs(t, err, sqlbreaker.ErrInvalidOption)
+	assert.EqualError(t, err, "sqlbreaker: invalid option: Wrap(nil): the connector must not be nil")
+	d, err := sqlbreaker.WrapDriver(nil)
+	assert.Nil(t, d)
+	assert.ErrorIs(t, err, sqlbreaker.ErrInvalidOption)
+	assert.EqualError(t, err, "sqlbreaker: invalid option: WrapDriver(nil): the driver must not be nil")
 }
 
 func TestSQLState(t *testing.T) {
@@ -618,7 +623,7 @@ func TestWrap_allocations(t *testing.T) {
 	ctx := context.Background()
 	bare := sql.OpenDB(&fakeServer{})
 	defer bare.Close()
-	wrapped := sql.OpenDB(sqlbreaker.Wrap(&fakeServer{}))
+	wrapped := sql.OpenDB(must(sqlbreaker.Wrap(&fakeServer{})))
 	defer wrapped.Close()
 	for name, f := range map[string]func(db *sql.DB) error{
 		"Exec": func(db *sql.DB) error { _, err := db.ExecContext(ctx, "x"); return err },

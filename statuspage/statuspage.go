@@ -3,6 +3,7 @@ package statuspage
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,8 +20,8 @@ const (
 	// DefaultLimit is how many breakers a page shows by default; see
 	// [WithLimit].
 	DefaultLimit = 100
-	// MaxLimit is the largest limit [WithLimit] accepts.
-	MaxLimit = 10000
+	// maxLimit is the largest limit WithLimit accepts.
+	maxLimit = 10000
 
 	// maxNameBytes is where a breaker's name is cut on the page and in the
 	// JSON: names come from outside (hosts, routes) and may be long.
@@ -36,6 +37,11 @@ type Clock interface {
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
+
+// ErrInvalidOption is wrapped by the error [New] returns, and [MustNew]
+// panics with, when an option or the source is invalid; the full text
+// names the option and its value. Test it with errors.Is.
+var ErrInvalidOption = errors.New("statuspage: invalid option")
 
 // Option configures a [Page] made by [New] or [MustNew].
 type Option func(*options)
@@ -54,7 +60,7 @@ func WithClock(c Clock) Option {
 }
 
 // WithLimit sets how many breakers the page shows at most, and so how many
-// histories it keeps: [DefaultLimit] by default, from 1 to [MaxLimit]. When
+// histories it keeps: [DefaultLimit] by default, from 1 to 10000. When
 // the source holds more, the page shows those holding an operator's
 // override, then those with the highest drop probability (then the most
 // failures, then by name), and says how many it left out. Another value is an error from [New].
@@ -64,10 +70,10 @@ func WithLimit(n int) Option {
 
 func (o options) validate() error {
 	if o.clock == nil {
-		return fmt.Errorf("statuspage: WithClock(nil): a clock is required")
+		return fmt.Errorf("%w: WithClock(nil): a clock is required", ErrInvalidOption)
 	}
-	if o.limit < 1 || o.limit > MaxLimit {
-		return fmt.Errorf("statuspage: WithLimit(%d): must be between 1 and %d", o.limit, MaxLimit)
+	if o.limit < 1 || o.limit > maxLimit {
+		return fmt.Errorf("%w: WithLimit(%d): must be between 1 and %d", ErrInvalidOption, o.limit, maxLimit)
 	}
 	return nil
 }
@@ -90,17 +96,21 @@ type Page struct {
 // New returns a Page that shows the breakers of src, usually a
 // *[breaker.Registry] such as [breaker.DefaultRegistry]; breakers that
 // record nothing (Stats.Unguarded, see [breaker.Stats]) are left out. It
-// returns an error naming the option when an option is out of its range.
+// returns an error wrapping [ErrInvalidOption], naming the option and its
+// value, when an option is nil or out of its range, or src is nil.
 func New(src breaker.Source, opts ...Option) (*Page, error) {
 	o := options{clock: systemClock{}, limit: DefaultLimit}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
+		}
 		opt(&o)
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	if src == nil {
-		return nil, fmt.Errorf("statuspage: New(nil): a source of breakers is required")
+		return nil, fmt.Errorf("%w: New(nil): a source of breakers is required", ErrInvalidOption)
 	}
 	return &Page{src: src, clock: o.clock, limit: o.limit, histories: make(map[string]*history)}, nil
 }

@@ -350,19 +350,25 @@ func TestNew_invalid(t *testing.T) {
 		want string
 	}{
 		{"limit 0", r, []statuspage.Option{statuspage.WithLimit(0)},
-			"statuspage: WithLimit(0): must be between 1 and 10000"},
-		{"limit too high", r, []statuspage.Option{statuspage.WithLimit(statuspage.MaxLimit + 1)},
-			"statuspage: WithLimit(10001): must be between 1 and 10000"},
+			"statuspage: invalid option: WithLimit(0): must be between 1 and 10000"},
+		{"limit too high", r, []statuspage.Option{statuspage.WithLimit(10001)},
+			"statuspage: invalid option: WithLimit(10001): must be between 1 and 10000"},
 		{"nil clock", r, []statuspage.Option{statuspage.WithClock(nil)},
-			"statuspage: WithClock(nil): a clock is required"},
-		{"nil source", nil, nil, "statuspage: New(nil): a source of breakers is required"},
+			"statuspage: invalid option: WithClock(nil): a clock is required"},
+		{"nil option", r, []statuspage.Option{nil}, "statuspage: invalid option: a nil Option was given"},
+		{"nil source", nil, nil, "statuspage: invalid option: New(nil): a source of breakers is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := statuspage.New(tc.src, tc.opts...)
+			assert.ErrorIs(t, err, statuspage.ErrInvalidOption)
 			assert.EqualError(t, err, tc.want)
 			assert.Nil(t, p)
 			assert.PanicsWithError(t, tc.want, func() { statuspage.MustNew(tc.src, tc.opts...) })
 		})
+	}
+	for _, limit := range []int{1, 10000} { // the ends of WithLimit's documented range
+		_, err := statuspage.New(r, statuspage.WithLimit(limit))
+		assert.NoError(t, err, "WithLimit(%d)", limit)
 	}
 }
 

@@ -113,10 +113,12 @@ func TestTraceDrops_grpcClientUnderOtelgrpc(t *testing.T) {
 	rec, tp := recorder(t)
 	addr := serveGRPC(t)
 	reg := breaker.MustNewRegistry()
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(reg))
+	require.NoError(t, err)
 	cc, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp))),
-		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(reg))))
+		grpc.WithUnaryInterceptor(interceptors.Unary()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cc.Close() })
 

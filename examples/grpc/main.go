@@ -131,10 +131,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	// A program of its own would leave out WithRegistry, and its breakers
 	// would live in breaker.DefaultRegistry(); a registry of the run's own
 	// keeps it repeatable.
+	interceptors, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(breaker.MustNewRegistry(opts...)))
+	if err != nil {
+		return nil, err
+	}
 	cc, err := grpc.NewClient(ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(grpcbreaker.UnaryClientInterceptor(
-			grpcbreaker.WithRegistry(breaker.MustNewRegistry(opts...)))))
+		grpc.WithUnaryInterceptor(interceptors.Unary()))
 	if err != nil {
 		return nil, err
 	}

@@ -87,19 +87,25 @@ func checkCore(_ context.Context, registry *breaker.Registry) error {
 // checkGRPC calls gRPC's health service on loopback through the client and
 // server interceptors.
 func checkGRPC(ctx context.Context, registry *breaker.Registry) error {
-	serverUnary := grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithRegistry(registry))
-	clientUnary := grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(registry))
+	server, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		return err
+	}
+	client, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(registry))
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := grpc.NewServer(grpc.UnaryInterceptor(serverUnary))
+	srv := grpc.NewServer(grpc.UnaryInterceptor(server.Unary()))
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	go func() { _ = srv.Serve(lis) }() // returns when Stop closes the listener
 	defer srv.Stop()
 
 	cc, err := grpc.NewClient(lis.Addr().String(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(clientUnary))
+		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(client.Unary()))
 	if err != nil {
 		return err
 	}
@@ -257,7 +263,11 @@ func startRedis(ctx context.Context) (addr string, stop func(), err error) {
 // checkSQL opens a database/sql database on a connector whose server is
 // down, guarded by a breaker of the registry: the breaker sheds.
 func checkSQL(ctx context.Context, registry *breaker.Registry) error {
-	db := sql.OpenDB(sqlbreaker.Wrap(downConnector{}, sqlbreaker.WithBreaker(registry.Get("database"))))
+	guarded, err := sqlbreaker.Wrap(downConnector{}, sqlbreaker.WithBreaker(registry.Get("database")))
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(guarded)
 	defer db.Close()
 	for range 1000 {
 		if err := db.PingContext(ctx); errors.Is(err, breaker.ErrServiceUnavailable) {
