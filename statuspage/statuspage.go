@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/internal/distinct"
 )
@@ -28,16 +29,6 @@ const (
 	maxNameBytes = 200
 )
 
-// Clock is the one method a Page reads time through, to stamp the samples
-// of its charts. github.com/benbjohnson/clock's Clock and *Mock satisfy it.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // ErrInvalidOption is wrapped by the error [New] returns, and [MustNew]
 // panics with, when an option or the source is invalid; the full text
 // names the option and its value. Test it with errors.Is.
@@ -47,15 +38,18 @@ var ErrInvalidOption = errors.New("statuspage: invalid option")
 type Option func(*options)
 
 type options struct {
-	clock Clock
+	clock clock.Clock
 	limit int
 }
 
 // WithClock sets the clock that stamps the samples of the charts and the
-// snapshot's time; the system clock by default. Give it the clock the
+// snapshot's time (of its methods, the Page reads Now alone): clock.New()
+// from github.com/benbjohnson/clock, the system clock, by default, and
+// clock.NewMock() in tests, the clock type every package of this module
+// takes. Give it the clock the
 // breakers read, so that the page's times and the reasons' agree. A nil
 // clock is an error from [New].
-func WithClock(c Clock) Option {
+func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
@@ -86,7 +80,7 @@ func (o options) validate() error {
 // A Page is safe for concurrent use by multiple goroutines.
 type Page struct {
 	src   breaker.Source
-	clock Clock
+	clock clock.Clock
 	limit int
 
 	mu        sync.Mutex
@@ -99,7 +93,7 @@ type Page struct {
 // returns an error wrapping [ErrInvalidOption], naming the option and its
 // value, when an option is nil or out of its range, or src is nil.
 func New(src breaker.Source, opts ...Option) (*Page, error) {
-	o := options{clock: systemClock{}, limit: DefaultLimit}
+	o := options{clock: clock.New(), limit: DefaultLimit}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: a nil Option was given", ErrInvalidOption)
