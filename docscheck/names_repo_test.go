@@ -16,15 +16,20 @@ import (
 // imports, each with why. A key ending in a dot stands for every name
 // qualified by it.
 var notOurs = map[string]string{
-	"sqlx.":               "go-zero's core/stores/sqlx, which no module here imports",
-	"SqlConn":             "go-zero's sqlx.SqlConn",
-	"NewMysql":            "go-zero's sqlx.NewMysql",
-	"Transact":            "go-zero's SqlConn.Transact",
-	"conn.TransactCtx":    "go-zero's SqlConn.TransactCtx",
-	"redis.MustNewRedis":  "go-zero's core/stores/redis, imported by no module here",
-	"google.rpc.":         "a protobuf message's full name (google.rpc.ErrorInfo), not a Go name",
-	"RetryBudget":         "failsafe-go's budget, which no module here imports",
-	"RegistryGetParallel": "a benchmark's name as benchstat prints it, without its Benchmark prefix",
+	"sqlx.":                           "go-zero's core/stores/sqlx, which no module here imports",
+	"SqlConn":                         "go-zero's sqlx.SqlConn",
+	"NewMysql":                        "go-zero's sqlx.NewMysql",
+	"Transact":                        "go-zero's SqlConn.Transact",
+	"conn.TransactCtx":                "go-zero's SqlConn.TransactCtx",
+	"redis.MustNewRedis":              "go-zero's core/stores/redis, imported by no module here",
+	"google.rpc.":                     "a protobuf message's full name (google.rpc.ErrorInfo), not a Go name",
+	"RetryBudget":                     "failsafe-go's budget, which no module here imports",
+	"RegistryGetParallel":             "a benchmark's name as benchstat prints it, without its Benchmark prefix",
+	"SrebreakerSheddingSustained":     "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerCriticalShed":          "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerOverrideLeftInForce":   "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerOverrideHidesFailures": "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerFleetRedisDown":        "an alert of ops/alerts.yml, not a Go name",
 }
 
 var (

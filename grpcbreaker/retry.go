@@ -75,7 +75,7 @@ func withPushback(err error, trailer metadata.MD) error {
 // tell a drop of the client's breaker from a server's Unavailable: put the
 // client interceptors outside it (gRPC's retries run inside the
 // interceptors, so drops are never retried there), and see
-// docs/retries.md.
+// docs/guide/retries.md.
 func Retriable(err error) bool {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.ResourceExhausted:
