@@ -3,6 +3,7 @@ module github.com/srebreaker/srebreaker/tracetest
 go 1.25.0
 
 require (
+	github.com/benbjohnson/clock v1.3.5
 	github.com/srebreaker/srebreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/srebreaker/srebreaker/otelbreaker v0.1.0
@@ -16,7 +17,6 @@ require (
 )
 
 require (
-	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
