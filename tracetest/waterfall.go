@@ -162,7 +162,7 @@ func emit(v attribute.Value) string {
 	if v.Type() == attribute.FLOAT64 {
 		return strconv.FormatFloat(v.AsFloat64(), 'g', 3, 64)
 	}
-	return v.Emit()
+	return v.String()
 }
 
 // row is a span and how deep it sits under the spans drawn.
