@@ -14,7 +14,7 @@ import (
 // calls a second for curveWarmup, to settle, then for curveMeasure, over
 // which the share of calls it drops is measured.
 const (
-	curveRate    = 500
+	curveRate    = 200
 	curveWarmup  = 10 * time.Second
 	curveMeasure = 20 * time.Second
 	curveStep    = 0.02 // between success rates
@@ -93,7 +93,7 @@ func drawDropCurve(w io.Writer) {
 		}
 		c.lines = append(c.lines, l)
 	}
-	c.notes = append(c.notes, note{x: 0.985, y: 0.9, anchor: "end", fill: "#444444",
+	c.notes = append(c.notes, note{x: 0.985, y: 0.8, anchor: "end", fill: "#444444",
 		text: "K = 1 sheds as soon as any call fails"})
 	writeLineChart(w, c)
 }

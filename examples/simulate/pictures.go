@@ -149,8 +149,8 @@ func writeLineChart(w io.Writer, c lineChart) {
 		p.printf(`<path id="%s" class="series" fill="none" %s d="%s"/>`+"\n", l.id, l.style, d.String())
 	}
 	for _, m := range c.marks {
-		p.printf(`<text class="mark-label" x="%s" y="%d" text-anchor="middle" fill="#444444">%s</text>`+"\n",
-			num(x(m.x)), plotTop-6, esc(m.label))
+		p.printf(`<text class="mark-label" x="%s" y="%d" fill="#444444">%s</text>`+"\n",
+			num(x(m.x)+4), plotTop+14, esc(m.label))
 	}
 	for _, n := range c.notes {
 		fill := n.fill
