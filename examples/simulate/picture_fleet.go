@@ -53,7 +53,7 @@ func drawFleet(w io.Writer) {
 	d := diagram{p}
 	p.printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" font-family="sans-serif" font-size="%d">`+"\n",
 		fleetWidth, fleetHeight, fleetWidth, fleetHeight, fontSize)
-	title := "A fleet's evidence through Redis (redisbreaker, layout v4)"
+	title := "A fleet's evidence through Redis (redisbreaker)"
 	subtitle := "Every period, each process's Sharer adds what its breaker counted to the fleet's counters and reads them back; " +
 		"calls never wait on Redis."
 	p.printf("<title>%s</title>\n<desc>%s</desc>\n", esc(title), esc(subtitle))
@@ -121,7 +121,7 @@ func drawFleet(w io.Writer) {
 		d.lines(rx+18, k.y+17, "start", "#222222", true, k.text...)
 	}
 	d.lines(rx+12, ry+368, "start", "#444444", false,
-		"“4” is the layout's version: what", "crosses the wire is the history,", "never the formula's values")
+		"the 4 in a key is the layout's version:", "what crosses the wire is the history,", "never the formula's values")
 
 	// What crosses the wire, for process 1; process 2 the same.
 	sx, mx := px+pw, (px+pw+rx)/2
