@@ -31,7 +31,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load
+.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load pictures
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -206,3 +206,8 @@ fuzz: ## run every fuzz target of FUZZ_PACKAGES for FUZZTIME (2m) each
 
 simulate: ## run the outage simulation
 	go run ./examples/simulate
+
+# The tests that keep each picture what its generator draws rewrite them with -update.
+pictures: ## redraw docs/pictures from runs of the real packages (examples/simulate, tracetest)
+	go test -count=1 -run '^TestPictures$$' ./examples/simulate -args -update
+	cd tracetest && go test -count=1 -run '^TestWriteWaterfall_dropTrace$$' . -args -update
