@@ -132,17 +132,14 @@ const AttemptHeader = "Srebreaker-Attempt"
 // grpcbreaker's client interceptors, send how many attempts came before.
 const previousAttemptsHeader = "Grpc-Previous-Rpc-Attempts"
 
-// MaxAttempt is the highest attempt number [AttemptOf] reads: a client that
-// claims more is read as MaxAttempt. An attempt number is a client's claim
-// about itself; the cap keeps what a server does with it bounded.
-const MaxAttempt = serverside.MaxAttempt
 
 // AttemptOf returns the attempt number a call's request header carries
 // (its keys in canonical form, as connect and net/http give them),
 // 1-based: its [AttemptHeader], or else one more than its
 // grpc-previous-rpc-attempts metadata (the highest, if it carries
 // several), which gRPC clients send; 1 when it has neither, or when no
-// value is a number; at most [MaxAttempt].
+// value is a number; at most 100: an attempt number is a client's claim
+// about itself, and the cap keeps what a server does with it bounded.
 func AttemptOf(header http.Header) int {
 	if vs := header[AttemptHeader]; len(vs) > 0 {
 		return serverside.ParseAttempt(vs[0])
@@ -157,6 +154,6 @@ func sendLevelAndAttempt(ctx context.Context, h http.Header) {
 		h[CriticalityHeader] = []string{c.String()}
 	}
 	if n := retry.Attempt(ctx); n > 1 {
-		h[AttemptHeader] = []string{strconv.Itoa(min(n, MaxAttempt))}
+		h[AttemptHeader] = []string{strconv.Itoa(min(n, serverside.MaxAttempt))}
 	}
 }

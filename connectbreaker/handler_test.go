@@ -391,7 +391,7 @@ func TestAttemptOf(t *testing.T) {
 		{"none", http.Header{}, 1},
 		{"attempt header", http.Header{"Srebreaker-Attempt": {"3"}}, 3},
 		{"not a number", http.Header{"Srebreaker-Attempt": {"x"}}, 1},
-		{"capped", http.Header{"Srebreaker-Attempt": {"100000"}}, connectbreaker.MaxAttempt},
+		{"capped", http.Header{"Srebreaker-Attempt": {"100000"}}, 100},
 		{"gRPC's previous attempts", http.Header{"Grpc-Previous-Rpc-Attempts": {"1", "2"}}, 3},
 		{"the attempt header first", http.Header{"Srebreaker-Attempt": {"2"}, "Grpc-Previous-Rpc-Attempts": {"5"}}, 2},
 	} {

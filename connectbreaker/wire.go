@@ -29,9 +29,9 @@ const RetryHeader = "Srebreaker-Retry"
 // The advice a shedding handler gives in its RetryHeader.
 const (
 	// RetryNo says "don't retry".
-	RetryNo = serverside.RetryNo
+	RetryNo = "no"
 	// RetryLater says "retry later".
-	RetryLater = serverside.RetryLater
+	RetryLater = "later"
 )
 
 // ErrorDomain is the domain of the google.rpc.ErrorInfo detail that the

@@ -150,6 +150,9 @@ func MustNew(opts ...Option) *Policy {
 // the first success or the last attempt's error, untouched. It is
 // [Call] without a result.
 func (p *Policy) Do(ctx context.Context, b breaker.Breaker, req func(ctx context.Context) error) error {
+	if req == nil {
+		panic("retry: Policy.Do called with a nil req")
+	}
 	_, err := Call(ctx, p, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, req(ctx) })
 	return err
 }
@@ -179,8 +182,15 @@ func (p *Policy) Do(ctx context.Context, b breaker.Breaker, req func(ctx context
 // Between attempts, Call waits the backoff ([WithBackoff]), or what the
 // error's [Pushback] asks for when it asks for a time. When ctx is done
 // while it waits, Call returns ctx.Err(). A nil ctx is treated as
-// context.Background(); p must not be nil.
+// context.Background(). A nil p or req is the caller's mistake: Call
+// panics, naming it, before anything is run or recorded.
 func Call[T any](ctx context.Context, p *Policy, b breaker.Breaker, req func(ctx context.Context) (T, error)) (T, error) {
+	switch {
+	case p == nil:
+		panic("retry: Call called with a nil Policy")
+	case req == nil:
+		panic("retry: Call called with a nil req")
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

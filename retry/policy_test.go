@@ -222,3 +222,20 @@ func TestBackoff_fullJitter(t *testing.T) {
 		assert.InDelta(t, float64(ceiling)/2, float64(sum/calls), float64(ceiling)/10, "mean wait before retry %d", k+1)
 	}
 }
+
+// A nil function is the caller's mistake, not the dependency's: nothing is
+// recorded against the breaker.
+func TestCall_nilArgumentsPanicAndRecordNothing(t *testing.T) {
+	b := breaker.MustNew()
+	p := retry.MustNew()
+	ctx := context.Background()
+	assert.PanicsWithValue(t, "retry: Policy.Do called with a nil req", func() { _ = p.Do(ctx, b, nil) })
+	assert.PanicsWithValue(t, "retry: Call called with a nil req", func() {
+		_, _ = retry.Call[int](ctx, p, b, nil)
+	})
+	assert.PanicsWithValue(t, "retry: Call called with a nil Policy", func() {
+		_, _ = retry.Call(ctx, nil, b, func(context.Context) (int, error) { return 1, nil })
+	})
+	s := b.Stats()
+	assert.Zero(t, s.TotalSuccesses+s.TotalFailures+s.TotalDrops)
+}
