@@ -132,7 +132,6 @@ const AttemptHeader = "Srebreaker-Attempt"
 // grpcbreaker's client interceptors, send how many attempts came before.
 const previousAttemptsHeader = "Grpc-Previous-Rpc-Attempts"
 
-
 // AttemptOf returns the attempt number a call's request header carries
 // (its keys in canonical form, as connect and net/http give them),
 // 1-based: its [AttemptHeader], or else one more than its
