@@ -47,7 +47,7 @@ const (
 )
 
 // drawFleet draws the path of a fleet's evidence through Redis, as
-// redisbreaker's package comment and docs/fleet.md describe it.
+// redisbreaker's package comment and docs/guide/fleet.md describe it.
 func drawFleet(w io.Writer) {
 	p := &svgWriter{w: w}
 	d := diagram{p}

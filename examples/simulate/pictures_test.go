@@ -37,7 +37,7 @@ func TestPictures(t *testing.T) {
 	}
 }
 
-// The figures docs/retries.md quotes: naive retries triple the load on a
+// The figures docs/guide/retries.md quotes: naive retries triple the load on a
 // failing dependency, the budget holds it near 1.1×, and the breaker
 // shedding too leaves a few hundredths of it.
 func TestRetryRun_amplification(t *testing.T) {
@@ -50,7 +50,7 @@ func TestRetryRun_amplification(t *testing.T) {
 	}
 }
 
-// What docs/algorithm.md says of the drop curve: the plain formula settles
+// What docs/design/algorithm.md says of the drop curve: the plain formula settles
 // at 1 − K·s, and each breaker starts shedding a little above 1/K.
 func TestSteadyDropShare(t *testing.T) {
 	plain := []breaker.Option{breaker.WithPlainFormula()}
