@@ -3,6 +3,7 @@ module github.com/srebreaker/srebreaker/retrytest
 go 1.24.0
 
 require (
+	github.com/benbjohnson/clock v1.3.5
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/srebreaker/srebreaker v0.1.0

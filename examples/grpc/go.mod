@@ -3,6 +3,7 @@ module github.com/srebreaker/srebreaker/examples/grpc
 go 1.24.0
 
 require (
+	github.com/benbjohnson/clock v1.3.5
 	github.com/srebreaker/srebreaker v0.1.0
 	github.com/srebreaker/srebreaker/grpcbreaker v0.1.0
 	github.com/stretchr/testify v1.12.1

@@ -3,6 +3,7 @@ module github.com/srebreaker/srebreaker/examples/metrics
 go 1.23.0
 
 require (
+	github.com/benbjohnson/clock v1.3.5
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/common v0.66.1
 	github.com/srebreaker/srebreaker v0.1.0
