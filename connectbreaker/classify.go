@@ -91,40 +91,6 @@ func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) o
 	return x
 }
 
-// recordPanic records a call whose code panicked, or called runtime.Goexit
-// (v == nil), as a failure.
-func recordPanic(p srebreaker.Promise, v any) {
-	if v == nil {
-		p.Reject("call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
-		return
-	}
-	p.Reject(fmt.Sprint("panic: ", v))
-}
-
-// guard runs call, which makes an admitted call, and records on p a call
-// that neither returns nor is recorded: a panic is recorded and goes on
-// from here, with the caller's frames on the stack. recover returns nil
-// for runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
-// panicnil=1, which it stops: guard then returns true, and only then, for
-// its caller to raise panic(nil) again.
-func guard(p srebreaker.Promise, call func()) (nilPanic bool) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover()
-		recordPanic(p, v)
-		if v != nil {
-			panic(v)
-		}
-		nilPanic = true
-	}()
-	call()
-	returned = true
-	return false
-}
-
 // contextError is the error of a call whose context was done before it
 // was made: canceled or deadline_exceeded, as connect answers it.
 func contextError(err error) error {

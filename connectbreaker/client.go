@@ -11,6 +11,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
@@ -165,8 +166,8 @@ func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc 
 		}
 		sendLevelAndAttempt(ctx, req.Header())
 		var resp connect.AnyResponse
-		if guard(p, func() { resp, err = next(ctx, req) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if c.o.record(p, ctx, err) == succeeded {
 			return resp, err
@@ -221,8 +222,8 @@ func (s *clientConn) end(err error) error {
 
 func (s *clientConn) Send(msg any) error {
 	var err error
-	if guard(s.unlessEnded(), func() { err = s.StreamingClientConn.Send(msg) }) {
-		panic(nil) // raised again: see guard
+	if admitted.Run(s.unlessEnded(), func() { err = s.StreamingClientConn.Send(msg) }) {
+		panic(nil) // raised again: see admitted.Run
 	}
 	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the code is for Receive to tell
 		return s.end(err)
@@ -232,8 +233,8 @@ func (s *clientConn) Send(msg any) error {
 
 func (s *clientConn) Receive(msg any) error {
 	var err error
-	if guard(s.unlessEnded(), func() { err = s.StreamingClientConn.Receive(msg) }) {
-		panic(nil) // raised again: see guard
+	if admitted.Run(s.unlessEnded(), func() { err = s.StreamingClientConn.Receive(msg) }) {
+		panic(nil) // raised again: see admitted.Run
 	}
 	switch {
 	case err == nil:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
@@ -112,8 +113,8 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 			return nil, err
 		}
 		var resp connect.AnyResponse
-		if guard(p, func() { resp, err = next(ctx, req) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if h.finish(ov, p, ctx, err) && advice != "" {
 			return resp, failureAnswer(err, advice)
@@ -131,8 +132,8 @@ func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerF
 		if err != nil {
 			return err
 		}
-		if guard(p, func() { err = next(ctx, conn) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { err = next(ctx, conn) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if h.finish(ov, p, ctx, err) && advice != "" {
 			return failureAnswer(err, advice)

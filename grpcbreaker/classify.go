@@ -3,7 +3,6 @@ package grpcbreaker
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -69,40 +68,6 @@ func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) o
 		srebreaker.Ignore(p)
 	}
 	return x
-}
-
-// recordPanic records a call whose code panicked, or called runtime.Goexit
-// (v == nil), as a failure.
-func recordPanic(p srebreaker.Promise, v any) {
-	if v == nil {
-		p.Reject("call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)")
-		return
-	}
-	p.Reject(fmt.Sprint("panic: ", v))
-}
-
-// guard runs call, which makes an admitted call, and records on p a call
-// that neither returns nor is recorded: a panic is recorded and goes on
-// from here, with the caller's frames on the stack. recover returns nil
-// for runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
-// panicnil=1, which it stops: guard then returns true, and only then, for
-// its caller to raise panic(nil) again.
-func guard(p srebreaker.Promise, call func()) (nilPanic bool) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover()
-		recordPanic(p, v)
-		if v != nil {
-			panic(v)
-		}
-		nilPanic = true
-	}()
-	call()
-	returned = true
-	return false
 }
 
 // shedError is the error of a call a breaker dropped: status code

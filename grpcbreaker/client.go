@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/srebreaker/srebreaker/internal/admitted"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -57,8 +58,8 @@ func (c *ClientInterceptors) Unary() grpc.UnaryClientInterceptor {
 		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		var trailer metadata.MD
 		callOpts = trailerOption(callOpts, &trailer)
-		if guard(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		o.record(p, ctx, err)
 		return withPushback(err, trailer)
@@ -113,8 +114,8 @@ func (c *ClientInterceptors) Stream() grpc.StreamClientInterceptor {
 		}
 		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		var cs grpc.ClientStream
-		if guard(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { cs, err = streamer(ctx, desc, cc, method, callOpts...) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if err != nil {
 			o.record(p, ctx, err)

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -61,8 +62,8 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		var resp any
-		if guard(p, func() { resp, err = handler(ctx, req) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(p, func() { resp, err = handler(ctx, req) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if finish(ov, o, p, ctx, err) && advice != "" {
 			err = failureAnswer(err, advice)
@@ -111,8 +112,8 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 			call = &streamCall{p: p}
 			ss, guarded = &answerStream{ServerStream: ss, call: call}, call
 		}
-		if guard(guarded, func() { err = handler(srv, ss) }) {
-			panic(nil) // raised again: see guard
+		if admitted.Run(guarded, func() { err = handler(srv, ss) }) {
+			panic(nil) // raised again: see admitted.Run
 		}
 		if call != nil {
 			p = call.take() // the promise of the outcome, if the handler answered

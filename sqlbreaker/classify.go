@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 )
 
 // DefaultAcceptable is the [WithAcceptable] used unless one is given: an
@@ -126,10 +126,6 @@ func (o *options) recordReset(ctx context.Context, p srebreaker.Promise, err err
 	o.record(ctx, p, "reset", err, false)
 }
 
-// exitedReason is the failure recorded for a call that neither returned
-// nor panicked with a value.
-const exitedReason = "call exited without returning (runtime.Goexit, or panic(nil) with GODEBUG panicnil=1)"
-
 // guarded asks the breaker about a call of op (a word for the failure
 // reason: "query", "exec") on c, runs f if admitted, after c's pending
 // session reset if there is one, and records how it ended, as guard does;
@@ -143,7 +139,7 @@ func guarded[T any](ctx context.Context, c *conn, op string, f func() (T, error)
 	if err != nil {
 		return v, err
 	}
-	if guard(p, func() {
+	if admitted.Run(p, func() {
 		if c.reset == resetPending {
 			if err = c.resetLate(ctx, p); err != nil {
 				return
@@ -152,35 +148,7 @@ func guarded[T any](ctx context.Context, c *conn, op string, f func() (T, error)
 		v, err = f()
 		c.o.record(ctx, p, op, err, false)
 	}) {
-		panic(nil) // raised again: see guard
+		panic(nil) // raised again: see admitted.Run
 	}
 	return v, err
-}
-
-// guard runs call, which makes an admitted call and records its outcome on
-// p, and records a call that neither returns nor is recorded as a failure:
-// a panic is recorded and goes on from here, with the caller's frames on
-// the stack. recover returns nil for runtime.Goexit, which goes on, and for
-// panic(nil) under GODEBUG panicnil=1, which it stops: guard then returns
-// true, and only then, for its caller to raise panic(nil) again.
-//
-// call does not escape, so a closure passed to guard stays on the stack.
-func guard(p srebreaker.Promise, call func()) (nilPanic bool) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover()
-		if v == nil {
-			p.Reject(exitedReason)
-			nilPanic = true
-			return
-		}
-		p.Reject(fmt.Sprint("panic: ", v))
-		panic(v)
-	}()
-	call()
-	returned = true
-	return false
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 )
 
 // conn wraps a driver's connection. database/sql uses a connection from
@@ -112,11 +113,11 @@ func (c *conn) resetSession(ctx context.Context) error {
 		return err
 	}
 	c.reset, c.dropped = resetDone, nil
-	if guard(p, func() {
+	if admitted.Run(p, func() {
 		err = c.resetter.ResetSession(ctx)
 		c.o.recordReset(ctx, p, err)
 	}) {
-		panic(nil) // raised again: see guard
+		panic(nil) // raised again: see admitted.Run
 	}
 	return err
 }
@@ -314,11 +315,11 @@ func (t *connTx) Commit() (err error) {
 		}
 		return err
 	}
-	if guard(p, func() {
+	if admitted.Run(p, func() {
 		err = tx.Commit()
 		c.o.record(ctx, p, "commit", err, false)
 	}) {
-		panic(nil) // raised again: see guard
+		panic(nil) // raised again: see admitted.Run
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/admitted"
 )
 
 // Connector is a driver.Connector that guards with a breaker the
@@ -222,11 +223,11 @@ func (o *options) connect(ctx context.Context, dial func() (driver.Conn, error))
 		return nil, err
 	}
 	var ci driver.Conn
-	if guard(p, func() {
+	if admitted.Run(p, func() {
 		ci, err = dial()
 		o.record(ctx, p, "connect", err, true)
 	}) {
-		panic(nil) // raised again: see guard
+		panic(nil) // raised again: see admitted.Run
 	}
 	if err != nil {
 		return nil, err
