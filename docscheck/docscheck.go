@@ -89,6 +89,31 @@ func (b Block) Pos() string { return b.File + ":" + strconv.Itoa(b.Line) }
 
 var fence = regexp.MustCompile("^( {0,3})(`{3,}|~{3,})\\s*([^`\\s]*)")
 
+// inlineCode is an inline code span of Markdown, empty ones included.
+var inlineCode = regexp.MustCompile("`[^`]*`")
+
+// proseLines calls f for each line of a Markdown page outside its fenced
+// blocks, with its index, and whether a fenced block ended since the line
+// before it that f was given.
+func proseLines(src []byte, f func(n int, line string, afterFence bool)) {
+	inFence, closer, after := false, "", false
+	for n, line := range strings.Split(string(src), "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if inFence {
+			if strings.HasPrefix(trimmed, closer) && strings.Trim(trimmed, closer[:1]+" \t") == "" {
+				inFence = false
+			}
+			continue
+		}
+		if m := fence.FindStringSubmatch(trimmed); m != nil {
+			inFence, closer, after = true, m[2], true
+			continue
+		}
+		f(n, line, after)
+		after = false
+	}
+}
+
 // Extract returns the fenced code blocks of the Markdown text src, read
 // from file. It fails on a fence left open.
 func Extract(file string, src []byte) ([]Block, error) {

@@ -21,24 +21,11 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 // and code spans.
 func Links(file string, src []byte) []Link {
 	var links []Link
-	inFence, closer := false, ""
-	for n, line := range strings.Split(string(src), "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if inFence {
-			if strings.HasPrefix(trimmed, closer) && strings.Trim(trimmed, closer[:1]+" \t") == "" {
-				inFence = false
-			}
-			continue
-		}
-		if m := fence.FindStringSubmatch(trimmed); m != nil {
-			inFence, closer = true, m[2]
-			continue
-		}
-		line = regexp.MustCompile("`[^`]*`").ReplaceAllString(line, "")
-		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+	proseLines(src, func(n int, line string, _ bool) {
+		for _, m := range mdLink.FindAllStringSubmatch(inlineCode.ReplaceAllString(line, ""), -1) {
 			links = append(links, Link{Pos: file + ":" + strconv.Itoa(n+1), Target: m[1]})
 		}
-	}
+	})
 	return links
 }
 
@@ -47,21 +34,9 @@ func Links(file string, src []byte) []Link {
 // and underscores, spaces made hyphens, and -1, -2, ... after a repeat.
 func Anchors(src []byte) map[string]bool {
 	anchors := map[string]bool{}
-	inFence, closer := false, ""
-	for _, line := range strings.Split(string(src), "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if inFence {
-			if strings.HasPrefix(trimmed, closer) && strings.Trim(trimmed, closer[:1]+" \t") == "" {
-				inFence = false
-			}
-			continue
-		}
-		if m := fence.FindStringSubmatch(trimmed); m != nil {
-			inFence, closer = true, m[2]
-			continue
-		}
+	proseLines(src, func(_ int, line string, _ bool) {
 		if !strings.HasPrefix(line, "#") {
-			continue
+			return
 		}
 		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
 		var b strings.Builder
@@ -78,6 +53,6 @@ func Anchors(src []byte) map[string]bool {
 			anchor = fmt.Sprintf("%s-%d", b.String(), i)
 		}
 		anchors[anchor] = true
-	}
+	})
 	return anchors
 }

@@ -585,31 +585,21 @@ func MarkdownTokens(file string, src []byte) []Token {
 		}
 		para = nil
 	}
-	inFence, closer := false, ""
-	for n, line := range strings.Split(string(src), "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if inFence {
-			if strings.HasPrefix(trimmed, closer) && strings.Trim(trimmed, closer[:1]+" \t") == "" {
-				inFence = false
-			}
-			continue
+	proseLines(src, func(n int, line string, afterFence bool) {
+		if afterFence {
+			flush() // a fenced block ends a paragraph
 		}
-		if m := fence.FindStringSubmatch(trimmed); m != nil {
-			flush()
-			inFence, closer = true, m[2]
-			continue
-		}
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(trimmed, "|") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimLeft(line, " "), "|") {
 			flush() // a table's row is a paragraph of its own
 			if strings.TrimSpace(line) == "" {
-				continue
+				return
 			}
 		}
 		if len(para) == 0 {
 			first = n
 		}
 		para = append(para, line)
-	}
+	})
 	flush()
 	return tokens
 }
