@@ -177,6 +177,7 @@ type googleBreaker struct {
 	hang    hangWatch  // when a call out counts against the dependency (hang.go)
 
 	override overrideSlot // an operator's override, read while modeOverride is set (override.go)
+	overload overloadSlot // a server's overload limit under the same name (overload.go)
 
 	// clock is nil for the system clock, read through its monotonic
 	// reading alone; otherwise the clock given by WithClock.

@@ -52,6 +52,10 @@ type Stats struct {
 	// when the override ends.
 	Override *override.Active
 
+	// Overload is what the overload limit of a server guarded under the
+	// breaker's name holds, nil for a breaker no server uses.
+	Overload *OverloadStats
+
 	// Unguarded is true for a breaker that admits every call and records
 	// nothing ([Nop], a name given to [Registry.NoBreakerFor]): its figures
 	// are all zero, and exporters leave it out.
@@ -96,6 +100,7 @@ func (b *googleBreaker) Stats() Stats {
 	retries, _ := b.retryWindow()
 	return Stats{
 		Override:        active,
+		Overload:        b.overload.snapshot(),
 		Retries:         retries,
 		Name:            b.name,
 		Successes:       window.Successes,

@@ -1,0 +1,459 @@
+package serverside
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/srebreaker/srebreaker/breaker"
+
+	"github.com/srebreaker/srebreaker/criticality"
+)
+
+// ErrOverloaded is what [Limiter.Acquire] returns for a call the server
+// has no room for: its transport answers it with its protocol's
+// "overloaded" (HTTP 503, gRPC and Connect Unavailable), before the
+// handler runs.
+var ErrOverloaded = errors.New("serverside: overloaded")
+
+// Limiter is a server's overload limit: it lets at most a learned number
+// of calls into the handlers at once (the limit), holds the calls past it
+// in a queue per criticality level, and passes the queue's highest level
+// on first as calls finish. It learns the limit from what it sees, with
+// nothing to configure:
+//
+//   - The limit follows the latency of the calls the handlers serve
+//     (a gradient): limit × noLoad/latency + √limit, where noLoad is the
+//     lowest mean latency of recent intervals. While the handlers keep
+//     up, a call takes noLoad and the limit grows; once they queue inside
+//     (a pool, a lock, a CPU), latency grows with every call let in past
+//     what they can serve at once, and the limit settles at that number
+//     plus √limit, enough to keep them busy. Once a second, while the
+//     queue is not empty, it lets in √limit calls fewer for an interval,
+//     so that the handlers' own queue drains and noLoad stays true.
+//   - A burst the handlers will serve in time waits in the queue: it is
+//     rejected only past a second of expected wait (see maxWait).
+//   - Overload is arrivals past capacity: while calls arrive faster than
+//     the handlers have served them when busy (more than 1.3× over 2 s,
+//     or 2× over half a second), the queue holds only √limit calls and
+//     serves the newest first; the lowest level's oldest call is rejected
+//     to make room, and a call that would be the lowest is rejected at
+//     once. It ends when arrivals fall below 1.1× capacity over 2 s.
+//
+// A level is never served less than a lower one: a call waits only
+// behind higher or equal levels, and only the lowest level waiting is
+// ever rejected. The zero value is not usable: make one with
+// [NewLimiter]. A Limiter is safe for concurrent use by multiple
+// goroutines.
+type Limiter struct {
+	clock clock.Clock
+
+	mu       sync.Mutex
+	limit    float64 // guarded by mu: calls let into the handlers at once
+	inFlight int     // guarded by mu
+	waiting  [criticality.Levels]waitList
+	queued   int
+	overload bool
+
+	// The interval the limit is next adjusted from.
+	samples    int
+	rttSum     time.Duration
+	full       bool      // the limit was reached in the interval
+	nextAdjust time.Time // earliest end of the interval
+	probing    bool      // the interval lets in √limit fewer calls
+	probeSec   int64     // the second of the last probe
+	// A probe's calls: those let in since probeStart that finished.
+	probeStart   time.Time
+	probeSamples int
+	probeSum     time.Duration
+
+	// noLoad's recent minima, one per second.
+	minima    [noLoadSeconds]time.Duration
+	minimaSec int64
+
+	// Arrivals and completions per tick, over the last rateTicks.
+	ticks      [rateTicks]tickCounts
+	tick       int64 // the current tick's number (time / tickLength)
+	emptySeen  bool  // the queue was empty at some point of this tick
+	probedTick bool  // a probe ran in this tick
+	capacity   float64
+
+	rejected [criticality.Levels]int64 // guarded by mu; since the limiter was made
+}
+
+// tickCounts are the counts of one tick.
+type tickCounts struct {
+	n           int64 // the tick's number, to tell a stale entry
+	arrivals    int
+	completions int
+}
+
+const (
+	// initialLimit is the limit a Limiter starts with.
+	initialLimit = 16
+	// maxLimit bounds the limit, whatever the handlers' latency says.
+	maxLimit = 100_000
+	// minSamples is how many calls an interval needs before the limit
+	// moves on it, and minInterval how long it lasts at least.
+	minSamples  = 8
+	minInterval = 100 * time.Millisecond
+	// noLoadSeconds is how many seconds noLoad remembers.
+	noLoadSeconds = 3
+	// tickLength and rateTicks make the window arrivals are counted in.
+	tickLength = 100 * time.Millisecond
+	rateTicks  = 20
+	// shortTicks is the short window of the overload rule.
+	shortTicks = 5
+	// maxWait is how long a call may expect to wait in the queue while
+	// the server is not overloaded, and maxQueue how many calls it holds
+	// at most whatever the wait.
+	maxWait  = time.Second
+	maxQueue = 100_000
+	// headroom and probeDepth are, in √limit, how many calls past what
+	// the handlers serve at once the limit lets in, to keep them busy,
+	// and how many fewer a probe lets in.
+	headroom   = 0.5
+	probeDepth = 0.5
+	// maxProbe is how long a probe lasts at most.
+	maxProbe = 100 * time.Millisecond
+)
+
+// NewLimiter returns a Limiter that reads time from c (the system clock
+// when c is nil).
+func NewLimiter(c clock.Clock) *Limiter {
+	if c == nil {
+		c = clock.New()
+	}
+	return &Limiter{clock: c, limit: initialLimit}
+}
+
+// Slot is a call let into the handlers: give it back with
+// [Slot.Release] once the handler has answered.
+type Slot struct {
+	l     *Limiter
+	start time.Time
+}
+
+// Release gives the slot back: the next call waiting, highest level
+// first, goes in. The slot's latency counts toward the limit. Release of
+// the zero Slot does nothing.
+func (s Slot) Release() {
+	l := s.l
+	if l == nil {
+		return
+	}
+	now := l.clock.Now()
+	l.mu.Lock()
+	l.advance(now)
+	l.inFlight--
+	if rtt := now.Sub(s.start); rtt > 0 {
+		l.samples++
+		l.rttSum += rtt
+		if l.probing && !s.start.Before(l.probeStart) {
+			l.probeSamples++
+			l.probeSum += rtt
+		}
+	}
+	l.ticks[l.tick%rateTicks].completions++
+	l.handOff(now)
+	l.mu.Unlock()
+}
+
+// Acquire asks for a slot for a call at level (criticality.Default when
+// not valid). It returns at once when the handlers have room; otherwise
+// the call waits in the queue until a slot is handed to it, it is
+// rejected ([ErrOverloaded]), or ctx ends (ctx's error: the caller has
+// gone, and no answer is due).
+func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, error) {
+	if !level.Valid() {
+		level = criticality.Default
+	}
+	now := l.clock.Now()
+	l.mu.Lock()
+	l.advance(now)
+	l.ticks[l.tick%rateTicks].arrivals++
+	if l.queued == 0 && l.inFlight < l.allowed() {
+		l.inFlight++
+		l.mu.Unlock()
+		return Slot{l: l, start: now}, nil
+	}
+	l.full = true
+	if !l.room(level.Index()) {
+		l.rejected[level.Index()]++
+		l.mu.Unlock()
+		return Slot{}, ErrOverloaded
+	}
+	w := getWaiter(level)
+	l.waiting[level.Index()].pushBack(w)
+	l.queued++
+	l.trim()
+	l.mu.Unlock()
+
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		if w.state == waiting {
+			l.waiting[level.Index()].remove(w)
+			l.queued--
+			l.mu.Unlock()
+			putWaiter(w)
+			return Slot{}, ctx.Err()
+		}
+		l.mu.Unlock()
+		<-w.done
+		if w.state == granted { // handed a slot as the caller left: give it on
+			putWaiter(w)
+			Slot{l: l, start: l.clock.Now()}.Release()
+			return Slot{}, ctx.Err()
+		}
+	}
+	state := w.state
+	putWaiter(w)
+	if state == rejected {
+		return Slot{}, ErrOverloaded
+	}
+	s := Slot{l: l, start: l.clock.Now()}
+	if err := ctx.Err(); err != nil { // the caller left as the slot came
+		s.Release()
+		return Slot{}, err
+	}
+	return s, nil
+}
+
+// allowed is how many calls the handlers may hold now. Callers hold l.mu.
+func (l *Limiter) allowed() int {
+	n := l.limit
+	if l.probing {
+		n -= probeDepth * math.Sqrt(n)
+	}
+	return max(1, int(n))
+}
+
+// queueCap is how many calls the queue holds now, counting those at
+// level and above: while overloaded, √limit for the lowest level and one
+// more for each level above, so that a higher level's burst finds room a
+// lower level's does not. Callers hold l.mu.
+func (l *Limiter) queueCap(level int) int {
+	if l.overload {
+		return max(1, int(math.Sqrt(l.limit))) + level
+	}
+	noLoad := l.noLoad()
+	if noLoad <= 0 {
+		return maxQueue
+	}
+	// The queue drains at limit calls a noLoad.
+	n := float64(maxWait) / float64(noLoad) * l.limit
+	return int(min(n, maxQueue))
+}
+
+// room reports whether a call at level may join the queue: it holds
+// fewer than the level's cap, or a lower level waits, whose oldest call
+// trim will reject. Callers hold l.mu.
+func (l *Limiter) room(level int) bool {
+	if l.queued < l.queueCap(level) {
+		return true
+	}
+	for i := 0; i < level; i++ {
+		if l.waiting[i].len > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// trim rejects the oldest calls of the lowest levels waiting while the
+// queue holds more than their level's cap. Callers hold l.mu.
+func (l *Limiter) trim() {
+	for i := 0; i < criticality.Levels; i++ {
+		for l.waiting[i].len > 0 && l.queued > l.queueCap(i) {
+			w := l.waiting[i].popFront()
+			l.queued--
+			l.rejected[i]++
+			w.state = rejected
+			w.done <- struct{}{}
+		}
+	}
+}
+
+// handOff lets waiting calls in while the handlers have room, the
+// highest level first, within a level the oldest first, or the newest
+// while overloaded. Callers hold l.mu.
+func (l *Limiter) handOff(now time.Time) {
+	for l.queued > 0 && l.inFlight < l.allowed() {
+		for i := criticality.Levels - 1; i >= 0; i-- {
+			q := &l.waiting[i]
+			if q.len == 0 {
+				continue
+			}
+			var w *waiter
+			if l.overload {
+				w = q.popBack()
+			} else {
+				w = q.popFront()
+			}
+			l.queued--
+			l.inFlight++
+			w.state = granted
+			w.done <- struct{}{}
+			break
+		}
+	}
+	if l.queued == 0 {
+		l.emptySeen = true
+	} else if l.inFlight >= l.allowed() {
+		l.full = true
+	}
+}
+
+// advance moves the limiter's clock to now: it ends the ticks and the
+// interval that have ended, moving the limit and the overload rule on
+// them. Callers hold l.mu.
+func (l *Limiter) advance(now time.Time) {
+	t := now.UnixNano() / int64(tickLength)
+	if t > l.tick {
+		l.endTick(t)
+	}
+	if l.probing {
+		if l.probeSamples >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {
+			l.endProbe(now)
+		}
+		return
+	}
+	if l.samples >= minSamples && !now.Before(l.nextAdjust) {
+		l.adjust(now)
+	}
+}
+
+// endTick ends the current tick, the ticks since, and judges overload
+// on the window's full ticks. Callers hold l.mu.
+func (l *Limiter) endTick(t int64) {
+	cur := &l.ticks[l.tick%rateTicks]
+	if cur.n == l.tick && !l.emptySeen && !l.probedTick && l.queued > 0 {
+		// The queue held calls throughout: the handlers served all they
+		// could, cur.completions in a tick.
+		rate := float64(cur.completions) / tickLength.Seconds()
+		if l.capacity == 0 {
+			l.capacity = rate
+		} else {
+			l.capacity += 0.2 * (rate - l.capacity)
+		}
+	}
+	l.tick = t
+	next := &l.ticks[t%rateTicks]
+	*next = tickCounts{n: t}
+	l.emptySeen = l.queued == 0
+	l.probedTick = l.probing
+	if l.capacity == 0 {
+		return
+	}
+	long := l.arrivalRate(t, rateTicks)
+	short := l.arrivalRate(t, shortTicks)
+	switch {
+	case !l.overload && (long > 1.3*l.capacity || short > 2*l.capacity):
+		l.overload = true
+		l.trim()
+	case l.overload && long < 1.1*l.capacity:
+		l.overload = false
+	}
+}
+
+// arrivalRate is the arrivals per second over the n full ticks before
+// tick t. Callers hold l.mu.
+func (l *Limiter) arrivalRate(t int64, n int) float64 {
+	sum := 0
+	for i := int64(1); i <= int64(n); i++ {
+		c := &l.ticks[(t-i)%rateTicks]
+		if c.n == t-i {
+			sum += c.arrivals
+		}
+	}
+	return float64(sum) / (float64(n) * tickLength.Seconds())
+}
+
+// noLoad is the lowest mean latency of the intervals of the last
+// noLoadSeconds, 0 before the first. Callers hold l.mu.
+func (l *Limiter) noLoad() time.Duration {
+	var m time.Duration
+	for _, d := range l.minima {
+		if d > 0 && (m == 0 || d < m) {
+			m = d
+		}
+	}
+	return m
+}
+
+// adjust ends the interval: it notes its mean latency, and moves the
+// limit on it when the limit was reached in it. Callers hold l.mu.
+func (l *Limiter) adjust(now time.Time) {
+	mean := l.rttSum / time.Duration(l.samples)
+	sec := now.Unix()
+	l.noteNoLoad(now, mean)
+	if l.full {
+		noLoad := l.noLoad()
+		gradient := min(1, float64(noLoad)/float64(mean))
+		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
+		if next < l.limit {
+			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
+		}
+		l.limit = min(max(next, 1), maxLimit)
+		// Once a second, an interval with √limit fewer calls lets the
+		// handlers' own queue drain, for noLoad.
+		if sec != l.probeSec {
+			l.probing, l.probeSec, l.probedTick = true, sec, true
+			l.probeStart, l.probeSamples, l.probeSum = now, 0, 0
+		}
+	}
+	l.samples, l.rttSum, l.full = 0, 0, false
+	l.nextAdjust = now.Add(minInterval)
+	l.handOff(now)
+}
+
+// Stats returns the limiter's figures.
+func (l *Limiter) Stats() breaker.OverloadStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.advance(l.clock.Now())
+	st := breaker.OverloadStats{
+		Limit:      l.limit,
+		InFlight:   l.inFlight,
+		Queued:     l.queued,
+		Overloaded: l.overload,
+	}
+	for i, n := range l.rejected {
+		st.Rejected[criticality.Levels-1-i] = n
+	}
+	return st
+}
+
+// noteNoLoad notes mean, a mean latency, among noLoad's minima.
+// Callers hold l.mu.
+func (l *Limiter) noteNoLoad(now time.Time, mean time.Duration) {
+	sec := now.Unix()
+	if sec != l.minimaSec {
+		for s := l.minimaSec + 1; s <= sec && s-l.minimaSec <= noLoadSeconds; s++ {
+			l.minima[s%noLoadSeconds] = 0
+		}
+		l.minimaSec = sec
+	}
+	if m := &l.minima[sec%noLoadSeconds]; *m == 0 || mean < *m {
+		*m = mean
+	}
+}
+
+// endProbe ends a probe: the mean latency of the calls let in during it,
+// which found the handlers' own queue drained, is a noLoad. Callers hold
+// l.mu.
+func (l *Limiter) endProbe(now time.Time) {
+	if l.probeSamples > 0 {
+		l.noteNoLoad(now, l.probeSum/time.Duration(l.probeSamples))
+	}
+	l.probing = false
+	l.samples, l.rttSum, l.full = 0, 0, false
+	l.nextAdjust = now.Add(minInterval)
+	l.handOff(now)
+}
