@@ -55,7 +55,10 @@ type Classifier func(req *http.Request, resp *http.Response, err error) Outcome
 // and 429 Too Many Requests, except an answer that carries [RetryHeader]:
 // a server whose breaker is shedding sent it, so that its breaker, nearer
 // to the dependency, throttles it alone, and that answer is [Ignore]
-// (see [ShedByServer]). Every other status is a [Success].
+// (see [ShedByServer]). A Handler's rejection for overload carries the
+// header too, with [OverloadHeader]: it is a Failure, so that the client
+// throttles what it sends to a server that has no room for it. Every
+// other status is a [Success].
 func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome {
 	if err != nil {
 		if errors.Is(req.Context().Err(), context.Canceled) {
@@ -79,7 +82,9 @@ func ClientClassifier(req *http.Request, resp *http.Response, err error) Outcome
 // breaker is shedding, a [Handler]'s: a 5xx or 429 status with
 // [RetryHeader]. It is either a request the server's breaker shed (503
 // Service Unavailable with Retry-After) or a failure of a request it
-// served while it shed others. Such an answer says that the server's
+// served while it shed others; not a rejection by the Handler's overload
+// limit, which carries [OverloadHeader] and says the server itself has no
+// room (see [Overloaded]). Such an answer says that the server's
 // breaker is already throttling what failed: a client breaker that counted
 // it as a failure would throttle the same dependency a second time, and the
 // two breakers would keep each other from seeing it heal.
@@ -94,7 +99,7 @@ func ShedByServer(resp *http.Response) bool {
 		return false
 	}
 	_, ok := resp.Header[RetryHeader]
-	return ok
+	return ok && !Overloaded(resp)
 }
 
 // ServerClassifier is a [Handler]'s default [Classifier]. A call whose

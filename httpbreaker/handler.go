@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -82,6 +85,8 @@ type Handler struct {
 	classifier Classifier
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
+	limit      bool                // the overload limit is on
+	clock      clock.Clock         // the overload limit's; nil for the system clock
 	memories   serverside.Memories // per key
 }
 
@@ -102,6 +107,7 @@ func NewHandler(next http.Handler, opts ...HandlerOption) (*Handler, error) {
 		classifier: o.classifier,
 		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
 		policy:     o.criticality,
+		limit:      !o.noLimit,
 	}, nil
 }
 
@@ -132,13 +138,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	attempt := AttemptOf(r)
 	key := h.key(r)
 	ov := h.memories.Of(key)
-	r, p, err := admit(h.breakers(key), r, h.policy)
+	b := h.breakers(key)
+	r, p, err := admit(b, r, h.policy)
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
 		if ov.Probe() {
-			if h.serve(ov, serverside.Probe{}, w, r, ov.Advice()) {
+			if h.serve(ov, serverside.Probe{}, serverside.Slot{}, w, r, ov.Advice()) {
 				panic(nil) // raised again: see serve
 			}
 			return
@@ -153,12 +160,42 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if h.serve(ov, p, w, r, ov.Served(attempt)) {
+	var slot serverside.Slot
+	if h.limit {
+		slot, err = ov.Limiter(b, h.clock).Acquire(r.Context(), criticality.From(r.Context()))
+		if err != nil {
+			srebreaker.Ignore(p) // not served: it says nothing of the dependency
+			if err == serverside.ErrOverloaded {
+				h.reject(w, ov.Rejecting(attempt))
+			}
+			return // otherwise the client has gone: nothing to answer
+		}
+	}
+	if h.serve(ov, p, slot, w, r, ov.Served(attempt)) {
 		panic(nil) // raised again: see serve
 	}
 }
 
-// serve runs the wrapped handler for an admitted request (or a probe) and
+// overloadBody is the body of the response to a request the overload
+// limit rejected.
+const overloadBody = "503 Service Unavailable: the server is overloaded, retry later\n"
+
+// reject answers a request the overload limit rejected: 503 with a
+// Retry-After, advice as its RetryHeader, and OverloadHeader, so that a
+// client's breaker counts it.
+func (h *Handler) reject(w http.ResponseWriter, advice string) {
+	hdr := w.Header()
+	hdr.Set("Retry-After", h.retryAfter)
+	hdr.Set(RetryHeader, advice)
+	hdr[OverloadHeader] = overloadValue
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(overloadBody))
+}
+
+// serve runs the wrapped handler for an admitted request (or a probe),
+// holding slot, its room in the overload limit, until it is answered, and
 // records the outcome on p, and in ov, the memory of its key, when the
 // handler returns; a stream's first Flush or Hijack marks the call
 // answered before (see responseWriter.answered), and its outcome is then
@@ -167,14 +204,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recover returns nil for runtime.Goexit, which goes on, and for
 // panic(nil) under GODEBUG panicnil=1, which it stops: serve then returns
 // true, and only then, for ServeHTTP to raise it again.
-func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.ResponseWriter, r *http.Request,
-	advice string) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w, advice: advice, p: p}
+func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot, w http.ResponseWriter,
+	r *http.Request, advice string) (nilPanic bool) {
+	rw := &responseWriter{ResponseWriter: w, advice: advice, p: p, slot: slot}
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
+		rw.releaseSlot()
 		v := recover()
 		switch {
 		case v == nil:
@@ -196,6 +234,7 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, w http.Re
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
+	rw.releaseSlot()
 	h.finish(ov, rw.p, r, rw, nil)
 	return false
 }

@@ -69,6 +69,7 @@ type options struct {
 	fallback    func(*http.Request, error) (*http.Response, error)
 	retryAfter  time.Duration
 	criticality CriticalityPolicy
+	noLimit     bool // WithOverloadLimit(false)
 }
 
 // newOptions applies opts over the defaults of s and validates them:
@@ -214,4 +215,15 @@ func WithRetryAfter(d time.Duration) HandlerOption {
 // [LevelFunc] lets the server decide. Handler only.
 func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
 	return handlerOnly(func(o *options) { o.criticality = p })
+}
+
+// WithOverloadLimit turns a [Handler]'s overload limit on or off. Default
+// on: the Handler lets a learned number of requests into the wrapped
+// handler at once, queues the rest by criticality and rejects, lowest
+// level first, what the server cannot serve (see [Handler] and
+// docs/guide/overload.md). Off, every request the breaker admits goes to
+// the wrapped handler at once, as for a handler that limits its own load.
+// Handler only.
+func WithOverloadLimit(on bool) HandlerOption {
+	return handlerOnly(func(o *options) { o.noLimit = !on })
 }

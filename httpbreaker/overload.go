@@ -1,6 +1,10 @@
 package httpbreaker
 
-import "github.com/srebreaker/srebreaker/internal/serverside"
+import (
+	"net/http"
+
+	"github.com/srebreaker/srebreaker/internal/serverside"
+)
 
 // RetryHeader is the response header in which a [Handler] whose breaker is
 // shedding gives its advice on retrying: "no" when most of what it sheds is
@@ -16,6 +20,29 @@ import "github.com/srebreaker/srebreaker/internal/serverside"
 // then starving the other of the evidence it needs to readmit the
 // dependency once it heals (docs/guide/http.md, "Client and server breakers").
 const RetryHeader = "Srebreaker-Retry"
+
+// OverloadHeader is the response header that marks a request a
+// [Handler]'s overload limit rejected: the server had no room for it
+// (503 Service Unavailable, with Retry-After and [RetryHeader] advice).
+// Unlike a shed request's answer, it says that the server itself is
+// overloaded, not a dependency of it: a [Transport] with the default
+// [ClientClassifier] counts it as a failure, so that the client's breaker
+// throttles what it sends, as the SRE design's clients do on a server's
+// overload errors (see [Overloaded]).
+const OverloadHeader = "Srebreaker-Overloaded"
+
+// overloadValue is OverloadHeader's value.
+var overloadValue = []string{"1"}
+
+// Overloaded reports whether resp is a [Handler]'s answer to a request its
+// overload limit rejected: 503 with [OverloadHeader].
+func Overloaded(resp *http.Response) bool {
+	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		return false
+	}
+	_, ok := resp.Header[OverloadHeader]
+	return ok
+}
 
 // outcomeOf is x as the server side reads it.
 func outcomeOf(x Outcome) serverside.Outcome {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // responseWriter passes everything on to the writer it wraps and notes the
@@ -26,6 +27,9 @@ type responseWriter struct {
 	// answered (see answered), then the one that returned.
 	p      srebreaker.Promise
 	marked bool // the call was marked answered
+	// slot is the request's room in the overload limit, given back when
+	// the call is answered or returns; the zero Slot without a limit.
+	slot serverside.Slot
 }
 
 // answered marks the call answered, the first time the handler's answer
@@ -39,9 +43,16 @@ func (w *responseWriter) answered() {
 		return
 	}
 	w.marked = true
+	w.releaseSlot()                                                    // a stream holds no room once answered
 	if a, ok := w.p.(interface{ Answered() srebreaker.Promise }); ok { // a promise of package breaker's breakers
 		w.p = a.Answered()
 	}
+}
+
+// releaseSlot gives the request's room in the overload limit back, once.
+func (w *responseWriter) releaseSlot() {
+	w.slot.Release()
+	w.slot = serverside.Slot{}
 }
 
 // note records that the response started with status code, unless it

@@ -58,6 +58,7 @@ type Limiter struct {
 	waiting  [criticality.Levels]waitList
 	queued   int
 	overload bool
+	lastMove time.Time // when a call last finished, or the queue last began
 
 	// The interval the limit is next adjusted from.
 	samples    int
@@ -118,6 +119,9 @@ const (
 	// and how many fewer a probe lets in.
 	headroom   = 0.5
 	probeDepth = 0.5
+	// stallTime is how long calls wait with none finishing, at least,
+	// before the limit doubles.
+	stallTime = time.Second
 	// maxProbe is how long a probe lasts at most.
 	maxProbe = 100 * time.Millisecond
 )
@@ -150,6 +154,7 @@ func (s Slot) Release() {
 	l.mu.Lock()
 	l.advance(now)
 	l.inFlight--
+	l.lastMove = now
 	if rtt := now.Sub(s.start); rtt > 0 {
 		l.samples++
 		l.rttSum += rtt
@@ -186,6 +191,9 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 		l.rejected[level.Index()]++
 		l.mu.Unlock()
 		return Slot{}, ErrOverloaded
+	}
+	if l.queued == 0 {
+		l.lastMove = now
 	}
 	w := getWaiter(level)
 	l.waiting[level.Index()].pushBack(w)
@@ -317,6 +325,14 @@ func (l *Limiter) advance(now time.Time) {
 	t := now.UnixNano() / int64(tickLength)
 	if t > l.tick {
 		l.endTick(t)
+	}
+	if l.queued > 0 && now.Sub(l.lastMove) > max(stallTime, 4*l.noLoad()) {
+		// Calls wait, and none in the handlers has finished for long: they
+		// hold their room waiting on something else (a long poll, a
+		// stream), which more calls let in cannot slow.
+		l.limit = min(2*l.limit, maxLimit)
+		l.lastMove = now
+		l.handOff(now)
 	}
 	if l.probing {
 		if l.probeSamples >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {

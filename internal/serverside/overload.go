@@ -36,6 +36,7 @@ type Overload struct {
 	sinceShed  atomic.Int64 // 0 while not shedding; else 1 + the calls served since the last shed one
 	refusing   atomic.Bool  // the advice is "no" until the breaker stops shedding
 	probes     prober
+	limiter    atomic.Pointer[Limiter] // the key's overload limit, made on first use
 }
 
 const (

@@ -1,0 +1,42 @@
+package serverside
+
+import (
+	"github.com/benbjohnson/clock"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/overloadhook"
+)
+
+// attach is overloadhook.Attach, asserted once.
+var attach = overloadhook.Attach.(func(breaker.Breaker, func() breaker.OverloadStats))
+
+// Limiter returns the overload limit of the key whose memory o is, made
+// on its first use with clock c (the system clock when nil) and tied to
+// b, the key's breaker, whose Stats then carry its figures.
+func (o *Overload) Limiter(b breaker.Breaker, c clock.Clock) *Limiter {
+	if l := o.limiter.Load(); l != nil {
+		return l
+	}
+	l := NewLimiter(c)
+	if !o.limiter.CompareAndSwap(nil, l) {
+		return o.limiter.Load()
+	}
+	attach(b, l.Stats)
+	return l
+}
+
+// Rejecting notes a call the overload limit rejected, attempt its 1-based
+// attempt number, and returns the advice the server answers it with: as
+// [Overload.Shedding]'s, "no" once most of what the server turns away is
+// already a retry. Unlike a shed call, it does not mark the failures of
+// the calls served after it: those are the server's own.
+func (o *Overload) Rejecting(attempt int) string {
+	k := kind(attempt)
+	o.shed[k].Add(1)
+	o.note(k)
+	first, retries := o.shed[0].Load(), o.shed[1].Load()
+	if o.refusing.Load() || first+retries >= overloadMinSheds && retries > first {
+		return RetryNo
+	}
+	return RetryLater
+}
