@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benbjohnson/clock"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -99,6 +100,8 @@ type options struct {
 	failures uint32       // bit c set: code c is a failure
 
 	criticality CriticalityPolicy // the server's
+	noLimit     bool              // WithOverloadLimit(false)
+	clock       clock.Clock       // the overload limit's; nil for the system clock
 }
 
 // newOptions applies options over the defaults and validates them: apply
@@ -195,4 +198,14 @@ func WithFailureCodes(failures ...codes.Code) Option {
 // interceptors only.
 func WithCriticalityPolicy(p CriticalityPolicy) ServerOption {
 	return serverOnly(func(o *options) { o.criticality = p })
+}
+
+// WithOverloadLimit turns the server interceptors' overload limit on or
+// off. Default on: they let a learned number of calls into the handlers
+// at once, queue the rest by criticality and reject, lowest level first,
+// what the server cannot serve (see [ServerInterceptors.Unary] and
+// docs/guide/overload.md). Off, every call the breaker admits goes to its
+// handler at once. Server interceptors only.
+func WithOverloadLimit(on bool) ServerOption {
+	return serverOnly(func(o *options) { o.noLimit = !on })
 }

@@ -32,10 +32,12 @@ const ErrorDomain = "srebreaker"
 const (
 	reasonShed     = "SHED"
 	reasonShedding = "SHEDDING"
-	retryNo        = serverside.RetryNo
-	retryLater     = serverside.RetryLater
-	pushbackLater  = "1000" // ms: an httpbreaker Handler's default Retry-After
-	pushbackNo     = "-1"
+	// reasonOverloaded marks a call the overload limit rejected.
+	reasonOverloaded = "OVERLOADED"
+	retryNo          = serverside.RetryNo
+	retryLater       = serverside.RetryLater
+	pushbackLater    = "1000" // ms: an httpbreaker Handler's default Retry-After
+	pushbackNo       = "-1"
 )
 
 // ShedByServer reports whether err is the status of a call answered by a
@@ -46,9 +48,24 @@ const (
 // same dependency a second time, and the two breakers would keep each
 // other from seeing it heal. The client interceptors record it as neither
 // a success nor a failure.
+// A call rejected by the server's overload limit is not such an answer
+// (see [Overloaded]).
 func ShedByServer(err error) bool {
-	_, ok := serverAdvice(err)
-	return ok
+	_, reason, ok := serverAdvice(err)
+	return ok && reason != reasonOverloaded
+}
+
+// Overloaded reports whether err is the status of a call that a server
+// interceptor's overload limit rejected: the server had no room for it.
+// Its status is Unavailable with a google.rpc.ErrorInfo detail of
+// [ErrorDomain], reason "OVERLOADED" and the retry advice, and its
+// trailers hold [PushbackTrailer]. Unlike a shed call, it says the server
+// itself is overloaded: the client interceptors count it as a failure, so
+// that the client's breaker throttles what it sends there, as the SRE
+// design's clients do on a server's overload errors.
+func Overloaded(err error) bool {
+	_, reason, ok := serverAdvice(err)
+	return ok && reason == reasonOverloaded
 }
 
 // RetryRefused reports whether err is the status of a call answered by a
@@ -56,19 +73,19 @@ func ShedByServer(err error) bool {
 // what the server sheds is already a retry. Its trailers then hold
 // [PushbackTrailer] -1 too.
 func RetryRefused(err error) bool {
-	a, ok := serverAdvice(err)
+	a, _, ok := serverAdvice(err)
 	return ok && a == retryNo
 }
 
-// serverAdvice returns the advice of the ErrorInfo detail that err's
-// status carries, if it has one from ErrorDomain.
-func serverAdvice(err error) (advice string, ok bool) {
+// serverAdvice returns the advice and the reason of the ErrorInfo detail
+// that err's status carries, if it has one from ErrorDomain.
+func serverAdvice(err error) (advice, reason string, ok bool) {
 	if err == nil {
-		return "", false
+		return "", "", false
 	}
 	st, isStatus := status.FromError(err)
 	if !isStatus || st.Code() == codes.OK {
-		return "", false
+		return "", "", false
 	}
 	for _, d := range st.Proto().GetDetails() {
 		if d.GetTypeUrl() != errorInfoURL {
@@ -76,10 +93,10 @@ func serverAdvice(err error) (advice string, ok bool) {
 		}
 		var info errdetails.ErrorInfo
 		if d.UnmarshalTo(&info) == nil && info.GetDomain() == ErrorDomain {
-			return info.GetMetadata()["retry"], true
+			return info.GetMetadata()["retry"], info.GetReason(), true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // errorInfoURL is the type URL of a google.rpc.ErrorInfo detail.
@@ -100,6 +117,25 @@ var (
 	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryLater)
 	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryNo)
 )
+
+// The statuses of a call the overload limit rejected.
+var (
+	overloadedLater = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, retryLater)
+	overloadedNo    = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, retryNo)
+)
+
+// serverOverloadedMsg is the message of a call the overload limit
+// rejected.
+const serverOverloadedMsg = "grpcbreaker: call rejected: the server is overloaded, retry later"
+
+// overloadedStatus returns the status of a call the overload limit
+// rejected, with advice.
+func overloadedStatus(advice string) *status.Status {
+	if advice == retryNo {
+		return overloadedNo
+	}
+	return overloadedLater
+}
 
 // shedStatus returns the status of a shed call with advice.
 func shedStatus(advice string) *status.Status {

@@ -6,8 +6,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
@@ -56,11 +58,12 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 	ms := new(memories)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		attempt := AttemptOf(ctx)
-		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
+		ctx, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			setTrailer(ctx, pushback(advice, true))
 			return nil, err
 		}
+		defer slot.Release()
 		var resp any
 		if admitted.Run(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
@@ -96,13 +99,16 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
 		attempt := AttemptOf(ctx)
-		ctx, ov, p, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
+		ctx, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			if md := pushback(advice, true); md != nil {
 				ss.SetTrailer(md)
 			}
 			return err
 		}
+		// A stream holds no room in the overload limit: it may last as
+		// long as its client likes. The limit orders and bounds its start.
+		slot.Release()
 		if ctx != ss.Context() {
 			ss = &levelStream{ServerStream: ss, ctx: ctx}
 		}
@@ -135,24 +141,36 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 // the interceptor's advice, which admit returns too, for the trailer (""
 // for a call whose client has gone). For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding.
-func (ms *memories) admit(o *options, ctx context.Context, fullMethod string,
-	attempt int) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, advice string, _ error) {
+func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, attempt int) (_ context.Context,
+	ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot, advice string, _ error) {
 	key := o.key(ctx, "", fullMethod)
 	ov = ms.Of(key)
-	ctx, p, err := serverAdmit(o.get(key), ctx, o.criticality, fullMethod)
+	b := o.get(key)
+	ctx, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
 	if err == nil {
-		return ctx, ov, p, ov.Served(attempt), nil
+		if !o.noLimit {
+			slot, err = ov.Limiter(b, o.clock).Acquire(ctx, criticality.From(ctx))
+			if err != nil {
+				srebreaker.Ignore(p) // not served: it says nothing of the dependency
+				if err != serverside.ErrOverloaded {
+					return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
+				}
+				advice = ov.Rejecting(attempt)
+				return ctx, ov, nil, slot, advice, overloadedStatus(advice).Err()
+			}
+		}
+		return ctx, ov, p, slot, ov.Served(attempt), nil
 	}
 	var shed *shedError
 	if !errors.As(err, &shed) {
-		return ctx, ov, nil, "", err // the client has gone
+		return ctx, ov, nil, slot, "", err // the client has gone
 	}
 	if ov.Probe() {
-		return ctx, ov, serverside.Probe{}, ov.Advice(), nil
+		return ctx, ov, serverside.Probe{}, slot, ov.Advice(), nil
 	}
 	advice = ov.Shedding(attempt)
 	shed.advise(advice)
-	return ctx, ov, nil, advice, shed
+	return ctx, ov, nil, slot, advice, shed
 }
 
 // finish records how a served call ended on p and in ov, and reports
