@@ -108,10 +108,11 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 		if h.o.criticality.readPeer { // read only for a LevelFunc: it costs a copy
 			peer = req.Peer()
 		}
-		ctx, ov, p, advice, err := h.admit(last, ctx, spec, peer, req.Header())
+		ctx, ov, p, slot, advice, err := h.admit(last, ctx, spec, peer, req.Header())
 		if err != nil {
 			return nil, err
 		}
+		defer slot.Release()
 		var resp connect.AnyResponse
 		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
@@ -128,10 +129,13 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	last := new(lastKey)
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, ov, p, advice, err := h.admit(last, ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
+		ctx, ov, p, slot, advice, err := h.admit(last, ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
 		if err != nil {
 			return err
 		}
+		// A stream holds no room in the overload limit: it may last as
+		// long as its client likes. The limit orders and bounds its start.
+		slot.Release()
 		if admitted.Run(p, func() { err = next(ctx, conn) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
@@ -163,7 +167,8 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 // "" when the breaker is not shedding. A call whose client went away
 // before it was admitted gets its context's error, and records nothing.
 func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec connect.Spec, peer connect.Peer,
-	header http.Header) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, advice string, _ error) {
+	header http.Header) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot,
+	advice string, _ error) {
 	attempt := AttemptOf(header)
 	key, k := h.o.keyOf(last, ctx, "", spec.Procedure)
 	switch {
@@ -189,20 +194,30 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 	} else {
 		ctx = criticality.With(ctx, c)
 		if cerr := ctx.Err(); cerr != nil {
-			return ctx, ov, nil, "", contextError(cerr)
+			return ctx, ov, nil, slot, "", contextError(cerr)
 		}
 		p, err = b.AllowCtx(ctx)
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return ctx, ov, nil, "", contextError(err)
+			return ctx, ov, nil, slot, "", contextError(err)
 		}
 	}
 	if err == nil {
-		return ctx, ov, p, ov.Served(attempt), nil
+		if !h.o.noLimit {
+			slot, err = ov.Limiter(b, h.o.clock).Acquire(ctx, c)
+			if err != nil {
+				srebreaker.Ignore(p) // not served: it says nothing of the dependency
+				if err != serverside.ErrOverloaded {
+					return ctx, ov, nil, slot, "", contextError(err) // the client has gone
+				}
+				return ctx, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
+			}
+		}
+		return ctx, ov, p, slot, ov.Served(attempt), nil
 	}
 	if ov.Probe() {
-		return ctx, ov, serverside.Probe{}, ov.Advice(), nil
+		return ctx, ov, serverside.Probe{}, slot, ov.Advice(), nil
 	}
-	return ctx, ov, nil, "", shedAnswer(err, ov.Shedding(attempt))
+	return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
 }
 
 // finish records how a served call ended on p and in ov, and reports

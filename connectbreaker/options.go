@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benbjohnson/clock"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,6 +113,9 @@ type options struct {
 
 	criticality CriticalityPolicy // the handler's
 	policySet   bool
+
+	noLimit bool        // WithOverloadLimit(false)
+	clock   clock.Clock // the overload limit's; nil for the system clock
 
 	keys   keyMemo // DefaultKey's keys, when key is DefaultKey
 	client bool    // the options are a ClientInterceptor's
@@ -276,4 +280,14 @@ func WithFailureCodes(failures ...connect.Code) Option {
 // [HandlerOption], and not a [ClientOption].
 func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
 	return handlerOnly(func(o *options) { o.criticality, o.policySet = p, true })
+}
+
+// WithOverloadLimit turns a [HandlerInterceptor]'s overload limit on or
+// off. Default on: it lets a learned number of calls into the handlers at
+// once, queues the rest by criticality and rejects, lowest level first,
+// what the server cannot serve (see [HandlerInterceptor] and
+// docs/guide/overload.md). Off, every call the breaker admits goes to its
+// handler at once. Handlers only.
+func WithOverloadLimit(on bool) HandlerOption {
+	return handlerOnly(func(o *options) { o.noLimit = !on })
 }

@@ -55,8 +55,10 @@ const MaxPushback = 5 * time.Minute
 const (
 	reasonShed     = "SHED"
 	reasonShedding = "SHEDDING"
-	pushbackLater  = "1000" // ms: httpbreaker's DefaultRetryAfter
-	pushbackNo     = "-1"
+	// reasonOverloaded marks a call the overload limit rejected.
+	reasonOverloaded = "OVERLOADED"
+	pushbackLater    = "1000" // ms: httpbreaker's DefaultRetryAfter
+	pushbackNo       = "-1"
 )
 
 // errorInfoType is the type name of a google.rpc.ErrorInfo detail.
@@ -71,28 +73,71 @@ const errorInfoType = "google.rpc.ErrorInfo"
 // would throttle the same dependency a second time, and the two breakers
 // would keep each other from seeing it heal. A [ClientInterceptor] records
 // it as neither a success nor a failure.
+// A call rejected by the server's overload limit is not such an answer
+// (see [Overloaded]).
 func ShedByServer(err error) bool {
-	_, ok := serverAdvice(err)
-	return ok
+	_, overloaded, ok := serverAdvice(err)
+	return ok && !overloaded
 }
+
+// OverloadHeader is the metadata key (a response header in the Connect
+// protocol) that marks a call a [HandlerInterceptor]'s overload limit
+// rejected, as httpbreaker's Handler marks its rejections: the server had
+// no room for it. Such an error is unavailable, and carries the advice
+// like a shed call's, and an ErrorInfo detail of reason "OVERLOADED".
+const OverloadHeader = "Srebreaker-Overloaded"
+
+// Overloaded reports whether err is the error of a call that a server's
+// overload limit rejected: a [HandlerInterceptor]'s, grpcbreaker's server
+// interceptors' or httpbreaker's Handler's. Unlike a shed call, it says
+// the server itself is overloaded: a [ClientInterceptor] counts it as a
+// failure, so that the client's breaker throttles what it sends there, as
+// the SRE design's clients do on a server's overload errors.
+func Overloaded(err error) bool {
+	_, overloaded, ok := serverAdvice(err)
+	return ok && overloaded
+}
+
+// overloadAnswer is the error of a call the overload limit rejected, with
+// advice.
+func overloadAnswer(advice string) *connect.Error {
+	e := connect.NewError(connect.CodeUnavailable, errOverloaded)
+	meta := e.Meta()
+	meta[RetryHeader] = []string{advice}
+	meta[OverloadHeader] = []string{"1"}
+	if advice == RetryNo {
+		e.AddDetail(overloadNo)
+		meta[pushbackHeader] = []string{pushbackNo}
+	} else {
+		e.AddDetail(overloadLater)
+		meta[pushbackHeader] = []string{pushbackLater}
+	}
+	return e
+}
+
+// errOverloaded is the cause of a call the overload limit rejected.
+var errOverloaded = errors.New("connectbreaker: call rejected: the server is overloaded, retry later")
 
 // RetryRefused reports whether err is the error of a call answered by a
 // shedding server that advises against retrying it: most of what the
 // server sheds is already a retry.
 func RetryRefused(err error) bool {
-	a, ok := serverAdvice(err)
+	a, _, ok := serverAdvice(err)
 	return ok && a == RetryNo
 }
 
 // serverAdvice returns the advice that err's metadata ([RetryHeader]) or
-// its ErrorInfo detail of ErrorDomain carries, if any.
-func serverAdvice(err error) (advice string, ok bool) {
+// its ErrorInfo detail of ErrorDomain carries, if any, and whether it
+// marks a rejection by an overload limit ([OverloadHeader], or the
+// detail's reason).
+func serverAdvice(err error) (advice string, overloaded, ok bool) {
 	var ce *connect.Error
 	if err == nil || !errors.As(err, &ce) {
-		return "", false
+		return "", false, false
 	}
-	if vs := http.Header(ce.Meta()).Values(RetryHeader); len(vs) > 0 {
-		return vs[0], true
+	meta := http.Header(ce.Meta())
+	if vs := meta.Values(RetryHeader); len(vs) > 0 {
+		return vs[0], len(meta.Values(OverloadHeader)) > 0, true
 	}
 	for _, d := range ce.Details() {
 		if d.Type() != errorInfoType {
@@ -100,11 +145,11 @@ func serverAdvice(err error) (advice string, ok bool) {
 		}
 		if v, derr := d.Value(); derr == nil {
 			if info, isInfo := v.(*errdetails.ErrorInfo); isInfo && info.GetDomain() == ErrorDomain {
-				return info.GetMetadata()["retry"], true
+				return info.GetMetadata()["retry"], info.GetReason() == reasonOverloaded, true
 			}
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // pushbackError is the error of a call whose server said when to retry it,
@@ -167,6 +212,8 @@ var (
 	shedNo        = infoDetail(reasonShed, RetryNo)
 	sheddingLater = infoDetail(reasonShedding, RetryLater)
 	sheddingNo    = infoDetail(reasonShedding, RetryNo)
+	overloadLater = infoDetail(reasonOverloaded, RetryLater)
+	overloadNo    = infoDetail(reasonOverloaded, RetryNo)
 )
 
 func infoDetail(reason, advice string) *connect.ErrorDetail {
