@@ -30,12 +30,12 @@ import (
 // recorded as a failure and raised again with the same value. A dropped
 // call returns an error matching [ErrServiceUnavailable], or what fallback
 // returns when one is given, and is recorded as neither; fallback gets that
-// error and is never called for an admitted call.
+// error and is never called for an admitted call. A nil fallback means
+// none, as in go-zero: the dropped call returns the error.
 //
-// A nil req, or a nil fallback given to a DoWithFallback method, is the
-// caller's mistake, not the dependency's: the method panics with a message
-// naming itself and the nil argument, before it asks the breaker, so that
-// nothing is admitted or recorded.
+// A nil req is the caller's mistake, not the dependency's: the method
+// panics with a message naming itself and the nil argument, before it
+// asks the breaker, so that nothing is admitted or recorded.
 //
 // The Ctx methods return ctx.Err() without running anything or recording
 // anything when ctx is already done. When req returns an error matching
