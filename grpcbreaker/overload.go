@@ -25,15 +25,25 @@ const PushbackTrailer = "grpc-retry-pushback-ms"
 // status of a call answered by a shedding server interceptor carries:
 // reason "SHED" for a call its breaker shed, "SHEDDING" for a failure of a
 // call it served while it shed others, and metadata "retry" set to "no"
-// or "later", its advice. [ShedByServer] and [RetryRefused] read it.
+// or "later" ([RetryNo], [RetryLater]), its advice. [ShedByServer] and
+// [RetryRefused] read it.
 const ErrorDomain = "srebreaker"
 
-// The reasons and advice of the ErrorInfo detail.
+// The values of the "retry" metadata of the ErrorInfo detail of
+// [ErrorDomain], a shedding server interceptor's advice.
+const (
+	// RetryNo says "don't retry": most of what the server sheds is already
+	// a retry. [RetryRefused] reports it.
+	RetryNo = serverside.RetryNo
+	// RetryLater says "retry later", after the pushback the trailer
+	// [PushbackTrailer] gives.
+	RetryLater = serverside.RetryLater
+)
+
+// The reasons of the ErrorInfo detail, and the pushback of each advice.
 const (
 	reasonShed     = "SHED"
 	reasonShedding = "SHEDDING"
-	retryNo        = serverside.RetryNo
-	retryLater     = serverside.RetryLater
 	pushbackLater  = "1000" // ms: an httpbreaker Handler's default Retry-After
 	pushbackNo     = "-1"
 )
@@ -57,7 +67,7 @@ func ShedByServer(err error) bool {
 // [PushbackTrailer] -1 too.
 func RetryRefused(err error) bool {
 	a, ok := serverAdvice(err)
-	return ok && a == retryNo
+	return ok && a == RetryNo
 }
 
 // serverAdvice returns the advice of the ErrorInfo detail that err's
@@ -97,13 +107,13 @@ func marked(st *status.Status, reason, advice string) *status.Status {
 // The statuses of a shed call, made once: a status is not changed once
 // made, and gRPC copies what it sends.
 var (
-	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryLater)
-	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryNo)
+	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, RetryLater)
+	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, RetryNo)
 )
 
 // shedStatus returns the status of a shed call with advice.
 func shedStatus(advice string) *status.Status {
-	if advice == retryNo {
+	if advice == RetryNo {
 		return shedNo
 	}
 	return shedLater
@@ -116,7 +126,7 @@ func pushback(advice string, shed bool) metadata.MD {
 	switch {
 	case advice == "":
 		return nil
-	case advice == retryNo:
+	case advice == RetryNo:
 		return metadata.Pairs(PushbackTrailer, pushbackNo)
 	case shed:
 		return metadata.Pairs(PushbackTrailer, pushbackLater)
