@@ -66,9 +66,11 @@
 // go-zero's core/breaker method set, so that code written against a go-zero
 // breaker moves over with a change of import path (go-zero's
 // breaker.Do(name, req) is breaker.Get(name).Do(req), docs/guide/gozero.md), and
-// Stats, SetOverride, ClearOverride and Override besides. A nil function
-// given to a Do method panics, naming the method, before anything is
-// recorded: misuse is the caller's error, never the dependency's.
+// Stats, SetOverride, ClearOverride and Override besides. A nil req given
+// to a Do method panics, naming the method, before anything is recorded:
+// misuse is the caller's error, never the dependency's. A nil fallback
+// means none and a nil acceptable means [srebreaker.DefaultAcceptable], as
+// go-zero's code passes them.
 //
 // Breakers, promises and registries are safe for concurrent use by multiple
 // goroutines.

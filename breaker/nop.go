@@ -61,25 +61,23 @@ func (nopBreaker) DoWithAcceptableCtx(ctx context.Context, req func() error, _ s
 	return runCtx(ctx, "DoWithAcceptableCtx", req)
 }
 
-func (nopBreaker) DoWithFallback(req func() error, fallback func(err error) error) error {
-	checkFallback("DoWithFallback", req, fallback)
+func (nopBreaker) DoWithFallback(req func() error, _ func(err error) error) error {
+	checkReq("DoWithFallback", req)
 	return req()
 }
 
-func (nopBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, fallback func(err error) error) error {
-	checkFallback("DoWithFallbackCtx", req, fallback)
+func (nopBreaker) DoWithFallbackCtx(ctx context.Context, req func() error, _ func(err error) error) error {
 	return runCtx(ctx, "DoWithFallbackCtx", req)
 }
 
-func (nopBreaker) DoWithFallbackAcceptable(req func() error, fallback func(err error) error,
+func (nopBreaker) DoWithFallbackAcceptable(req func() error, _ func(err error) error,
 	_ srebreaker.Acceptable) error {
-	checkFallback("DoWithFallbackAcceptable", req, fallback)
+	checkReq("DoWithFallbackAcceptable", req)
 	return req()
 }
 
 func (nopBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error,
-	fallback func(err error) error, _ srebreaker.Acceptable) error {
-	checkFallback("DoWithFallbackAcceptableCtx", req, fallback)
+	_ func(err error) error, _ srebreaker.Acceptable) error {
 	return runCtx(ctx, "DoWithFallbackAcceptableCtx", req)
 }
 

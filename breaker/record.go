@@ -272,25 +272,25 @@ func (b *googleBreaker) DoWithAcceptableCtx(ctx context.Context, req func() erro
 }
 
 func (b *googleBreaker) DoWithFallback(req func() error, fallback func(err error) error) error {
-	checkFallback("DoWithFallback", req, fallback)
+	checkReq("DoWithFallback", req)
 	return b.do(context.Background(), criticality.Default, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackCtx(ctx context.Context, req func() error,
 	fallback func(err error) error) error {
-	checkFallback("DoWithFallbackCtx", req, fallback)
+	checkReq("DoWithFallbackCtx", req)
 	return b.doCtx(ctx, req, fallback, nil)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptable(req func() error, fallback func(err error) error,
 	acceptable srebreaker.Acceptable) error {
-	checkFallback("DoWithFallbackAcceptable", req, fallback)
+	checkReq("DoWithFallbackAcceptable", req)
 	return b.do(context.Background(), criticality.Default, req, fallback, acceptable)
 }
 
 func (b *googleBreaker) DoWithFallbackAcceptableCtx(ctx context.Context, req func() error,
 	fallback func(err error) error, acceptable srebreaker.Acceptable) error {
-	checkFallback("DoWithFallbackAcceptableCtx", req, fallback)
+	checkReq("DoWithFallbackAcceptableCtx", req)
 	return b.doCtx(ctx, req, fallback, acceptable)
 }
 
@@ -302,12 +302,10 @@ func misuse(method, arg string) {
 	panic("breaker: " + method + " called with a nil " + arg)
 }
 
-// checkFallback panics, through misuse, when req or fallback is nil.
-func checkFallback(method string, req func() error, fallback func(err error) error) {
+// checkReq panics, through misuse, when req is nil. A nil fallback or
+// acceptable is not misuse: it means none, or the default, as in go-zero.
+func checkReq(method string, req func() error) {
 	if req == nil {
 		misuse(method, "req")
-	}
-	if fallback == nil {
-		misuse(method, "fallback")
 	}
 }

@@ -1,13 +1,10 @@
 package breaker
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/srebreaker/srebreaker/internal/registryhook"
 )
 
 // Registry keeps one breaker per name, created on first use, for callers
@@ -108,31 +105,18 @@ func (r *Registry) Get(name string) Breaker {
 	return r.getLocked(name, true)
 }
 
-// keyed is Get for a name that comes from outside, looked up by an
-// integration for each call: its breaker counts toward the limit and may
-// be forgotten past it (see SetLimit).
-func (r *Registry) keyed(name string) Breaker {
-	name = boundName(name)
-	if m := r.read.Load(); m != nil {
-		if e, ok := (*m)[name]; ok {
-			if g := r.gen.Load(); e.used.Load() != g {
-				e.used.Store(g)
-			}
-			return e.b
-		}
-	}
-	return r.getLocked(name, false)
-}
-
 // getLocked is the slow path of Get and keyed: it takes r.mu, makes the
 // breaker for name if there is none, and makes it the program's own if
-// own.
+// own, or if name was given to Configure, whoever makes it first.
 func (r *Registry) getLocked(name string, own bool) Breaker {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.lookupLocked(name)
 	if e == nil {
 		name = ownName(name)
+		if _, configured := r.named[name]; configured {
+			own = true
+		}
 		o := newOptions(append(slices.Clip(r.opts), r.named[name]...))
 		o.name = name
 		e = &entry{b: newGoogleBreaker(o)}
@@ -161,7 +145,8 @@ func (r *Registry) getLocked(name string, own bool) Breaker {
 // own, before the breaker is made: call it when the program starts, before
 // the first [Registry.Get] of name or the first call an integration makes
 // to it. A later Configure for name, before the breaker is made, replaces
-// the options. It makes name the program's own (see [Registry]).
+// the options. It makes name the program's own (see [Registry]), whether
+// a Get or an integration's first call makes its breaker.
 //
 // It returns an error wrapping [ErrInvalidOption], and changes nothing,
 // when an option is invalid, when opts hold WithName (the breaker is named
@@ -189,105 +174,6 @@ func (r *Registry) Configure(name string, opts ...Option) error {
 	}
 	r.named[name] = slices.Clone(opts)
 	return nil
-}
-
-// SetLimit bounds how many breakers the registry keeps for names that come
-// from outside, those the integrations look up for each call (see
-// [Registry]); the default is [DefaultLimit], and a limit of 0 or less
-// removes the bound. The program's own names (Get, Configure,
-// NoBreakerFor) do not count and are never forgotten. When a new name from
-// outside takes the registry over its limit, a tenth of those breakers (at
-// least one) are forgotten: the next call for their names makes new
-// breakers, which exporters then show. A lower limit applies at once.
-//
-// The breakers forgotten are the least recently looked up among those that
-// would drop no call now; a breaker that is shedding load goes only when
-// every other one has, the least recently looked up first. A new breaker
-// admits every call until it has seen failures, so forgetting a healthy
-// one costs nothing, while forgetting one that sheds would let through the
-// calls it stops. Recency counts new names, not time: a name looked up
-// since the newest breaker was made is as recent as that breaker, however
-// fast names come. Finding what to forget costs a pass over the breakers,
-// once per tenth of the limit of new names.
-func (r *Registry) SetLimit(limit int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if limit <= 0 {
-		limit = -1
-	}
-	r.limit.Store(int64(limit))
-	r.evictLocked("", false)
-}
-
-// limitLocked returns the most breakers kept, or 0 for no bound. Callers
-// hold r.mu.
-func (r *Registry) limitLocked() int {
-	switch l := r.limit.Load(); {
-	case l == 0:
-		return DefaultLimit
-	case l < 0:
-		return 0
-	default:
-		return int(l)
-	}
-}
-
-// evictLocked forgets breakers while there are more than the limit, as
-// SetLimit says; never fresh, a name just added, if isFresh. Callers hold
-// r.mu.
-func (r *Registry) evictLocked(fresh string, isFresh bool) {
-	limit := r.limitLocked()
-	n := r.keyedN
-	if limit <= 0 || n <= limit {
-		return
-	}
-	type ranked struct {
-		name     string
-		shedding bool
-		used     int64
-	}
-	all := make([]ranked, 0, n)
-	r.rangeLocked(func(name string, e *entry) {
-		if !e.own.Load() && (!isFresh || name != fresh) {
-			all = append(all, ranked{name, isShedding(e.b), e.used.Load()})
-		}
-	})
-	// The first to go first: those that shed nothing, then the least
-	// recently used. Names break ties, so that eviction is deterministic.
-	slices.SortFunc(all, func(a, b ranked) int {
-		if a.shedding != b.shedding {
-			if a.shedding {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Or(cmp.Compare(a.used, b.used), cmp.Compare(a.name, b.name))
-	})
-	keep := limit - limit/10
-	if keep >= limit {
-		keep = limit - 1
-	}
-	if isFresh {
-		keep-- // the fresh one stays too
-	}
-	keep = max(keep, 0)
-	keep = min(keep, len(all))
-	gone := make(map[string]bool, len(all)-keep)
-	for _, a := range all[:len(all)-keep] {
-		gone[a.name] = true
-		delete(r.added, a.name)
-	}
-	r.keyedN -= len(gone)
-	m := make(map[string]*entry, r.readLen())
-	if old := r.read.Load(); old != nil {
-		for name, e := range *old {
-			if !gone[name] {
-				m[name] = e
-			}
-		}
-	}
-	r.read.Store(&m)
-	r.misses = 0
 }
 
 // rangeLocked calls f for each name and entry, the newer entry for a name
@@ -326,6 +212,30 @@ func (r *Registry) NoBreakerFor(name string) error {
 	e.own.Store(true)
 	r.storeLocked(name, e)
 	return nil
+}
+
+// Lookup returns the breaker the registry holds for name and true, or nil
+// and false when it holds none. Unlike [Registry.Get] it makes no breaker
+// and changes nothing: a name from outside stays one, as recent as it was.
+// It is how a handler finds a breaker by a name that comes in a request (an
+// operator's endpoint, a status page) without making one for a typo. Like
+// Get, it cuts a name longer than [MaxNameLen]; a name looked up before
+// takes no lock, and a name the registry does not hold takes its lock for
+// a moment.
+func (r *Registry) Lookup(name string) (Breaker, bool) {
+	name = boundName(name)
+	if m := r.read.Load(); m != nil {
+		if e, ok := (*m)[name]; ok {
+			return e.b, true
+		}
+	}
+	r.mu.Lock()
+	e := r.lookupLocked(name)
+	r.mu.Unlock()
+	if e == nil {
+		return nil, false
+	}
+	return e.b, true
 }
 
 // Range calls f for each name the registry holds and its breaker, in no
@@ -420,7 +330,3 @@ func DefaultRegistry() *Registry { return defaultRegistry }
 // Get returns the breaker for name from the default registry, creating it
 // with the default options on first use, as go-zero's GetBreaker does.
 func Get(name string) Breaker { return defaultRegistry.Get(name) }
-
-func init() {
-	registryhook.Keyed = func(r *Registry, name string) Breaker { return r.keyed(name) }
-}

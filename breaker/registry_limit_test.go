@@ -121,6 +121,24 @@ func TestRegistry_SetLimit_neverForgetsTheProgramsOwnNames(t *testing.T) {
 	assert.Greater(t, later, 0)
 }
 
+// Regression (issue 43): a configured name whose breaker an integration
+// made first was stored as a name from outside, counted toward the limit
+// and was forgotten under pressure, with the options Configure gave it.
+func TestRegistry_Configure_nameFirstMadeByAnIntegrationIsNeverForgotten(t *testing.T) {
+	r := breaker.MustNewRegistry()
+	r.SetLimit(10)
+	require.NoError(t, r.Configure("api.example.com", breaker.WithK(3)))
+	api := breaker.Keyed(r, "api.example.com")
+	for i := range 50 {
+		breaker.Keyed(r, fmt.Sprint("host-", i))
+	}
+	assert.True(t, api == breaker.Keyed(r, "api.example.com"), "the breaker the integration made is kept")
+	assert.True(t, api == r.Get("api.example.com"))
+	all := names(r)
+	assert.Contains(t, all, "api.example.com")
+	assert.Len(t, all, 11, "10 hosts, and the configured name outside the limit")
+}
+
 func TestRegistry_Configure_invalidChangesNothing(t *testing.T) {
 	r := breaker.MustNewRegistry()
 	b := r.Get("x")

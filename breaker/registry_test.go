@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -117,4 +118,34 @@ func TestRegistry_zeroValueHasDefaultOptions(t *testing.T) {
 	assert.Equal(t, "svc", b.Name())
 	assert.Same(t, b, r.Get("svc"))
 	assert.NoError(t, b.Do(func() error { return nil }))
+}
+
+func TestRegistry_Lookup_makesNothingAndChangesNothing(t *testing.T) {
+	r := breaker.MustNewRegistry()
+	r.SetLimit(10)
+	b, ok := r.Lookup("db")
+	assert.False(t, ok)
+	assert.Nil(t, b)
+	assert.Empty(t, names(r), "a miss makes no breaker")
+
+	db := r.Get("db")
+	b, ok = r.Lookup("db")
+	require.True(t, ok)
+	assert.True(t, db == b, "the breaker Get made")
+
+	host := breaker.Keyed(r, "host-0")
+	b, ok = r.Lookup("host-0")
+	require.True(t, ok)
+	assert.True(t, host == b, "a name from outside is found")
+	for i := 1; i <= 10; i++ {
+		breaker.Keyed(r, fmt.Sprint("host-", i))
+	}
+	_, ok = r.Lookup("host-0")
+	assert.False(t, ok, "a lookup leaves a name from outside one: it is forgotten past the limit")
+
+	long := strings.Repeat("x", breaker.MaxNameLen+10)
+	cut := r.Get(long)
+	b, ok = r.Lookup(long)
+	require.True(t, ok, "a long name is cut as Get cuts it")
+	assert.True(t, cut == b)
 }

@@ -44,9 +44,10 @@
 // grpcbreaker use too, under the key [DefaultKey] gives:
 // "127.0.0.1:8080/acme.foo.v1.FooService/Bar" on a client,
 // "server:/acme.foo.v1.FooService/Bar" on a handler. A registry keeps at
-// most [breaker.DefaultLimit] breakers unless [breaker.Registry.SetLimit]
-// says otherwise, so that hosts and procedures from outside cost bounded
-// memory.
+// most [breaker.DefaultLimit] breakers for names from outside, such as
+// these, unless [breaker.Registry.SetLimit] says otherwise, so that hosts
+// and procedures cost bounded memory; a name given to
+// [breaker.Registry.Configure] is kept whatever the limit.
 //
 // Every interceptor is safe for concurrent use by multiple goroutines.
 package connectbreaker

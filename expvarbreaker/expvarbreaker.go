@@ -1,13 +1,13 @@
 // Package expvarbreaker publishes the state of a registry's breakers
 // through the standard library's expvar, as one JSON map from breaker name
 // to its figures: what /debug/vars serves. Any [breaker.Source] will do:
-// [breaker.DefaultRegistry] holds the breakers of the package-level
-// functions and, unless given another registry, those of httpbreaker's
-// Transports and Handlers and grpcbreaker's interceptors.
+// [breaker.DefaultRegistry] holds the breakers of [breaker.Get] and,
+// unless given another registry, those of httpbreaker's Transports and
+// Handlers and grpcbreaker's interceptors.
 //
 // A breaker that has counted a call at a level other than the default
 // (see `criticality.Level` and [breaker.Stats.Leveled]) also has its
-// figures by level, under "criticalities"; others are published as before.
+// figures by level, under "criticalities"; the others have none.
 // A breaker that holds an operator's override (see [breaker.Breaker.SetOverride])
 // has it under "override": its mode, reason, author, when it was set,
 // when it ends, and the calls it dropped.

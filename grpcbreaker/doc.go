@@ -23,7 +23,8 @@
 // they shed calls with Unavailable when the handlers' own failures say the
 // server is overloaded, with advice on retrying in the
 // grpc-retry-pushback-ms trailer that grpc-go's retries heed ([PushbackTrailer]:
-// -1, don't retry, when most of what they shed is already a retry).
+// -1, don't retry, when most of what they shed is already a retry) and in
+// an ErrorInfo detail of [ErrorDomain] ([RetryNo] or [RetryLater]).
 //
 // Calls carry their criticality (see [criticality.Level]) from the
 // client interceptors to the server interceptors in the [CriticalityKey]
@@ -43,13 +44,17 @@
 // gives go-grpc-middleware's retry interceptor the same rules
 // (docs/guide/retries.md).
 //
-// The constructors return the interceptor itself, to be written inline in
-// grpc.NewClient and grpc.NewServer, and panic when an option is invalid.
-// Every interceptor takes its breakers from [breaker.DefaultRegistry]
-// unless [WithRegistry] gives another, the registry httpbreaker uses too. A registry
-// keeps at most [breaker.DefaultLimit] breakers unless
-// [breaker.Registry.SetLimit] says otherwise, so targets and methods from
-// outside cost bounded memory. An
+// [NewClientInterceptors] and [NewServerInterceptors] return an error
+// wrapping [ErrInvalidOption], naming the option and its value, when an
+// option is invalid; their Unary and Stream methods return the
+// interceptors to give grpc.NewClient (grpc.WithChainUnaryInterceptor) and
+// grpc.NewServer (grpc.ChainUnaryInterceptor). Every interceptor takes its
+// breakers from [breaker.DefaultRegistry] unless [WithRegistry] gives
+// another, the registry httpbreaker uses too. A registry keeps at most
+// [breaker.DefaultLimit] breakers for names from outside, such as these
+// targets and methods, unless [breaker.Registry.SetLimit] says otherwise,
+// so that they cost bounded memory; a name given to
+// [breaker.Registry.Configure] is kept whatever the limit. An
 // exporter given that registry, such as
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under the key [DefaultKey] gives:

@@ -25,17 +25,27 @@ const PushbackTrailer = "grpc-retry-pushback-ms"
 // status of a call answered by a shedding server interceptor carries:
 // reason "SHED" for a call its breaker shed, "SHEDDING" for a failure of a
 // call it served while it shed others, and metadata "retry" set to "no"
-// or "later", its advice. [ShedByServer] and [RetryRefused] read it.
+// or "later" ([RetryNo], [RetryLater]), its advice. [ShedByServer] and
+// [RetryRefused] read it.
 const ErrorDomain = "srebreaker"
 
-// The reasons and advice of the ErrorInfo detail.
+// The values of the "retry" metadata of the ErrorInfo detail of
+// [ErrorDomain], a shedding server interceptor's advice.
+const (
+	// RetryNo says "don't retry": most of what the server sheds is already
+	// a retry. [RetryRefused] reports it.
+	RetryNo = serverside.RetryNo
+	// RetryLater says "retry later", after the pushback the trailer
+	// [PushbackTrailer] gives.
+	RetryLater = serverside.RetryLater
+)
+
+// The reasons of the ErrorInfo detail, and the pushback of each advice.
 const (
 	reasonShed     = "SHED"
 	reasonShedding = "SHEDDING"
 	// reasonOverloaded marks a call the overload limit rejected.
 	reasonOverloaded = "OVERLOADED"
-	retryNo          = serverside.RetryNo
-	retryLater       = serverside.RetryLater
 	pushbackLater    = "1000" // ms: an httpbreaker Handler's default Retry-After
 	pushbackNo       = "-1"
 )
@@ -74,7 +84,7 @@ func Overloaded(err error) bool {
 // [PushbackTrailer] -1 too.
 func RetryRefused(err error) bool {
 	a, _, ok := serverAdvice(err)
-	return ok && a == retryNo
+	return ok && a == RetryNo
 }
 
 // serverAdvice returns the advice and the reason of the ErrorInfo detail
@@ -114,14 +124,14 @@ func marked(st *status.Status, reason, advice string) *status.Status {
 // The statuses of a shed call, made once: a status is not changed once
 // made, and gRPC copies what it sends.
 var (
-	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryLater)
-	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, retryNo)
+	shedLater = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, RetryLater)
+	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, RetryNo)
 )
 
 // The statuses of a call the overload limit rejected.
 var (
-	overloadedLater = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, retryLater)
-	overloadedNo    = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, retryNo)
+	overloadedLater = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryLater)
+	overloadedNo    = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryNo)
 )
 
 // serverOverloadedMsg is the message of a call the overload limit
@@ -131,7 +141,7 @@ const serverOverloadedMsg = "grpcbreaker: call rejected: the server is overloade
 // overloadedStatus returns the status of a call the overload limit
 // rejected, with advice.
 func overloadedStatus(advice string) *status.Status {
-	if advice == retryNo {
+	if advice == RetryNo {
 		return overloadedNo
 	}
 	return overloadedLater
@@ -139,7 +149,7 @@ func overloadedStatus(advice string) *status.Status {
 
 // shedStatus returns the status of a shed call with advice.
 func shedStatus(advice string) *status.Status {
-	if advice == retryNo {
+	if advice == RetryNo {
 		return shedNo
 	}
 	return shedLater
@@ -152,7 +162,7 @@ func pushback(advice string, shed bool) metadata.MD {
 	switch {
 	case advice == "":
 		return nil
-	case advice == retryNo:
+	case advice == RetryNo:
 		return metadata.Pairs(PushbackTrailer, pushbackNo)
 	case shed:
 		return metadata.Pairs(PushbackTrailer, pushbackLater)

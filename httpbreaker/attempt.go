@@ -16,8 +16,14 @@ import (
 // with [AttemptOf].
 const AttemptHeader = "Srebreaker-Attempt"
 
-// RetryNo is the value of [RetryHeader] that says "don't retry".
-const RetryNo = "no"
+// The values of [RetryHeader], a shedding [Handler]'s advice.
+const (
+	// RetryNo says "don't retry": most of what the Handler sheds is
+	// already a retry.
+	RetryNo = "no"
+	// RetryLater says "retry later", after the answer's Retry-After.
+	RetryLater = "later"
+)
 
 // AttemptOf returns the attempt number r carries in its [AttemptHeader]:
 // 1 when it has none or the value is not a positive integer, at most 100.

@@ -20,7 +20,8 @@
 // own failures, 5xx responses and panics ([ServerClassifier]), say that it
 // is overloaded. Its one breaker is named [DefaultHandlerKey] unless
 // WithKey says otherwise. Its sheds carry advice on retrying in the
-// [RetryHeader]: "no" when most of what it sheds is already a retry.
+// [RetryHeader]: [RetryNo] when most of what it sheds is already a retry,
+// [RetryLater] otherwise.
 //
 // On both sides, a call whose caller gave up (the client canceled the
 // request, or hung up before the handler finished) counts as neither a
@@ -29,9 +30,11 @@
 // Both take their breakers from [breaker.DefaultRegistry] unless
 // [WithRegistry] gives another, the registry grpcbreaker's interceptors
 // use too.
-// A registry keeps at most [breaker.DefaultLimit] breakers unless
-// [breaker.Registry.SetLimit] says otherwise, so that a Transport sent to
-// any number of hosts holds a bounded number of breakers. An exporter given that registry, such as
+// A registry keeps at most [breaker.DefaultLimit] breakers for names from
+// outside, such as a Transport's hosts, unless [breaker.Registry.SetLimit]
+// says otherwise, so that a Transport sent to any number of hosts holds a
+// bounded number of breakers; a host given to [breaker.Registry.Configure]
+// is kept whatever the limit. An exporter given that registry, such as
 // prombreaker.MustNewCollector(breaker.DefaultRegistry()), reports every
 // breaker they make, under its key.
 //

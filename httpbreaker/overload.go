@@ -7,9 +7,9 @@ import (
 )
 
 // RetryHeader is the response header in which a [Handler] whose breaker is
-// shedding gives its advice on retrying: "no" when most of what it sheds is
-// already a retry (the overload is wide, not local: a retry would only add
-// to it), "later" otherwise, with a Retry-After. The Handler sets it on the
+// shedding gives its advice on retrying: [RetryNo] when most of what it
+// sheds is already a retry (the overload is wide, not local: a retry would
+// only add to it), [RetryLater] otherwise, with a Retry-After. The Handler sets it on the
 // requests it sheds (503 Service Unavailable) and on the failures (5xx) of
 // the requests it serves while it sheds.
 //

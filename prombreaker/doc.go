@@ -4,8 +4,8 @@
 // its own, so that the core module does not depend on Prometheus.
 //
 // A Collector reads the breakers of a [breaker.Source] when it is scraped:
-// usually [breaker.DefaultRegistry], the registry behind the package-level
-// functions, which httpbreaker's Transport and Handler and grpcbreaker's
+// usually [breaker.DefaultRegistry], the registry behind [breaker.Get],
+// which httpbreaker's Transport and Handler and grpcbreaker's
 // interceptors also use unless given another; or a *[breaker.Registry] of
 // your own, a type of your own with a Range method, or [Sources] for several at once. It
 // keeps no state of its own and adds nothing to a breaker's call path. Each

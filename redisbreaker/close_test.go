@@ -147,3 +147,111 @@ func TestSharer_afterClose(t *testing.T) {
 	}
 	assert.Zero(t, srv.accepted.Load(), "no method touched Redis")
 }
+
+// slowProxy forwards connections on 127.0.0.1 to a Redis, and, once slow
+// is set, holds each of Redis's replies for delay before passing it on: a
+// Redis that answers every command, slowly. held receives a value when it
+// starts holding a reply.
+type slowProxy struct {
+	addr  string
+	delay time.Duration
+	slow  atomic.Bool
+	held  chan struct{}
+}
+
+func startSlowProxy(t *testing.T, redisAddr string, delay time.Duration) *slowProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &slowProxy{addr: l.Addr().String(), delay: delay, held: make(chan struct{}, 1)}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", redisAddr)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			track(c)
+			track(r)
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(r, c) }()
+			go func() { defer wg.Done(); p.replies(c, r) }()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return p
+}
+
+// replies passes what Redis sends on r to the client on c, each read held
+// for the delay while slow is set.
+func (p *slowProxy) replies(c, r net.Conn) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && p.slow.Load() {
+			select {
+			case p.held <- struct{}{}:
+			default:
+			}
+			<-time.After(p.delay) // Redis's latency, not the test's wait
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Regression (issue 43): Close canceled the round in progress, which then
+// took Redis for unreachable and logged it ("Redis unreachable; its
+// breakers decide on their own histories", err=context deadline exceeded),
+// although Redis answered the round well within the timeout.
+func TestSharer_Close_endsItsRoundWithoutAWarning(t *testing.T) {
+	srv := startRedis(t)
+	proxy := startSlowProxy(t, srv.addr, 200*time.Millisecond)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	require.NoError(t, rdb.Ping(context.Background()).Err(), "connected while Redis is fast")
+
+	log := &logBuffer{}
+	s, err := redisbreaker.New(rdb, redisbreaker.WithClock(newVirtualClock()), redisbreaker.WithTimeout(5*time.Second),
+		redisbreaker.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
+	require.NoError(t, err)
+	b := breaker.MustNew(breaker.WithName("payments"))
+	require.NoError(t, s.Share(b))
+
+	proxy.slow.Store(true)
+	require.NoError(t, s.Start(), "its first round starts at once")
+	<-proxy.held // Redis has answered the round; the answer is on its way
+	require.NoError(t, s.Close())
+	assert.Zero(t, log.count("unreachable"), "Redis answered the round Close ended:\n%s", log.buf.String())
+	assert.Zero(t, log.count("level=WARN"), "nothing to warn of:\n%s", log.buf.String())
+}

@@ -178,8 +178,12 @@ func (s *Sharer) Start() error {
 func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struct{}) {
 	defer close(done)
 	defer ticker.Stop()
+	// Close stops the loop between rounds, never within one: a round cut
+	// short would be taken for a Redis that did not answer, and logged as
+	// unreachable. Each round is bounded by the timeout all the same.
+	round := context.WithoutCancel(ctx)
 	for {
-		_ = s.sync(ctx, false) // logged by sync
+		_ = s.sync(round, false) // logged by sync
 		select {
 		case <-ctx.Done():
 			return
@@ -188,8 +192,10 @@ func (s *Sharer) loop(ctx context.Context, ticker *clock.Ticker, done chan struc
 	}
 }
 
-// Close stops the loop, waits for it to return, and leaves every shared
-// breaker deciding on its own history. Commands to Redis that a round or
+// Close stops the loop, waits for it to return (the round in progress, if
+// any, ends as every round does, within the timeout, and is logged as
+// every round is), and leaves every shared breaker deciding on its own
+// history. Commands to Redis that a round or
 // an override gave up waiting on end when go-redis gives up on them (its
 // ReadTimeout) or when the client is closed: Close waits for them up to
 // the timeout ([WithTimeout]). It does not close the Redis client. A

@@ -2,8 +2,8 @@
 // its name, its drop probability, what its window holds (requests,
 // successes, failures, drops), its newest failure reasons, its figures by
 // criticality level when calls name levels, the operator's override in
-// force on it, if any (see breaker.SetOverride: its mode, reason, author
-// and end), and a chart of its drop
+// force on it, if any (see [breaker.Breaker.SetOverride]: its mode,
+// reason, author and end), and a chart of its drop
 // probability over the last minute. The page refreshes itself about once a
 // second from the same data as JSON, which scripts can read too (the same
 // URL with ?format=json).

@@ -86,8 +86,8 @@ func (a *admin) list(w http.ResponseWriter) {
 func (a *admin) change(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name := q.Get("breaker")
-	b := a.find(name)
-	if b == nil {
+	b, ok := a.breakers.Lookup(name) // an admin's typo must not make a breaker, as Get would
+	if !ok {
 		http.Error(w, fmt.Sprintf("admin: no breaker named %q", name), http.StatusNotFound)
 		return
 	}
@@ -109,20 +109,6 @@ func (a *admin) change(w http.ResponseWriter, r *http.Request) {
 	a.log.Info("admin set an override", "breaker", name, "mode", o.Mode.String(), "ttl", o.TTL,
 		"remote", r.RemoteAddr)
 	fmt.Fprintf(w, "override %s of %s set for %v\n", o.Mode, name, o.TTL)
-}
-
-// find returns the breaker of the registry named name, nil when there is
-// none: an admin's typo must not make a breaker (Registry.Get would).
-func (a *admin) find(name string) breaker.Breaker {
-	var found breaker.Breaker
-	a.breakers.Range(func(n string, b breaker.Breaker) bool {
-		if n == name {
-			found = b
-			return false
-		}
-		return true
-	})
-	return found
 }
 
 // parseOverride reads an override from the admin's query.
