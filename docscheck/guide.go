@@ -19,7 +19,7 @@ var MaintainersMaterial = []Pattern{
 	{regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z_]\w*`), "a test's name: say what holds, and leave the test to a design page"},
 	{regexp.MustCompile(`\bgo test\b[^\n]*-(?:run|bench|fuzz)\b`), "a command that runs chosen tests or benchmarks: a design page gives it with the figure"},
 	{regexp.MustCompile(`\b[\w./-]*internal/\w+`), "an internal package, which a user cannot import"},
-	{regexp.MustCompile(`\b_test\.go\b|\btestdata/`), "a test's file"},
+	{regexp.MustCompile(`\b\w+_(?:internal_)?test\.go\b|\btestdata/`), "a test's file, unless an example's"},
 	{regexp.MustCompile(`\bUPDATE_[A-Z_]+=`), "how a maintainer regenerates a file"},
 	{regexp.MustCompile(`(?i)\bsame [\w ]{0,20} as before\b|\(before:|\bbefore (?:this|the) change\b|\bpreviously\b`), "a comparison with an earlier state of the code: that is the CHANGELOG's"},
 	{regexp.MustCompile(`(?i)\b(?:were|was|been) checked (?:with|against|on)\b|\btools/release\b`), "how a step was checked: a test checks it"},
@@ -38,7 +38,8 @@ func Maintainers(file string, src []byte) []Problem {
 	for n, line := range strings.Split(string(src), "\n") {
 		line = htmlComment.ReplaceAllString(line, "")
 		for _, p := range MaintainersMaterial {
-			if m := p.Re.FindString(line); m != "" {
+			// An example's file is a user's reading, as on pkg.go.dev.
+			if m := p.Re.FindString(line); m != "" && !strings.HasSuffix(m, "example_test.go") {
 				found = append(found, Problem{Pos: file + ":" + strconv.Itoa(n+1), Text: strconv.Quote(m) + ": " + p.Why})
 			}
 		}
