@@ -47,7 +47,7 @@ func TestInstall_fromAClone(t *testing.T) {
 	main := "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/srebreaker/srebreaker/breaker\"\n)\n\n" +
 		"func main() { fmt.Println(breaker.MustNew(breaker.WithName(\"payments\")).Name()) }\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644))
-	env := append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
+	env := append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=", "GOTOOLCHAIN=local",
 		// A checksum the go.sum lines do not hold would be looked up: on
 		// loopback, where nothing answers, so that the test fails.
 		"GOSUMDB=sum.golang.org https://127.0.0.1:1")
