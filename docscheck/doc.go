@@ -13,6 +13,21 @@
 //   - every relative link of the pages reaches a file and a heading
 //     ([Links], [Anchors]), and every path under docs/ that a file names
 //     exists;
+//   - every page of the guide (docs/guide) is linked from docs/README.md
+//     and from the README's guide table;
+//   - no page of the guide holds the maintainers' material that
+//     [MaintainersMaterial] lists (test names, internal packages, how a
+//     step was checked, comparisons with an earlier state of the code);
+//     the design notes may;
+//   - every block of the guide that shows output (any tag but go, sh and
+//     yaml) is a sample that a test makes and compares ([Samples],
+//     [Claims]): the block sits right below a line
+//     <!-- sample: name -->, and a test in the module that can run the
+//     code calls docsample.Check (package internal/docsample of the core)
+//     with the page and the name, so that a change of format fails it;
+//     `go test -update` in that package rewrites the block;
+//   - install.md's route from a clone or a mirror builds a program,
+//     offline, with this checkout as the clone;
 //   - facts stated in several places agree: the published modules (the
 //     Makefile's PUBLISHED_MODULES, the README, the install guide,
 //     docs/design/releasing.md, go.work) and the core options' defaults
