@@ -8,3 +8,11 @@ import "github.com/srebreaker/srebreaker/breaker"
 func WithBreakers(get func(key string) breaker.Breaker) Option {
 	return func(o *options) { o.get = get }
 }
+
+// ForceOverload sets the overload limit of h's key to limit calls in the
+// handler at once, overloaded or not, for tests that need its queue full
+// without driving it there.
+func ForceOverload(h *Handler, key string, limit float64, overloaded bool) {
+	ov := h.memories.Of(key)
+	ov.Limiter(h.breakers(key), h.clock).Force(limit, overloaded)
+}

@@ -473,3 +473,11 @@ func (l *Limiter) endProbe(now time.Time) {
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)
 }
+
+// Force sets the limit and the overload state, for tests of the
+// transports.
+func (l *Limiter) Force(limit float64, overloaded bool) {
+	l.mu.Lock()
+	l.limit, l.overload = limit, overloaded
+	l.mu.Unlock()
+}

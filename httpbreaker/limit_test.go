@@ -1,0 +1,93 @@
+package httpbreaker_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/httpbreaker"
+)
+
+// TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt runs a
+// Handler on loopback whose overload limit holds one request in the
+// handler and, overloaded, queues one SHEDDABLE request: a second is
+// rejected at once, before the handler runs, with 503 and OverloadHeader,
+// and the client's Transport counts that as a failure, unlike a shed
+// answer.
+func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T) {
+	serverReg := breaker.MustNewRegistry()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	var ran atomic.Int32
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran.Add(1)
+		entered <- struct{}{}
+		<-release
+	}), httpbreaker.WithRegistry(serverReg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, true)
+
+	send := func(c *http.Client, level criticality.Level) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		require.NoError(t, err)
+		req.Header.Set(httpbreaker.CriticalityHeader, level.String())
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	first := make(chan *http.Response, 1)
+	go func() { first <- send(http.DefaultClient, criticality.Sheddable) }()
+	<-entered
+	queued := make(chan *http.Response, 1)
+	go func() { queued <- send(http.DefaultClient, criticality.Sheddable) }()
+	for serverReg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload.Queued == 0 {
+		runtime.Gosched() // the second request is on its way to the queue
+	}
+
+	clientReg := breaker.MustNewRegistry()
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(http.DefaultTransport, httpbreaker.WithRegistry(clientReg))}
+	resp := send(client, criticality.Sheddable)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.True(t, httpbreaker.Overloaded(resp), "the rejection says the server is overloaded")
+	assert.False(t, httpbreaker.ShedByServer(resp), "and is no shed answer")
+	assert.Equal(t, httpbreaker.RetryLater, resp.Header.Get(httpbreaker.RetryHeader))
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Equal(t, int64(1), clientReg.Get(srv.Listener.Addr().String()).Stats().Failures,
+		"the client's breaker counts the rejection, to throttle what it sends")
+
+	st := serverReg.Get(httpbreaker.DefaultHandlerKey).Stats()
+	require.NotNil(t, st.Overload)
+	assert.Equal(t, [4]int64{0, 0, 0, 1}, st.Overload.Rejected)
+	assert.Equal(t, int64(0), st.Failures+st.Successes, "a rejection is not recorded on the server's breaker")
+
+	close(release)
+	assert.Equal(t, http.StatusOK, (<-first).StatusCode)
+	assert.Equal(t, http.StatusOK, (<-queued).StatusCode, "the queued request is served once the first is done")
+	assert.Equal(t, int32(2), ran.Load(), "the rejected request never reached the handler")
+}
+
+// TestHandler_WithOverloadLimit_offServesEveryAdmittedRequest checks that
+// with the limit off nothing is queued or rejected.
+func TestHandler_WithOverloadLimit_offServesEveryAdmittedRequest(t *testing.T) {
+	reg := breaker.MustNewRegistry()
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		httpbreaker.WithRegistry(reg), httpbreaker.WithOverloadLimit(false))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Nil(t, reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload, "no limit, no figures")
+}

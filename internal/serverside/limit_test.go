@@ -1,0 +1,229 @@
+package serverside
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/criticality"
+)
+
+func newMockLimiter() (*Limiter, *clock.Mock) {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	return NewLimiter(mock), mock
+}
+
+// acquired is the outcome of an Acquire run in a goroutine.
+type acquired struct {
+	slot Slot
+	err  error
+}
+
+// acquireAsync starts an Acquire and waits until it is queued.
+func acquireAsync(t *testing.T, l *Limiter, ctx context.Context, level criticality.Level) <-chan acquired {
+	t.Helper()
+	before := l.Stats()
+	ch := make(chan acquired, 1)
+	go func() {
+		s, err := l.Acquire(ctx, level)
+		ch <- acquired{s, err}
+	}()
+	for {
+		st := l.Stats()
+		if st.Queued != before.Queued || st.Rejected != before.Rejected || len(ch) > 0 {
+			return ch
+		}
+		runtime.Gosched()
+	}
+}
+
+func fill(t *testing.T, l *Limiter, n int) []Slot {
+	t.Helper()
+	slots := make([]Slot, n)
+	for i := range slots {
+		s, err := l.Acquire(context.Background(), criticality.Default)
+		require.NoError(t, err)
+		slots[i] = s
+	}
+	return slots
+}
+
+func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
+	l, _ := newMockLimiter()
+	slots := fill(t, l, initialLimit)
+	assert.Equal(t, initialLimit, l.Stats().InFlight)
+	waiting := acquireAsync(t, l, context.Background(), criticality.Default)
+	assert.Equal(t, 1, l.Stats().Queued)
+	slots[0].Release()
+	got := <-waiting
+	require.NoError(t, got.err)
+	st := l.Stats()
+	assert.Equal(t, 0, st.Queued)
+	assert.Equal(t, initialLimit, st.InFlight)
+	got.slot.Release()
+	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
+}
+
+func TestLimiter_Release_highestLevelFirst(t *testing.T) {
+	l, _ := newMockLimiter()
+	slots := fill(t, l, initialLimit)
+	low := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
+	slots[0].Release()
+	got := <-high
+	require.NoError(t, got.err, "the higher level goes in first, though it came last")
+	assert.Empty(t, low, "the lower level still waits")
+	slots[1].Release()
+	require.NoError(t, (<-low).err)
+}
+
+func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
+	l, _ := newMockLimiter()
+	fill(t, l, 4)
+	l.Force(4, true) // the queue holds √4 = 2 calls of the lowest level, one more per level above
+	a := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	b := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	_, err := l.Acquire(context.Background(), criticality.Sheddable)
+	assert.ErrorIs(t, err, ErrOverloaded, "a third SHEDDABLE call finds no room")
+
+	// A CRITICAL_PLUS call takes the room of the oldest SHEDDABLE one.
+	c := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
+	assert.ErrorIs(t, (<-a).err, ErrOverloaded, "the oldest of the lowest level is rejected to make room")
+	assert.Empty(t, b)
+	assert.Empty(t, c)
+	st := l.Stats()
+	assert.Equal(t, [4]int64{0, 0, 0, 2}, st.Rejected, "rejections by level, highest first")
+	assert.True(t, st.Overloaded)
+	assert.Equal(t, 2, st.Queued)
+}
+
+func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
+	l, _ := newMockLimiter()
+	slots := fill(t, l, initialLimit)
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := acquireAsync(t, l, ctx, criticality.Default)
+	cancel()
+	got := <-waiting
+	assert.ErrorIs(t, got.err, context.Canceled)
+	assert.Equal(t, 0, l.Stats().Queued)
+	assert.Equal(t, [4]int64{}, l.Stats().Rejected, "a caller that left is no rejection")
+	slots[0].Release()
+	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
+}
+
+func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		perTick       int // arrivals per tick over the last 2 s
+		lastHalf      int // arrivals per tick over the last 0.5 s, when not perTick
+		wasOverloaded bool
+		want          bool
+	}{
+		{name: "at capacity", perTick: 20, want: false},
+		{name: "1.2x", perTick: 24, want: false},
+		{name: "1.4x over 2 s", perTick: 28, want: true},
+		{name: "a burst of 3x for 0.5 s", perTick: 18, lastHalf: 60, want: true},
+		{name: "a burst of 3x for 0.2 s", perTick: 18, lastHalf: 30, want: false},
+		{name: "stays overloaded at 1.2x", perTick: 24, wasOverloaded: true, want: true},
+		{name: "ends below 1.1x", perTick: 21, wasOverloaded: true, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newMockLimiter()
+			l.capacity = 200 // a second; 20 a tick
+			l.overload = tc.wasOverloaded
+			const now = 1000
+			for i := int64(1); i <= rateTicks; i++ {
+				n := tc.perTick
+				if tc.lastHalf != 0 && i <= shortTicks {
+					n = tc.lastHalf
+				}
+				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n}
+			}
+			l.tick = now - 1
+			l.endTick(now)
+			assert.Equal(t, tc.want, l.overload)
+		})
+	}
+}
+
+func TestLimiter_adjust_followsLatency(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		mean      time.Duration
+		full      bool
+		wantMoved int // -1 down, 0 unchanged, 1 up
+	}{
+		{name: "no queue inside: grows", mean: 20 * time.Millisecond, full: true, wantMoved: 1},
+		{name: "latency doubled: shrinks", mean: 40 * time.Millisecond, full: true, wantMoved: -1},
+		{name: "limit not reached: unchanged", mean: 40 * time.Millisecond, full: false, wantMoved: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, mock := newMockLimiter()
+			now := mock.Now()
+			l.minimaSec = now.Unix()
+			l.minima[now.Unix()%noLoadSeconds] = 20 * time.Millisecond
+			l.probeSec = now.Unix() // no probe
+			l.samples, l.rttSum, l.full = minSamples, time.Duration(minSamples)*tc.mean, tc.full
+			before := l.limit
+			l.adjust(now)
+			switch tc.wantMoved {
+			case 1:
+				assert.Greater(t, l.limit, before)
+			case -1:
+				assert.Less(t, l.limit, before)
+			default:
+				assert.Equal(t, before, l.limit)
+			}
+		})
+	}
+}
+
+func TestLimiter_advance_doublesWhenNothingFinishes(t *testing.T) {
+	l, mock := newMockLimiter()
+	fill(t, l, initialLimit)
+	waiting := acquireAsync(t, l, context.Background(), criticality.Default)
+	mock.Add(stallTime + time.Millisecond)
+	st := l.Stats() // reads the clock: the stall doubles the limit, and the call goes in
+	assert.Equal(t, float64(2*initialLimit), st.Limit)
+	require.NoError(t, (<-waiting).err)
+}
+
+func TestLimiter_hotPathAllocatesNothing(t *testing.T) {
+	l := NewLimiter(nil)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		s, _ := l.Acquire(ctx, criticality.Critical)
+		s.Release()
+	})
+	assert.Equal(t, 0.0, allocs)
+	fill(t, l, int(l.Stats().Limit))
+	l.Force(l.Stats().Limit, true)
+	waiters, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range 8 { // fill the queue of the lowest level
+		go func() { _, _ = l.Acquire(waiters, criticality.Sheddable) }()
+	}
+	for l.Stats().Queued < 4 {
+		runtime.Gosched()
+	}
+	allocs = testing.AllocsPerRun(1000, func() {
+		_, _ = l.Acquire(ctx, criticality.Sheddable) // rejected at once
+	})
+	assert.Equal(t, 0.0, allocs)
+}
+
+func BenchmarkLimiter_AcquireRelease(b *testing.B) {
+	l := NewLimiter(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for range b.N {
+		s, _ := l.Acquire(ctx, criticality.Critical)
+		s.Release()
+	}
+}
