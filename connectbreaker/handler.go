@@ -58,6 +58,16 @@ import (
 // the policy of grpcbreaker's server interceptors and httpbreaker's
 // Handler.
 //
+// A call the breaker admits then passes the interceptor's overload limit
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// lets a learned number of calls into the handlers at once and queues the
+// rest by level, the highest going in first. While calls arrive faster
+// than the handlers serve them, the queue is kept short and a call it has
+// no room for, the lowest level's first, fails at once with unavailable,
+// the advice, [OverloadHeader] and an ErrorInfo detail of reason
+// "OVERLOADED" (see [Overloaded]); a [ClientInterceptor] counts it as a
+// failure. A stream holds no room once its handler has begun.
+//
 // A call whose client went away (its context canceled) counts as neither.
 // A panic in the handler is recorded as a failure and raised again. Given
 // to a client, it fails every call with an error wrapping [ErrWrongSide].

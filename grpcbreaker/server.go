@@ -51,6 +51,16 @@ import (
 // same, as a probe whose outcome the breaker does not see; once a probe
 // succeeds, it serves the calls the breaker drops until one fails.
 //
+// A call the breaker admits then passes the interceptors' overload limit
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// lets a learned number of calls into the handlers at once and queues the
+// rest by level, the highest going in first. While calls arrive faster
+// than the handlers serve them, the queue is kept short and a call it has
+// no room for, the lowest level's first, fails at once with Unavailable,
+// an ErrorInfo detail of reason "OVERLOADED" and the pushback trailer
+// (see [Overloaded]); the client interceptors count it as a failure. A
+// stream holds no room once its handler has begun.
+//
 // A call whose client canceled it counts as neither. A panic in the
 // handler is recorded as a failure and raised again.
 func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {

@@ -42,6 +42,18 @@ import (
 // the breaker sheds carries the RetryHeader too, so that a client's
 // [Transport] leaves it out of its own breaker's counts.
 //
+// A request the breaker admits then passes the Handler's overload limit
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// lets a learned number of requests into the wrapped handler at once and
+// queues the rest by level, the highest going in first. While requests
+// arrive faster than the handler serves them, the queue is kept short and
+// a request it has no room for, the lowest level's first, gets 503 with
+// Retry-After, the RetryHeader advice and [OverloadHeader], before the
+// wrapped handler runs and without its body read; a [Transport] counts
+// that answer as a failure. A request whose client goes while it waits
+// leaves the queue. A request holds its room until the handler returns,
+// or answers a stream (its first Flush or Hijack).
+//
 // While the requests it served have failed, several in a row with no
 // success since (a dependency that looks down), the Handler serves the
 // 40th request in a row that its breaker drops all the same, as a probe,

@@ -27,14 +27,19 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // nothing to configure:
 //
 //   - The limit follows the latency of the calls the handlers serve
-//     (a gradient): limit × noLoad/latency + √limit, where noLoad is the
-//     lowest mean latency of recent intervals. While the handlers keep
-//     up, a call takes noLoad and the limit grows; once they queue inside
-//     (a pool, a lock, a CPU), latency grows with every call let in past
-//     what they can serve at once, and the limit settles at that number
-//     plus √limit, enough to keep them busy. Once a second, while the
-//     queue is not empty, it lets in √limit calls fewer for an interval,
-//     so that the handlers' own queue drains and noLoad stays true.
+//     (a gradient): limit × noLoad/latency + ½√limit, where noLoad is the
+//     lowest mean latency of recent intervals; it moves up at once and
+//     halfway down. While the handlers keep up, a call takes noLoad and
+//     the limit grows; once they queue inside (a pool, a lock, a CPU),
+//     latency grows with every call let in past what they can serve at
+//     once, and the limit settles at that number plus ½√limit, enough to
+//     keep them busy. Once a second, while the limit is reached, a probe
+//     lets in ½√limit calls fewer, and the mean latency of the calls let
+//     in during it, which find the handlers' own queue drained, is a
+//     noLoad.
+//   - Calls that wait while none finishes for a second (or four noLoads)
+//     double the limit: the handlers are waiting on something else (long
+//     polls), which more calls cannot slow.
 //   - A burst the handlers will serve in time waits in the queue: it is
 //     rejected only past a second of expected wait (see maxWait).
 //   - Overload is arrivals past capacity: while calls arrive faster than
