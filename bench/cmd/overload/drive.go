@@ -190,8 +190,10 @@ func send(rt http.RoundTripper, url string, a arrival, timeout time.Duration, st
 		c.outcome = timedOut
 	case err != nil:
 		c.outcome = failed
-	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusOK && c.latency <= timeout:
 		c.outcome = served
+	case resp.StatusCode == http.StatusOK:
+		c.outcome = timedOut // answered, but the client, late itself, saw it after its timeout
 	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
 		c.outcome = rejected
 	default:

@@ -24,7 +24,9 @@
 //	ours               httpbreaker.NewHandler at its defaults, TrustHeader(CRITICAL_PLUS)
 //
 // The scenarios (-scenarios), W × S = 4 × 20 ms unless -w and -s say
-// otherwise, one step of -step (10 s; 2 s with -quick) each:
+// otherwise, one step of -step (10 s; 2 s with -quick) each, the
+// transition times measured from the step in 100 ms slots (the end of the
+// last slot in which the figure was out of bounds):
 //
 //	steady     0.5×, 0.9×, 2× and 4× the capacity
 //	tails      0.9× with heavy-tailed service (lognormal, p99.9 = 50× the median, mean S), and
@@ -34,11 +36,11 @@
 //	calm       4× for half a step, then 0.5×: time until the last rejection
 //	halve      1.5× throughout; after half a step S doubles (capacity halves): time until the
 //	           calls served in the last second (since the change at most) are 95 % of the new
-//	           capacity, for 3 slots of 100 ms in a row
+//	           capacity, and stay so
 //	configs    steady for each W × S of -configs (32 × 5 ms and 2 × 200 ms)
 //	transport  4×, the clients calling through an httpbreaker.Transport (defaults, one breaker
-//	           per host): the share of the offered calls that reaches the server and the share
-//	           of capacity served end to end
+//	           per host): the calls its breaker drops, those that reach the server (× capacity),
+//	           and the share of capacity served end to end
 //
 // The calls go over HTTP on 127.0.0.1 (net/http's server and client)
 // unless a table's highest rate is above -http-max calls/s, which a

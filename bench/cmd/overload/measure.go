@@ -54,16 +54,15 @@ type row struct {
 	TimedOut    int        `json:"timed_out"`
 	Failed      int        `json:"failed"`
 	Gone        int64      `json:"gone_work"`
-	Levels      [4]float64 `json:"levels_served"` // share of each level's offered calls served, by criticality.Level.Index
+	Levels      [4]float64 `json:"levels_served"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
 	// Transition is the scenario's transition time in seconds, -1 when
 	// it was not reached within the phase; absent for none.
 	Transition *float64 `json:"transition_s,omitempty"`
 	LagP99     float64  `json:"lag_p99_ms"`
-	// Behind a client Transport: the calls that reached the server, ×
-	// capacity, and the calls served, as a share of capacity.
+	// Behind a client Transport: the calls its breaker dropped, and those
+	// that reached the server, × capacity.
 	Throttled       int      `json:"throttled,omitempty"`
 	ReachedMultiple *float64 `json:"reached_multiple,omitempty"`
-	EndToEnd        *float64 `json:"end_to_end_share,omitempty"`
 }
 
 // percentile returns the q-quantile (0 < q ≤ 1) of sorted by nearest
@@ -167,12 +166,14 @@ func measure(sc scenario, contender string, r *record, capacity float64, bound t
 		out.ServedShare = 100 * got / servable
 	}
 	for l := range out.Levels {
-		out.Levels[l] = figures.Pct(servedAt[l], offered[l])
+		out.Levels[l] = -1
+		if offered[l] > 0 {
+			out.Levels[l] = figures.Pct(servedAt[l], offered[l])
+		}
 	}
 	if sc.transport {
 		reached := float64(out.Offered-out.Throttled) / length.Seconds() / capacity
-		endToEnd := 100 * float64(out.Served) / (length.Seconds() * capacity)
-		out.ReachedMultiple, out.EndToEnd = &reached, &endToEnd
+		out.ReachedMultiple = &reached
 	}
 	if sc.transition != noTransition {
 		d, ok := transitionTime(sc, r, capacity, bound)
@@ -217,9 +218,8 @@ func transitionTime(sc scenario, r *record, capacity float64, bound time.Duratio
 	case capacityServed:
 		newCapacity := capacity / sc.phases[sc.measuredPhase()].scaleOrOne()
 		done := servedBy(r, step)
-		type slotCount struct{ ok bool }
-		slots := make([]slotCount, n)
-		for s := range slots {
+		bad := make([]bool, n)
+		for s := range bad {
 			end := step + time.Duration(s+1)*slot
 			begin := max(step, end-capacityWindow)
 			k := 0
@@ -228,9 +228,9 @@ func transitionTime(sc scenario, r *record, capacity float64, bound time.Duratio
 					k++
 				}
 			}
-			slots[s].ok = float64(k) >= capacityShare*newCapacity*(end-begin).Seconds()
+			bad[s] = float64(k) < capacityShare*newCapacity*(end-begin).Seconds()
 		}
-		return figures.SustainedFrom(slots, func(slotCount) int { return 1 }, func(c slotCount) bool { return c.ok })
+		return settledAt(bad)
 	}
 	return 0, false
 }
@@ -273,7 +273,7 @@ func (t table) markdown() string {
 	head := []string{"offered", "contender", "achieved", "served within the timeout", "p50 / p99 of served",
 		"rejected", "timed out", "work for callers gone"}
 	if t.Behind {
-		head = append(head, "throttled by the client", "reaching the server", "served end to end")
+		head = append(head, "dropped by the client's breaker", "reaching the server")
 	}
 	for _, l := range levelOrder {
 		head = append(head, l.String()+" served")
@@ -289,11 +289,10 @@ func (t table) markdown() string {
 			fmt.Sprintf("%s / %s ms", num(r.P50), num(r.P99)), thousands(int64(r.Rejected)),
 			thousands(int64(r.TimedOut)), thousands(r.Gone)}
 		if t.Behind {
-			cells = append(cells, thousands(int64(r.Throttled)), fmt.Sprintf("%.2f×", deref(r.ReachedMultiple)),
-				fmt.Sprintf("%.1f %%", deref(r.EndToEnd)))
+			cells = append(cells, thousands(int64(r.Throttled)), fmt.Sprintf("%.2f×", deref(r.ReachedMultiple)))
 		}
 		for _, l := range levelOrder {
-			cells = append(cells, fmt.Sprintf("%.1f %%", r.Levels[l.Index()]))
+			cells = append(cells, levelCell(r.Levels[l.Index()]))
 		}
 		if t.Caption != "" {
 			cells = append(cells, transitionCell(r.Transition))
@@ -309,6 +308,13 @@ func deref(p *float64) float64 {
 		return 0
 	}
 	return *p
+}
+
+func levelCell(share float64) string {
+	if share < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", share)
 }
 
 func servedCell(r row) string {
