@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srebreaker/srebreaker/criticality"
+)
+
+// A schedule is the same for the same seed, runs at the rate asked for,
+// and draws the levels in the proportions of mix.
+func TestSchedule_rateAndMix(t *testing.T) {
+	phases := []phase{{length: 10 * time.Second, multiple: 4}}
+	a := schedule(rand.New(rand.NewPCG(1, 2)), phases, 200, false)
+	b := schedule(rand.New(rand.NewPCG(1, 2)), phases, 200, false)
+	if len(a) != len(b) || a[len(a)/2] != b[len(b)/2] {
+		t.Fatal("two schedules from one seed differ")
+	}
+	// 8,000 calls expected; a Poisson count's σ is about 89.
+	if n := len(a); math.Abs(float64(n)-8000) > 4*89 {
+		t.Errorf("%d calls in 10 s at 800/s, want 8,000 ± 356", n)
+	}
+	var levels [4]int
+	for i, c := range a {
+		if i > 0 && c.at < a[i-1].at || c.at < 0 || c.at >= 10*time.Second {
+			t.Fatalf("call %d due at %v: out of order or out of the phase", i, c.at)
+		}
+		if c.draw != 1 || c.phase != 0 {
+			t.Fatalf("call %d: draw %v, phase %d; want 1 and 0", i, c.draw, c.phase)
+		}
+		levels[c.level.Index()]++
+	}
+	for l, want := range mix {
+		if got := float64(levels[l]) / float64(len(a)); math.Abs(got-want) > 0.02 {
+			t.Errorf("%v: %.3f of the calls, want %.2f ± 0.02", criticality.Sheddable+criticality.Level(l), got, want)
+		}
+	}
+}
+
+// The bursts hold 3× capacity for 200 ms of each 2 s, and the mean stays
+// 0.9×: the rate between them is lowered to 2/3×.
+func TestSchedule_bursts(t *testing.T) {
+	phases := []phase{{length: 20 * time.Second, multiple: 0.9,
+		burst: &burst{every: 2 * time.Second, length: 200 * time.Millisecond, multiple: 3}}}
+	segs := segments(phases, 1000)
+	if len(segs) != 20 || segs[0].to != 1800*time.Millisecond || segs[1].rate != 3000 ||
+		math.Abs(segs[0].rate-2000.0/3) > 1e-6 {
+		t.Fatalf("segments %+v: want 20, a burst of 3,000/s from 1.8 s in each 2 s, 666.7/s between", segs[:2])
+	}
+	a := schedule(rand.New(rand.NewPCG(3, 4)), phases, 1000, false)
+	inBursts := 0
+	for _, c := range a {
+		if c.at%(2*time.Second) >= 1800*time.Millisecond {
+			inBursts++
+		}
+	}
+	// 18,000 calls, 6,000 of them in bursts.
+	if math.Abs(float64(len(a))-18000) > 600 || math.Abs(float64(inBursts)-6000) > 350 {
+		t.Errorf("%d calls, %d in bursts; want 18,000 and 6,000", len(a), inBursts)
+	}
+}
+
+// The heavy-tailed service time has a mean of 1 and a 99.9th percentile
+// about 50 times its median.
+func TestSchedule_heavyTail(t *testing.T) {
+	a := schedule(rand.New(rand.NewPCG(5, 6)), []phase{{length: 100 * time.Second, multiple: 1}}, 2000, true)
+	draws := make([]time.Duration, len(a))
+	sum := 0.0
+	for i, c := range a {
+		draws[i] = time.Duration(c.draw * 1e6)
+		sum += c.draw
+	}
+	sortDurations(draws)
+	if mean := sum / float64(len(a)); math.Abs(mean-1) > 0.03 {
+		t.Errorf("mean draw %.3f, want 1 ± 0.03", mean)
+	}
+	if r := float64(percentile(draws, 0.999)) / float64(percentile(draws, 0.5)); r < 40 || r > 60 {
+		t.Errorf("p99.9 / median = %.1f, want about 50", r)
+	}
+}
+
+func TestDrawLevel(t *testing.T) {
+	for _, tc := range []struct {
+		u    float64
+		want criticality.Level
+	}{
+		{0, criticality.Sheddable}, {0.299, criticality.Sheddable}, {0.3, criticality.SheddablePlus},
+		{0.5, criticality.Critical}, {0.899, criticality.Critical}, {0.9, criticality.CriticalPlus}, {0.9999, criticality.CriticalPlus},
+	} {
+		if got := drawLevel(tc.u); got != tc.want {
+			t.Errorf("drawLevel(%v) = %v, want %v", tc.u, got, tc.want)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	d := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		sorted []time.Duration
+		q      float64
+		want   time.Duration
+	}{
+		{nil, 0.5, 0},
+		{d(7), 0.99, 7},
+		{d(1, 2, 3, 4), 0.5, 2},
+		{d(1, 2, 3, 4), 0.51, 3},
+		{d(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.99, 10},
+		{d(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.9, 9},
+	} {
+		if got := percentile(tc.sorted, tc.q); got != tc.want {
+			t.Errorf("percentile(%v, %v) = %v, want %v", tc.sorted, tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestSettledAt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  string // one slot a character: x bad, . good
+		want time.Duration
+		ok   bool
+	}{
+		{"never bad", "....", 0, true},
+		{"bad at first", "xx..", 200 * time.Millisecond, true},
+		{"a relapse counts", "x..x..", 400 * time.Millisecond, true},
+		{"bad to the end", "..x.xx", 0, false},
+		{"empty", "", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := make([]bool, len(tc.bad))
+			for i, c := range tc.bad {
+				bad[i] = c == 'x'
+			}
+			got, ok := settledAt(bad)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("settledAt(%s) = %v, %v; want %v, %v", tc.bad, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// The transition times on hand-written runs: rejections that stop, a p99
+// that comes back, a rate that reaches the new capacity.
+func TestTransitionTime(t *testing.T) {
+	ms := time.Millisecond
+	step := scenario{measured: 1, phases: []phase{{length: time.Second, multiple: 4}, {length: time.Second, multiple: 0.5}}}
+
+	t.Run("rejections stop", func(t *testing.T) {
+		sc := step
+		sc.transition = rejectionsStop
+		r := &record{}
+		for _, at := range []time.Duration{500 * ms, 1010 * ms, 1250 * ms, 1400 * ms} {
+			r.arrivals = append(r.arrivals, arrival{at: at})
+			r.calls = append(r.calls, call{outcome: rejected})
+		}
+		r.arrivals = append(r.arrivals, arrival{at: 1900 * ms})
+		r.calls = append(r.calls, call{outcome: served})
+		if d, ok := transitionTime(sc, r, 200, 0); !ok || d != 500*ms {
+			t.Errorf("got %v, %v; want 500ms (the last rejection due at 1.4 s, in the 5th slot)", d, ok)
+		}
+	})
+
+	t.Run("p99 back", func(t *testing.T) {
+		sc := step
+		sc.transition = p99Back
+		r := &record{}
+		// One served call every 10 ms of the measured phase: 900 ms of
+		// latency until 1.3 s, 20 ms after.
+		for at := 1000 * ms; at < 2000*ms; at += 10 * ms {
+			lat := 20 * ms
+			if at < 1300*ms {
+				lat = 900 * ms
+			}
+			r.arrivals = append(r.arrivals, arrival{at: at - lat})
+			r.calls = append(r.calls, call{outcome: served, latency: lat, done: at})
+		}
+		// The 500 ms windows hold a slow call up to the one ending at
+		// 1.7 s (1.29 s is in (1.2 s, 1.7 s]).
+		if d, ok := transitionTime(sc, r, 200, 50*ms); !ok || d != 700*ms {
+			t.Errorf("got %v, %v; want 700ms", d, ok)
+		}
+		r.calls[len(r.calls)-1].latency = time.Second
+		if _, ok := transitionTime(sc, r, 200, 50*ms); ok {
+			t.Error("a slow call in the last slot: want not settled")
+		}
+	})
+
+	t.Run("capacity served", func(t *testing.T) {
+		sc := scenario{measured: 1, transition: capacityServed,
+			phases: []phase{{length: time.Second, multiple: 1.5}, {length: 2 * time.Second, multiple: 1.5, scale: 2}}}
+		r := &record{}
+		// New capacity 100/s: nothing served for 400 ms, then one every 10 ms.
+		for at := 1400 * ms; at < 3000*ms; at += 10 * ms {
+			r.arrivals = append(r.arrivals, arrival{at: at})
+			r.calls = append(r.calls, call{outcome: served, done: at})
+		}
+		// The windows since the change (at most 1 s) fall short of 95 % of
+		// 100/s until the empty stretch has left them: the last short one
+		// ends at 2.3 s, (1.3 s, 2.3 s] holding 91 calls.
+		if d, ok := transitionTime(sc, r, 200, 0); !ok || d != 1300*ms {
+			t.Errorf("got %v, %v; want 1.3s", d, ok)
+		}
+	})
+}
+
+func TestTable_markdown(t *testing.T) {
+	tr := 1.25
+	tab := table{Title: "Step", Notes: []string{"a note"}, Caption: "after", Rows: []row{{
+		Scenario: "2×", Contender: "static", AchievedMultiple: 1.987, ServedShare: 85.04, ShareOf: "capacity",
+		P50: 21.2, P99: 24.9, Rejected: 12345, TimedOut: 0, Gone: 1234567, Levels: [4]float64{-1, 20, 30, 40.05},
+		Transition: &tr, LagP99: 1.25, Offered: 1,
+	}}}
+	want := "### Step\n\na note\n\n" +
+		"| offered | contender | achieved | served within the timeout | p50 / p99 of served | rejected | timed out | work for callers gone | " +
+		"CRITICAL_PLUS served | CRITICAL served | SHEDDABLE_PLUS served | SHEDDABLE served | after | driver's lag, p99 |\n" +
+		strings.Repeat("|---", 14) + "|\n" +
+		"| 2× | static | 1.99× | 85.0 % of capacity | 21 / 25 ms | 12,345 | 0 | 1,234,567 | 40.0 % | 30.0 % | 20.0 % | – | 1.2 s | 1.2 ms |\n"
+	if got := tab.markdown(); got != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
+	}
+	never := -1.0
+	tab.Rows[0].Transition = &never
+	if got := tab.markdown(); !strings.Contains(got, "| not within the phase |") {
+		t.Errorf("a transition never reached: %s", got)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", -1234567: "-1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestParse_rejects(t *testing.T) {
+	for _, args := range [][]string{
+		{"-step", "100ms"}, {"-scenarios", "nope"}, {"-contenders", "nope"}, {"-configs", "4x"}, {"-w", "0"}, {"extra"},
+	} {
+		if _, err := parse(args, io.Discard); err == nil {
+			t.Errorf("parse(%q): want an error", args)
+		}
+	}
+	cfg, err := parse([]string{"-quick", "-configs", "8x10ms"}, io.Discard)
+	if err != nil || cfg.step != 2*time.Second || len(cfg.configs) != 1 || cfg.configs[0] != (shape{8, 10 * time.Millisecond}) {
+		t.Errorf("parse(-quick -configs 8x10ms) = %+v, %v", cfg, err)
+	}
+}
+
+// A short run, in process, of the static limit: the rows every run must
+// give, whatever the machine's timing.
+func TestRun_inprocShort(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"-step", "500ms", "-scenarios", "steady", "-contenders", "static", "-inproc", "-w", "4", "-s", "5ms"},
+		&out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"### Steady load, 4 × 5ms", "| 4× | static |", "| 0.5× | static |", "in process"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
