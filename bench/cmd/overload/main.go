@@ -412,9 +412,5 @@ func (cfg config) notes(g group, inproc bool, unloaded time.Duration) []string {
 	notes := []string{fmt.Sprintf("W × S = %s: capacity %s calls/s; %v a step; client timeout %v; %s; "+
 		"unloaded p99 %s ms (the naive handler alone at 0.5×, %v); seed %d.",
 		g.shape, thousands(int64(g.shape.capacity())), cfg.step, cfg.timeout, how, num(ms(unloaded)), min(cfg.step, unloadedLength), cfg.seed)}
-	if !haveLimit && slices.ContainsFunc(cfg.contenders, func(c contender) bool { return c.name == "ours" }) {
-		notes = append(notes, "The rows \"ours\" are the Handler of a tree without the overload limit yet, "+
-			"the same as \"ours-no-limit\": to be rerun once the limit lands.")
-	}
 	return notes
 }
