@@ -1,6 +1,9 @@
 package httpbreaker
 
-import "github.com/srebreaker/srebreaker/internal/serverside"
+import (
+	"github.com/srebreaker/srebreaker/internal/chain"
+	"github.com/srebreaker/srebreaker/internal/serverside"
+)
 
 // RetryHeader is the response header in which a [Handler] whose breaker is
 // shedding gives its advice on retrying: "no" when most of what it sheds is
@@ -26,4 +29,17 @@ func outcomeOf(x Outcome) serverside.Outcome {
 		return serverside.Ignore
 	}
 	return serverside.Failure
+}
+
+// chained is serverside.Chained for a Handler's outcome o: Ignore for a
+// failure that follows a failed guarded call the handler made in its
+// request's context.
+func chained(o Outcome, m *chain.Mark) Outcome {
+	if o == Success || o == Ignore {
+		return o
+	}
+	if x, _ := serverside.Chained(serverside.Failure, m); x == serverside.Ignore {
+		return Ignore
+	}
+	return o
 }
