@@ -31,7 +31,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime lint tidy bump release-check cross cover fuzz simulate stress fleet-load pictures
+.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime bench-chain lint tidy bump release-check cross cover fuzz simulate stress fleet-load pictures
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -117,6 +117,12 @@ REALTIME_RUNS ?= 1
 # make test: each run takes the scenario's length of wall time.
 bench-realtime: ## the standard scenario on the wall clock at 2,000 requests/s (bench/cmd/realtime, 35 s a run); REALTIME_RUNS=1
 	cd bench && GOWORK=off go run ./cmd/realtime -runs $(REALTIME_RUNS)
+
+# Runs of the chain scenario, per protocol and rate, 45 s each.
+CHAIN_RUNS ?= 1
+
+bench-chain: ## a chain client → A → B → C with C down 30 s, over HTTP, gRPC and Connect at 20 and 200 requests/s (bench/cmd/chain, 4.5 min a run); CHAIN_RUNS=1
+	cd bench && GOWORK=off go run ./cmd/chain -runs $(CHAIN_RUNS)
 
 # tools/check-tracked.sh fails when git tracks a binary (images under docs/
 # aside) or a file over 512 KiB; tools/check-tracked-test.sh tests it first.
