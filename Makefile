@@ -31,7 +31,7 @@ CROSS_PLATFORMS     := linux/386 linux/arm linux/arm64 windows/amd64 darwin/arm6
 RELEASE_ENV         := VERSION=$(VERSION) PUBLISHED="$(PUBLISHED_MODULES)"
 
 .DEFAULT_GOAL := help
-.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime bench-overload lint tidy bump release-check cross cover fuzz simulate stress fleet-load pictures
+.PHONY: help redis postgres chromium prometheus dashboard-svg test race test-min-go bench bench-peers bench-realtime bench-overload bench-chain lint tidy bump release-check cross cover fuzz simulate stress fleet-load pictures
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -125,6 +125,11 @@ OVERLOAD_FLAGS ?=
 
 bench-overload: ## the server side under overload against no limit, a static limit and failsafe-go's limiters (bench/cmd/overload, ~25 min); OVERLOAD_FLAGS=
 	cd bench && GOWORK=off go run ./cmd/overload $(OVERLOAD_FLAGS)
+# Runs of the chain scenario, per protocol and rate, 45 s each.
+CHAIN_RUNS ?= 1
+
+bench-chain: ## a chain client → A → B → C with C down 30 s, over HTTP, gRPC and Connect at 20 and 200 requests/s (bench/cmd/chain, 4.5 min a run); CHAIN_RUNS=1
+	cd bench && GOWORK=off go run ./cmd/chain -runs $(CHAIN_RUNS)
 
 # tools/check-tracked.sh fails when git tracks a binary (images under docs/
 # aside) or a file over 512 KiB; tools/check-tracked-test.sh tests it first.

@@ -1,15 +1,20 @@
 module github.com/srebreaker/srebreaker/bench
 
-go 1.24.0
+go 1.26.0
 
 replace github.com/srebreaker/srebreaker => ../
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/go-kratos/aegis v0.2.0
 	github.com/sony/gobreaker/v2 v2.4.0
-	github.com/srebreaker/srebreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker v0.1.0
+	github.com/srebreaker/srebreaker/connectbreaker v0.0.0-00010101000000-000000000000
+	github.com/srebreaker/srebreaker/grpcbreaker v0.0.0-00010101000000-000000000000
 	github.com/zeromicro/go-zero v1.10.3
+	google.golang.org/grpc v1.80.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -25,5 +30,13 @@ require (
 	go.opentelemetry.io/otel/trace v1.40.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
+	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260128011058-8636f8732409 // indirect
+)
+
+replace (
+	github.com/srebreaker/srebreaker/connectbreaker => ../connectbreaker
+	github.com/srebreaker/srebreaker/grpcbreaker => ../grpcbreaker
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
@@ -220,9 +221,11 @@ func (lv *levels) others() evidence.Bucket {
 
 // traceDrop tells the drop hook (package drophook, which otelbreaker
 // sets) of a call at level c, with context ctx, that the breaker dropped
-// with err, and whether a fallback serves it. Without a hook it costs a
-// load, on the drop's path alone.
+// with err, and whether a fallback serves it, and notes the drop in the
+// chain.Mark of ctx, if it holds one. Without a hook it costs a context
+// lookup and a load, on the drop's path alone.
 func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err error, fallback bool) {
+	chain.Failed(ctx, b) // a request this call is made for fails by this breaker's drop: see package chain
 	h := drophook.Load()
 	if h == nil {
 		return
@@ -244,6 +247,8 @@ func init() {
 	drophook.Dropped = func(b any, ctx context.Context, err error) {
 		if g, ok := b.(*googleBreaker); ok && ctx != nil {
 			g.traceDrop(ctx, criticality.Default, err, false)
+		} else if n, ok := b.(chain.Namer); ok { // a Breaker that wraps one of ours
+			chain.Failed(ctx, n)
 		}
 	}
 }

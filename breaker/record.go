@@ -7,6 +7,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // outcome is what a finished call is recorded as.
@@ -156,6 +157,7 @@ func (p promise) run(ctx context.Context, req func() error,
 		p.c.markSuccess()
 	case failure:
 		p.c.markFailure(reason)
+		chain.Failed(ctx, p.c.b) // see package chain
 	default:
 		p.Ignore()
 	}

@@ -164,5 +164,7 @@ func TestInterceptors_WrapUnary_allocs(t *testing.T) {
 	client := connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next)
 	handler := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry())).WrapUnary(next)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = client(ctx, creq) }), "a client's call")
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = handler(ctx, hreq) }), "a handler's call")
+	// A served call's context holds a chain.Mark, one allocation: see
+	// package chain.
+	assert.Equal(t, 1.0, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = handler(ctx, hreq) }), "a handler's call")
 }

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -80,6 +81,23 @@ func brokenConnection(err error) bool {
 // and returns it.
 func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) outcome {
 	x := o.classify(ctx, err)
+	recordAs(p, x, err)
+	return x
+}
+
+// recordClient is record for a client's call of breaker b: a failure, or
+// the answer of a shedding server, is noted in the chain.Mark of ctx too,
+// if it holds one (see package chain).
+func (o *options) recordClient(b chain.Namer, p srebreaker.Promise, ctx context.Context, err error) outcome {
+	x := o.record(p, ctx, err)
+	if x == failed || x == ignored && ShedByServer(err) {
+		chain.Failed(ctx, b)
+	}
+	return x
+}
+
+// recordAs reports x, the outcome of a call that ended with err, on p.
+func recordAs(p srebreaker.Promise, x outcome, err error) {
 	switch x {
 	case succeeded:
 		p.Accept()
@@ -88,7 +106,6 @@ func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) o
 	default:
 		srebreaker.Ignore(p)
 	}
-	return x
 }
 
 // contextError is the error of a call whose context was done before it

@@ -10,8 +10,10 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 	"github.com/srebreaker/srebreaker/retry"
@@ -108,17 +110,17 @@ func MustNewClientInterceptor(opts ...ClientOption) *ClientInterceptor {
 
 // admit asks the breaker of a call to host and procedure about it, and
 // takes a retry's budget first; last is the memory of the function the
-// call goes through. It returns the promise of an admitted call, or the
-// error a call not made fails with.
-func (c *ClientInterceptor) admit(last *lastKey, ctx context.Context, host, procedure string) (srebreaker.Promise, error) {
+// call goes through. It returns the breaker and the promise of an admitted
+// call, or the error a call not made fails with.
+func (c *ClientInterceptor) admit(last *lastKey, ctx context.Context, host, procedure string) (breaker.Breaker, srebreaker.Promise, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, contextError(err)
+		return nil, nil, contextError(err)
 	}
 	key, _ := c.o.keyOf(last, ctx, host, procedure)
 	b := c.o.get(key)
 	if retry.Attempt(ctx) > 1 {
 		if err := retry.TakeFor(ctx, b); err != nil {
-			return nil, connect.NewError(connect.CodeUnavailable, &clientDrop{"connectbreaker: retry not made: ", err})
+			return nil, nil, connect.NewError(connect.CodeUnavailable, &clientDrop{"connectbreaker: retry not made: ", err})
 		}
 	}
 	var (
@@ -134,11 +136,11 @@ func (c *ClientInterceptor) admit(last *lastKey, ctx context.Context, host, proc
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, contextError(err) // AllowCtx: the context ended after it was looked at
+			return nil, nil, contextError(err) // AllowCtx: the context ended after it was looked at
 		}
-		return nil, connect.NewError(connect.CodeUnavailable, &clientDrop{"connectbreaker: call shed by the client's breaker: ", err})
+		return nil, nil, connect.NewError(connect.CodeUnavailable, &clientDrop{"connectbreaker: call shed by the client's breaker: ", err})
 	}
-	return p, nil
+	return b, p, nil
 }
 
 // clientDrop is the cause of a call the client did not make: prefix and
@@ -160,7 +162,7 @@ func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc 
 		if !spec.IsClient {
 			return nil, wrongSide(clientOnHandler)
 		}
-		p, err := c.admit(last, ctx, req.Peer().Addr, spec.Procedure)
+		b, p, err := c.admit(last, ctx, req.Peer().Addr, spec.Procedure)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +171,7 @@ func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc 
 		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if c.o.record(p, ctx, err) == succeeded {
+		if c.o.recordClient(b, p, ctx, err) == succeeded {
 			return resp, err
 		}
 		return resp, withPushback(err)
@@ -182,12 +184,12 @@ func (c *ClientInterceptor) WrapStreamingClient(next connect.StreamingClientFunc
 	last := new(lastKey)
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		conn := next(ctx, spec)
-		p, err := c.admit(last, ctx, conn.Peer().Addr, spec.Procedure)
+		b, p, err := c.admit(last, ctx, conn.Peer().Addr, spec.Procedure)
 		if err != nil {
 			return &failedConn{StreamingClientConn: conn, err: err}
 		}
 		sendLevelAndAttempt(ctx, conn.RequestHeader())
-		return &clientConn{StreamingClientConn: conn, o: c.o, p: p, ctx: ctx}
+		return &clientConn{StreamingClientConn: conn, o: c.o, b: b, p: p, ctx: ctx}
 	}
 }
 
@@ -204,6 +206,7 @@ func (c *ClientInterceptor) WrapStreamingHandler(connect.StreamingHandlerFunc) c
 type clientConn struct {
 	connect.StreamingClientConn
 	o     *options
+	b     chain.Namer // the stream's breaker
 	p     srebreaker.Promise
 	ctx   context.Context
 	ended onceFlag
@@ -213,7 +216,7 @@ type clientConn struct {
 // returns err with what the server said about retrying.
 func (s *clientConn) end(err error) error {
 	if s.ended.set() {
-		if s.o.record(s.p, s.ctx, err) != succeeded {
+		if s.o.recordClient(s.b, s.p, s.ctx, err) != succeeded {
 			return withPushback(err)
 		}
 	}
@@ -253,7 +256,7 @@ func (s *clientConn) CloseResponse() error {
 	err := s.StreamingClientConn.CloseResponse()
 	if s.ended.set() {
 		if cerr := s.ctx.Err(); cerr != nil {
-			s.o.record(s.p, s.ctx, contextError(cerr))
+			s.o.recordClient(s.b, s.p, s.ctx, contextError(cerr))
 		} else {
 			srebreaker.Ignore(s.p) // the caller gave up
 		}

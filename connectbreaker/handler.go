@@ -10,6 +10,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
@@ -123,12 +124,13 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 			return nil, err
 		}
 		defer slot.Release()
+		ctx, m := chain.With(ctx)
 		var resp connect.AnyResponse
 		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if h.finish(ov, p, ctx, err) && advice != "" {
-			return resp, failureAnswer(err, advice)
+		if failure, fromDependency := h.finish(ov, p, ctx, m, err); failure && advice != "" || fromDependency {
+			return resp, failureAnswer(err, serverside.DependencyAdvice(advice))
 		}
 		return resp, err
 	}
@@ -146,11 +148,12 @@ func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerF
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release()
+		ctx, m := chain.With(ctx)
 		if admitted.Run(p, func() { err = next(ctx, conn) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if h.finish(ov, p, ctx, err) && advice != "" {
-			return failureAnswer(err, advice)
+		if failure, fromDependency := h.finish(ov, p, ctx, m, err); failure && advice != "" || fromDependency {
+			return failureAnswer(err, serverside.DependencyAdvice(advice))
 		}
 		return err
 	}
@@ -231,10 +234,14 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 }
 
 // finish records how a served call ended on p and in ov, and reports
-// whether it failed.
-func (h *HandlerInterceptor) finish(ov *serverside.Overload, p srebreaker.Promise, ctx context.Context, err error) bool {
-	x := h.o.record(p, ctx, err)
+// whether it failed, or failed for a guarded call its handler made in ctx
+// that failed, m that context's Mark: such a failure is recorded as
+// neither (see serverside.Chained), and its answer is to carry the advice.
+func (h *HandlerInterceptor) finish(ov *serverside.Overload, p srebreaker.Promise, ctx context.Context, m *chain.Mark,
+	err error) (failure, fromDependency bool) {
+	x, fromDependency := serverside.Chained(h.o.classify(ctx, err), m)
+	recordAs(p, x, err)
 	_, isProbe := p.(serverside.Probe)
 	ov.Finished(x, isProbe)
-	return x == failed
+	return x == failed, fromDependency
 }

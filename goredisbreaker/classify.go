@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // exempt reports whether a command with these arguments passes the breaker
@@ -136,8 +137,10 @@ func (o *options) judge(ctx context.Context, err error) verdict {
 	return failure
 }
 
-// record reports on p how a command that ended with err went.
-func (o *options) record(ctx context.Context, p srebreaker.Promise, err error) {
+// record reports on p how a command of breaker b that ended with err
+// went. A failure is noted in the chain.Mark of ctx too, if it holds one
+// (see package chain).
+func (o *options) record(ctx context.Context, b chain.Namer, p srebreaker.Promise, err error) {
 	switch o.judge(ctx, err) {
 	case success:
 		p.Accept()
@@ -145,14 +148,15 @@ func (o *options) record(ctx context.Context, p srebreaker.Promise, err error) {
 		srebreaker.Ignore(p)
 	default:
 		p.Reject(err.Error())
+		chain.Failed(ctx, b)
 	}
 }
 
 // recordPipeline reports on p how a pipeline that ended with err went: a
 // failure if err or the error of any of its commands is one. go-redis
 // returns the first command's error, which may be a redis.Nil followed by
-// a LOADING.
-func (o *options) recordPipeline(ctx context.Context, p srebreaker.Promise, err error, cmds []redis.Cmder) {
+// a LOADING. b is the pipeline's breaker, as for record.
+func (o *options) recordPipeline(ctx context.Context, b chain.Namer, p srebreaker.Promise, err error, cmds []redis.Cmder) {
 	if err == nil {
 		p.Accept()
 		return
@@ -173,6 +177,7 @@ func (o *options) recordPipeline(ctx context.Context, p srebreaker.Promise, err 
 		srebreaker.Ignore(p)
 	default:
 		p.Reject(err.Error())
+		chain.Failed(ctx, b)
 	}
 }
 

@@ -106,7 +106,8 @@ func (h *hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if exempt(cmd.Args()) {
 			return next(ctx, cmd)
 		}
-		p, err := h.o.keyed(h.key).AllowCtx(ctx)
+		b := h.o.keyed(h.key)
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
@@ -117,7 +118,7 @@ func (h *hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			}
 		}()
 		err = next(ctx, cmd)
-		h.o.record(ctx, p, err)
+		h.o.record(ctx, b, p, err)
 		recorded = true
 		return err
 	}
@@ -133,7 +134,8 @@ func (h *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 				return next(ctx, cmds)
 			}
 		}
-		p, err := h.o.keyed(h.key).AllowCtx(ctx)
+		b := h.o.keyed(h.key)
+		p, err := b.AllowCtx(ctx)
 		if err != nil {
 			for _, cmd := range cmds {
 				cmd.SetErr(err)
@@ -147,7 +149,7 @@ func (h *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 			}
 		}()
 		err = next(ctx, cmds)
-		h.o.recordPipeline(ctx, p, err, cmds)
+		h.o.recordPipeline(ctx, b, p, err, cmds)
 		recorded = true
 		return err
 	}

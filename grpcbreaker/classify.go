@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -59,6 +60,23 @@ func (o *options) classify(ctx context.Context, err error) outcome {
 // and returns it.
 func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) outcome {
 	x := o.classify(ctx, err)
+	recordAs(p, x, err)
+	return x
+}
+
+// recordClient is record for a client's call of breaker b: a failure, or
+// the answer of a shedding server, is noted in the chain.Mark of ctx too,
+// if it holds one (see package chain).
+func (o *options) recordClient(b chain.Namer, p srebreaker.Promise, ctx context.Context, err error) outcome {
+	x := o.record(p, ctx, err)
+	if x == failed || x == ignored && ShedByServer(err) {
+		chain.Failed(ctx, b)
+	}
+	return x
+}
+
+// recordAs reports x, the outcome of a call that ended with err, on p.
+func recordAs(p srebreaker.Promise, x outcome, err error) {
 	switch x {
 	case succeeded:
 		p.Accept()
@@ -67,7 +85,6 @@ func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) o
 	default:
 		srebreaker.Ignore(p)
 	}
-	return x
 }
 
 // shedError is the error of a call a breaker dropped: status code

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/srebreaker/srebreaker/internal/admitted"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -61,7 +62,7 @@ func (c *ClientInterceptors) Unary() grpc.UnaryClientInterceptor {
 		if admitted.Run(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		o.record(p, ctx, err)
+		o.recordClient(b, p, ctx, err)
 		return withPushback(err, trailer)
 	}
 }
@@ -118,10 +119,10 @@ func (c *ClientInterceptors) Stream() grpc.StreamClientInterceptor {
 			panic(nil) // raised again: see admitted.Run
 		}
 		if err != nil {
-			o.record(p, ctx, err)
+			o.recordClient(b, p, ctx, err)
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, o: o, call: streamCall{p: p}, ctx: ctx, serverStreams: desc.ServerStreams}
+		s := &clientStream{ClientStream: cs, o: o, b: b, call: streamCall{p: p}, ctx: ctx, serverStreams: desc.ServerStreams}
 		s.stop = context.AfterFunc(ctx, s.abandoned)
 		if desc.ServerStreams {
 			go s.awaitHeader()
@@ -135,6 +136,7 @@ func (c *ClientInterceptors) Stream() grpc.StreamClientInterceptor {
 type clientStream struct {
 	grpc.ClientStream
 	o             *options
+	b             chain.Namer // the stream's breaker
 	call          streamCall
 	ctx           context.Context
 	stop          func() bool // stops the context watch; set before the stream is handed out
@@ -145,7 +147,7 @@ type clientStream struct {
 func (s *clientStream) end(err error) {
 	if p := s.call.take(); p != nil {
 		s.stop()
-		s.o.record(p, s.ctx, err)
+		s.o.recordClient(s.b, p, s.ctx, err)
 	}
 }
 

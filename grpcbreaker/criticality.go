@@ -165,7 +165,8 @@ func incomingLevel(ctx context.Context, c criticality.Level) context.Context {
 	return metadata.NewIncomingContext(ctx, md)
 }
 
-// levelStream is a server stream whose context carries the call's level.
+// levelStream is a server stream whose context carries the call's level
+// and its chain.Mark.
 type levelStream struct {
 	grpc.ServerStream
 	ctx context.Context

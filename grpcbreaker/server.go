@@ -11,6 +11,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -74,11 +75,13 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		defer slot.Release()
+		ctx, m := chain.With(ctx)
 		var resp any
 		if admitted.Run(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if finish(ov, o, p, ctx, err) && advice != "" {
+		if failure, fromDependency := finish(ov, o, p, ctx, m, err); failure && advice != "" || fromDependency {
+			advice = serverside.DependencyAdvice(advice)
 			err = failureAnswer(err, advice)
 			setTrailer(ctx, pushback(advice, false))
 		}
@@ -119,9 +122,8 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release()
-		if ctx != ss.Context() {
-			ss = &levelStream{ServerStream: ss, ctx: ctx}
-		}
+		ctx, m := chain.With(ctx)
+		ss = &levelStream{ServerStream: ss, ctx: ctx}
 		guarded := p
 		var call *streamCall
 		if info.IsServerStream {
@@ -134,7 +136,8 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 		if call != nil {
 			p = call.take() // the promise of the outcome, if the handler answered
 		}
-		if finish(ov, o, p, ctx, err) && advice != "" {
+		if failure, fromDependency := finish(ov, o, p, ctx, m, err); failure && advice != "" || fromDependency {
+			advice = serverside.DependencyAdvice(advice)
 			err = failureAnswer(err, advice)
 			if md := pushback(advice, false); md != nil {
 				ss.SetTrailer(md)
@@ -184,12 +187,16 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 }
 
 // finish records how a served call ended on p and in ov, and reports
-// whether it failed.
-func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx context.Context, err error) bool {
-	x := o.record(p, ctx, err)
+// whether it failed, or failed for a guarded call its handler made in ctx
+// that failed, m that context's Mark: such a failure is recorded as
+// neither (see serverside.Chained), and its answer is to carry the advice.
+func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx context.Context, m *chain.Mark,
+	err error) (failure, fromDependency bool) {
+	x, fromDependency := serverside.Chained(o.classify(ctx, err), m)
+	recordAs(p, x, err)
 	_, isProbe := p.(serverside.Probe)
 	ov.Finished(x, isProbe)
-	return x == failed
+	return x == failed, fromDependency
 }
 
 // memories are the server side's memories of an interceptor's keys.

@@ -12,6 +12,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -218,7 +219,9 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 // true, and only then, for ServeHTTP to raise it again.
 func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot, w http.ResponseWriter,
 	r *http.Request, advice string) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w, advice: advice, p: p, slot: slot}
+	ctx, m := chain.With(r.Context())
+	r = r.WithContext(ctx)
+	rw := &responseWriter{ResponseWriter: w, advice: advice, chain: m, p: p, slot: slot}
 	returned := false
 	defer func() {
 		if returned {
@@ -262,6 +265,9 @@ func (h *Handler) finish(ov *serverside.Overload, p srebreaker.Promise, r *http.
 		}
 	}()
 	o := h.classifier(r, resp, err)
+	if err == nil { // a panic is the server's own
+		o = chained(o, rw.chain)
+	}
 	recorded = true
 	record(p, o, resp, err)
 	_, isProbe := p.(serverside.Probe)

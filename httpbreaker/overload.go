@@ -3,6 +3,7 @@ package httpbreaker
 import (
 	"net/http"
 
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -53,4 +54,17 @@ func outcomeOf(x Outcome) serverside.Outcome {
 		return serverside.Ignore
 	}
 	return serverside.Failure
+}
+
+// chained is serverside.Chained for a Handler's outcome o: Ignore for a
+// failure that follows a failed guarded call the handler made in its
+// request's context.
+func chained(o Outcome, m *chain.Mark) Outcome {
+	if o == Success || o == Ignore {
+		return o
+	}
+	if x, _ := serverside.Chained(serverside.Failure, m); x == serverside.Ignore {
+		return Ignore
+	}
+	return o
 }

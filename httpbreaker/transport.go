@@ -8,6 +8,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // Transport is an [http.RoundTripper] that sends a request only if the
@@ -103,7 +104,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = withCriticality(req, c)
 	}
 	req = withAttempt(req)
-	nilPanic, resp, err := t.send(p, req)
+	nilPanic, resp, err := t.send(b, p, req)
 	if nilPanic {
 		panic(nil) // raised again: see send
 	}
@@ -132,7 +133,7 @@ func (t *Transport) breakerFor(req *http.Request) breaker.Breaker {
 // runtime.Goexit, which goes on, and for panic(nil) under GODEBUG
 // panicnil=1, which it stops: nilPanic tells RoundTrip, which only returns
 // in the second case, to raise it again.
-func (t *Transport) send(p srebreaker.Promise, req *http.Request) (nilPanic bool, resp *http.Response, err error) {
+func (t *Transport) send(b breaker.Breaker, p srebreaker.Promise, req *http.Request) (nilPanic bool, resp *http.Response, err error) {
 	recorded := false
 	defer func() {
 		if recorded {
@@ -154,6 +155,9 @@ func (t *Transport) send(p srebreaker.Promise, req *http.Request) (nilPanic bool
 	o := t.classifier(req, resp, err)
 	recorded = true
 	record(p, o, resp, err)
+	if o != Success && (o != Ignore || ShedByServer(resp)) {
+		chain.Failed(req.Context(), b) // see package chain
+	}
 	return false, resp, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -21,6 +22,9 @@ type responseWriter struct {
 	// advised is set when the writer added RetryHeader to a 5xx answer
 	// whose handler had not: the classifier does not see it.
 	advised bool
+	// chain is the Mark of the handler's context: a 5xx that follows a
+	// failed guarded call gets RetryHeader too (see serverside.Chained).
+	chain *chain.Mark
 
 	// p is the promise the call is recorded on when the handler returns:
 	// the breaker's, until the first Flush or Hijack marks the call
@@ -65,11 +69,17 @@ func (w *responseWriter) note(code int) {
 }
 
 func (w *responseWriter) WriteHeader(code int) {
-	if code >= 500 && w.advice != "" && w.status == 0 {
-		h := w.Header()
-		_, forwarded := h[RetryHeader]
-		w.advised = !forwarded
-		h.Set(RetryHeader, w.advice) // the server's breaker is shedding: see RetryHeader
+	if code >= 500 && w.status == 0 {
+		advice := w.advice // the server's breaker is shedding: see RetryHeader
+		if _, down := w.chain.Down(); down {
+			advice = serverside.DependencyAdvice(advice) // a dependency failed: see serverside.Chained
+		}
+		if advice != "" {
+			h := w.Header()
+			_, forwarded := h[RetryHeader]
+			w.advised = !forwarded
+			h.Set(RetryHeader, advice)
+		}
 	}
 	w.note(code)
 	w.ResponseWriter.WriteHeader(code)

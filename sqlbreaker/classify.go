@@ -8,6 +8,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/internal/admitted"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // DefaultAcceptable is the [WithAcceptable] used unless one is given: an
@@ -92,14 +93,16 @@ func (o *options) classify(ctx context.Context, err error, dialed bool) outcome 
 	}
 }
 
-// record reports on p how a call of the operation op ended. It runs user
-// code (the acceptable function, err.Error) that may panic.
+// record reports on p how a call of the operation op ended, and notes a
+// failure in the chain.Mark of ctx, if it holds one (see package chain).
+// It runs user code (the acceptable function, err.Error) that may panic.
 func (o *options) record(ctx context.Context, p srebreaker.Promise, op string, err error, dialed bool) {
 	switch o.classify(ctx, err, dialed) {
 	case success:
 		p.Accept()
 	case failure:
 		p.Reject(op + ": " + err.Error())
+		chain.Failed(ctx, o.b) // see package chain
 	default:
 		srebreaker.Ignore(p)
 	}

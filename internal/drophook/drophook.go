@@ -41,8 +41,9 @@ var hook atomic.Pointer[func(context.Context, Drop)]
 // breaker.Breaker) dropped a call with err, a call asked at the default
 // level through Allow, which reads no context, on behalf of a request
 // whose context is ctx: for the integrations, which ask so on their
-// fastest path and call this on the drop's path alone. Package breaker
-// sets it in its init.
+// fastest path and call this on the drop's path alone. It notes the drop
+// in the chain.Mark of ctx too, if it holds one (package chain). Package
+// breaker sets it in its init.
 var Dropped func(b any, ctx context.Context, err error)
 
 // Set makes f the hook, in place of any, and returns a function that puts

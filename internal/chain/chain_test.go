@@ -1,0 +1,111 @@
+package chain_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/srebreaker/srebreaker/internal/chain"
+)
+
+type name string
+
+func (n name) Name() string { return string(n) }
+
+type otherKey struct{}
+
+func TestFailed_outsideAServedRequest(t *testing.T) {
+	ctx := context.WithValue(context.Background(), otherKey{}, 1)
+	chain.Failed(ctx, name("inventory")) // nothing to note, and no panic
+	chain.Failed(nil, name("inventory")) //nolint:staticcheck // SA1012: a nil context is tolerated, as breaker's methods tolerate one
+	assert.Nil(t, chain.From(ctx))
+	_, ok := (*chain.Mark)(nil).Down()
+	assert.False(t, ok)
+}
+
+func TestFailed_keepsTheFirst(t *testing.T) {
+	ctx, m := chain.With(context.Background())
+	_, ok := m.Down()
+	assert.False(t, ok, "a new Mark holds none")
+
+	inner := context.WithValue(ctx, otherKey{}, 1) // a call's context, derived from the request's
+	chain.Failed(inner, name("inventory"))
+	chain.Failed(inner, name("pricing"))
+
+	got, ok := m.Down()
+	assert.True(t, ok)
+	assert.Equal(t, "inventory", got)
+	assert.Same(t, m, chain.From(inner))
+	assert.Equal(t, 1, inner.Value(otherKey{}), "other values pass through")
+}
+
+func TestWith_hidesAnOuterMark(t *testing.T) {
+	outer, om := chain.With(context.Background())
+	inner, im := chain.With(outer)
+	chain.Failed(inner, name("db"))
+	_, ok := om.Down()
+	assert.False(t, ok, "the inner server answers for its handler's calls")
+	_, ok = im.Down()
+	assert.True(t, ok)
+}
+
+func TestWith_keepsCancellation(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, _ := chain.With(parent)
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	cancel()
+	<-child.Done()
+	assert.ErrorIs(t, child.Err(), context.Canceled)
+}
+
+func TestFailed_concurrent(t *testing.T) {
+	ctx, m := chain.With(context.Background())
+	var wg sync.WaitGroup
+	for _, n := range []name{"a", "b", "c", "d"} {
+		wg.Go(func() { chain.Failed(ctx, n) })
+	}
+	wg.Wait()
+	got, ok := m.Down()
+	assert.True(t, ok)
+	assert.Contains(t, []string{"a", "b", "c", "d"}, got)
+}
+
+var sinkCtx context.Context
+
+// BenchmarkFailed is what a client integration pays on a failure's path,
+// outside a served request and inside one: one context lookup, through
+// the values a handler's context typically holds. A success pays nothing.
+func BenchmarkFailed(b *testing.B) {
+	base := context.Background()
+	for range 4 { // a server's and a tracer's values
+		base = context.WithValue(base, otherKey{}, 1)
+	}
+	inside, _ := chain.With(base)
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"outside", context.WithValue(base, otherKey{}, 2)},
+		{"inside", context.WithValue(inside, otherKey{}, 2)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				chain.Failed(bc.ctx, name("inventory"))
+			}
+		})
+	}
+}
+
+// BenchmarkWith is what a server pays per request it serves: one
+// allocation.
+func BenchmarkWith(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkCtx, _ = chain.With(ctx)
+	}
+}
