@@ -30,6 +30,8 @@ var notOurs = map[string]string{
 	"SrebreakerOverrideLeftInForce":   "an alert of ops/alerts.yml, not a Go name",
 	"SrebreakerOverrideHidesFailures": "an alert of ops/alerts.yml, not a Go name",
 	"SrebreakerFleetRedisDown":        "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerServerRejectsCritical": "an alert of ops/alerts.yml, not a Go name",
+	"SrebreakerServerOverloaded":      "an alert of ops/alerts.yml, not a Go name",
 }
 
 var (

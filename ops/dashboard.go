@@ -86,6 +86,27 @@ var Panels = []Panel{
 		Unit:    "none",
 		Targets: []Target{{Expr: "max by (job, breaker, mode) (" + sel("srebreaker_override") + ")", Legend: "{{breaker}} {{mode}}"}},
 	},
+	{
+		Title: "Server overload limit",
+		Description: "For a server's breaker (httpbreaker's Handler and the other server integrations): how many " +
+			"calls its overload limit lets into the handlers at once, as learned from their latency, and the calls " +
+			"in them and waiting for room.",
+		Unit: "none",
+		Targets: []Target{
+			{Expr: "max by (job, breaker) (" + sel("srebreaker_overload_limit") + ")", Legend: "{{breaker}} limit"},
+			{Expr: "sum by (job, breaker) (" + sel("srebreaker_overload_in_flight") + ")", Legend: "{{breaker}} in flight"},
+			{Expr: "sum by (job, breaker) (" + sel("srebreaker_overload_queued") + ")", Legend: "{{breaker}} queued"},
+		},
+	},
+	{
+		Title: "Server rejections by criticality",
+		Description: "Calls a second a server's overload limit rejected for want of room, by level: SHEDDABLE " +
+			"should go first. SrebreakerServerRejectsCritical fires when CRITICAL_PLUS or CRITICAL calls go, " +
+			"SrebreakerServerOverloaded when the server stays overloaded.",
+		Unit: "reqps",
+		Targets: []Target{{Expr: rate("job, breaker, criticality", "srebreaker_overload_rejections_total"),
+			Legend: "{{breaker}} {{criticality}}"}},
+	},
 }
 
 // Dashboard returns the Grafana dashboard of Panels as JSON, for Grafana's

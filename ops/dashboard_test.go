@@ -57,7 +57,8 @@ func TestDashboard_panelsQueryOnlyPrombreakersMetrics(t *testing.T) {
 	for _, m := range []string{"requests_total", "successes_total", "failures_total", "drops_total",
 		"drop_probability", "window_successes", "window_failures", "window_drops", "override",
 		"requests_by_criticality_total", "successes_by_criticality_total", "failures_by_criticality_total",
-		"drops_by_criticality_total", "drop_probability_by_criticality"} {
+		"drops_by_criticality_total", "drop_probability_by_criticality",
+		"overload_limit", "overload_in_flight", "overload_queued", "overloaded", "overload_rejections_total"} {
 		exported["srebreaker_"+m] = true
 	}
 	d := readDashboard(t)

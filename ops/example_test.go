@@ -37,5 +37,7 @@ func ExampleDashboard() {
 	// Share shed by criticality, queries: 1
 	// Share of admitted calls failing, queries: 1
 	// Overrides in force, queries: 1
+	// Server overload limit, queries: 3
+	// Server rejections by criticality, queries: 1
 	// max by (job, breaker) (srebreaker_drop_probability{job=~"$job", breaker=~"$breaker"})
 }

@@ -79,7 +79,9 @@ func waitFor(t *testing.T, deadline time.Duration, what string, cond func() (boo
 // exporter that goes down and comes back, all scraped by a real
 // Prometheus that evaluates alerts.yml (shortened): every alert fires
 // during the outage and resolves after it, and every panel of the
-// dashboard has data.
+// dashboard has data. The two alerts on a server's overload limit are not
+// among them: the service's outage is a dependency's, no overload of its
+// own, and alerts_test.yml tests them.
 func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 	for _, p := range []string{"prometheus", "prometheus-redis-exporter"} {
 		if _, err := stack.LookPath(p); err != nil {
@@ -162,6 +164,11 @@ func TestPrometheus_outageFiresAndResolves(t *testing.T) {
 		"SrebreakerOverrideLeftInForce{breaker=server:GET /checkout,mode=shed_none}",
 		"SrebreakerOverrideHidesFailures{breaker=inventory}",
 		"SrebreakerOverrideHidesFailures{breaker=server:GET /checkout}"))
+
+	for _, a := range alerts() {
+		assert.False(t, strings.HasPrefix(a, "SrebreakerServer"),
+			"%s: the outage is the inventory's, no overload of the service", a)
+	}
 
 	// Every panel of the dashboard has data now, the override's included.
 	d := readDashboard(t)

@@ -24,7 +24,7 @@ func promtool(t *testing.T) string {
 func TestAlerts_checkRules(t *testing.T) {
 	out, err := exec.Command(promtool(t), "check", "rules", "alerts.yml").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "SUCCESS: 5 rules found")
+	assert.Contains(t, string(out), "SUCCESS: 7 rules found")
 }
 
 func TestAlerts_promtoolTestRules(t *testing.T) {
@@ -44,7 +44,7 @@ func TestShorten(t *testing.T) {
 	short := stack.Shorten(rules, "3s", "5s")
 	assert.NotRegexp(t, `(?m)^\s+for: [0-9]+[mh]$`, string(short))
 	assert.NotRegexp(t, `\[[0-9]+m\]`, string(short))
-	assert.Len(t, regexp.MustCompile(`(?m)^\s+for: 3s$`).FindAll(short, -1), 5)
+	assert.Len(t, regexp.MustCompile(`(?m)^\s+for: 3s$`).FindAll(short, -1), 7)
 
 	path := t.TempDir() + "/alerts.yml"
 	require.NoError(t, os.WriteFile(path, short, 0o644))

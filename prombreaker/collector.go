@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/distinct"
 )
 
@@ -81,6 +82,18 @@ type Collector struct {
 
 	// 1 while an operator's override is in force, labelled with its mode.
 	override *prometheus.Desc // gauge
+
+	// The overload limit of a server guarded under the breaker's name, for
+	// breakers that have one (breaker.Stats.Overload).
+	overloadLimit, overloadInFlight, overloadQueued, overloaded *prometheus.Desc // gauges
+	overloadRejections                                          *prometheus.Desc // counter, by criticality
+}
+
+// overloadLevels are the levels of breaker.OverloadStats.Rejected, in its
+// order: highest first.
+var overloadLevels = [len(breaker.OverloadStats{}.Rejected)]string{
+	criticality.CriticalPlus.String(), criticality.Critical.String(),
+	criticality.SheddablePlus.String(), criticality.Sheddable.String(),
 }
 
 // NewCollector returns a collector over src: usually
@@ -161,6 +174,16 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 			"Calls the breaker dropped at a criticality without running them."),
 		levelProbability: levelDesc("drop_probability_by_criticality",
 			"Probability that a call asking the breaker now at a criticality is dropped, from 0 (healthy) to 1."),
+		overloadLimit: desc("overload_limit",
+			"Calls the server guarded under the breaker's name lets into its handlers at once, as its overload limit learned it."),
+		overloadInFlight: desc("overload_in_flight",
+			"Calls in the handlers of the server guarded under the breaker's name."),
+		overloadQueued: desc("overload_queued",
+			"Calls waiting for room in the handlers of the server guarded under the breaker's name."),
+		overloaded: desc("overloaded",
+			"1 while calls arrive at the server guarded under the breaker's name faster than its handlers serve them, 0 otherwise."),
+		overloadRejections: levelDesc("overload_rejections_total",
+			"Calls at a criticality that the server guarded under the breaker's name rejected for want of room."),
 	}, nil
 }
 
@@ -183,7 +206,7 @@ func MustNewCollector(src breaker.Source, opts ...Option) *Collector {
 	return c
 }
 
-// Describe sends the descriptions of the collector's fourteen metrics, as
+// Describe sends the descriptions of the collector's nineteen metrics, as
 // prometheus.Collector requires.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs() {
@@ -195,7 +218,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.requests, c.successes, c.failures, c.drops,
 		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops,
-		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability, c.override}
+		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability, c.override,
+		c.overloadLimit, c.overloadInFlight, c.overloadQueued, c.overloaded, c.overloadRejections}
 }
 
 // Collect sends a sample of each metric for each breaker of the source that
@@ -244,6 +268,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if o := s.Override; o != nil { // the mode alone: reason and author are free text, never labels
 				send(c.override, prometheus.GaugeValue, 1, append(slices.Clone(values), o.Mode.String())...)
 			}
+			if o := s.Overload; o != nil {
+				send(c.overloadLimit, prometheus.GaugeValue, o.Limit, values...)
+				send(c.overloadInFlight, prometheus.GaugeValue, float64(o.InFlight), values...)
+				send(c.overloadQueued, prometheus.GaugeValue, float64(o.Queued), values...)
+				send(c.overloaded, prometheus.GaugeValue, gauge(o.Overloaded), values...)
+				for i, n := range o.Rejected {
+					send(c.overloadRejections, prometheus.CounterValue, float64(n),
+						append(slices.Clone(values), overloadLevels[i])...)
+				}
+			}
 			if !s.Leveled() {
 				continue
 			}
@@ -257,6 +291,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+}
+
+// gauge is 1 for true, 0 for false.
+func gauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var _ prometheus.Collector = (*Collector)(nil)

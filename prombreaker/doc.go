@@ -53,6 +53,22 @@
 // outcome to its level and to the breaker, they may lag behind by that
 // call, never run ahead or go back.
 //
+// A breaker whose name a server's overload limit shares (httpbreaker's
+// Handler, grpcbreaker's server interceptors, connectbreaker's
+// HandlerInterceptor; see [breaker.OverloadStats]) also gives one series
+// of each of the following gauges, labelled as above, and one series per
+// level of the counter, labelled as above and with the level's name
+// (label "criticality"); a breaker that no server uses gives none:
+//
+//	srebreaker_overload_limit             gauge    calls the server lets into its handlers at once, as learned
+//	srebreaker_overload_in_flight         gauge    calls in the handlers now
+//	srebreaker_overload_queued            gauge    calls waiting for room in the handlers
+//	srebreaker_overloaded                 gauge    1 while calls arrive faster than the handlers serve them, else 0
+//	srebreaker_overload_rejections_total  counter  calls of the level rejected for want of room
+//
+// A rejection for overload is not a drop: the breaker judged the call and
+// admitted it, and it is in none of the breaker's counters above.
+//
 // The counters count from the breaker's creation and only grow, so
 // rate(srebreaker_drops_total[1m]) / rate(srebreaker_requests_total[1m]) is
 // the share of calls shed over the last minute. The window gauges are what

@@ -26,7 +26,8 @@ const SourceLabel = "source"
 // CriticalityLabel is the label that holds the level, as
 // `criticality.Level.String` names it (CRITICAL_PLUS, CRITICAL,
 // SHEDDABLE_PLUS or SHEDDABLE), on the series by criticality: those of the
-// breakers that have counted a call at a level other than the default.
+// breakers that have counted a call at a level other than the default, and
+// srebreaker_overload_rejections_total.
 const CriticalityLabel = "criticality"
 
 // OverrideModeLabel is the label that holds an override's mode, as

@@ -3,7 +3,10 @@
 // successes, failures, drops), its newest failure reasons, its figures by
 // criticality level when calls name levels, the operator's override in
 // force on it, if any (see [breaker.Breaker.SetOverride]: its mode,
-// reason, author and end), and a chart of its drop
+// reason, author and end), the overload limit of a server guarded under
+// its name, if any (see [breaker.OverloadStats]: the limit, the calls in
+// flight and queued, whether the server is overloaded, and its rejections
+// by level), and a chart of its drop
 // probability over the last minute. The page refreshes itself about once a
 // second from the same data as JSON, which scripts can read too (the same
 // URL with ?format=json).

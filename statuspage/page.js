@@ -114,6 +114,37 @@
     return d;
   }
 
+  // overload shows a server's overload limit: how many calls it lets in,
+  // holds and queues, and what it rejected, by level.
+  function overload(o) {
+    var d = el('div', 'overload' + (o.overloaded ? ' on' : ''));
+    d.appendChild(el('div', 'caption', o.overloaded ? 'server overloaded: lowest levels rejected first' :
+      'server overload limit'));
+    var f = el('div', 'figures');
+    var limit = el('div');
+    limit.appendChild(el('b', '', Number(o.limit).toFixed(1)));
+    limit.appendChild(el('small', '', 'limit'));
+    f.appendChild(limit);
+    f.appendChild(figure('in flight', o.in_flight));
+    f.appendChild(figure('queued', o.queued));
+    var total = (o.rejected || []).reduce(function (n, r) { return n + r.calls; }, 0);
+    f.appendChild(figure('rejected', total));
+    d.appendChild(f);
+    if (total > 0) {
+      var t = el('table', 'rejections');
+      var head = el('tr');
+      ['level', 'rejected'].forEach(function (h) { head.appendChild(el('th', '', h)); });
+      t.appendChild(head);
+      o.rejected.forEach(function (r) {
+        var row = el('tr');
+        [r.criticality, count(r.calls)].forEach(function (v) { row.appendChild(el('td', '', v)); });
+        t.appendChild(row);
+      });
+      d.appendChild(t);
+    }
+    return d;
+  }
+
   function card(b, now) {
     var c = el('section', 'breaker' + (b.override ? ' forced' : '') +
       (b.drop_probability >= 0.5 ? ' bad' : b.drop_probability > 0 ? ' warn' : ''));
@@ -133,6 +164,7 @@
     f.appendChild(figure('drops', b.drops));
     c.appendChild(f);
     if (b.criticalities && b.criticalities.length) c.appendChild(levels(b.criticalities));
+    if (b.overload) c.appendChild(overload(b.overload));
     if (b.reasons && b.reasons.length) {
       var ol = el('ol', 'reasons');
       b.reasons.forEach(function (r) {

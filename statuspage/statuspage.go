@@ -14,6 +14,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/distinct"
 )
 
@@ -202,6 +203,11 @@ type Breaker struct {
 	// [breaker.Breaker.SetOverride]); nil, and left out of the JSON, when there is
 	// none. The page shows it; it offers no way to set or clear one.
 	Override *Override `json:"override,omitempty"`
+	// Overload is what the overload limit of a server guarded under the
+	// breaker's name holds (httpbreaker's Handler and the other server
+	// integrations; see [breaker.OverloadStats]); nil, and left out of the
+	// JSON, for a breaker that no server uses.
+	Overload *Overload `json:"overload,omitempty"`
 	// History holds the drop probability sampled over the last minute,
 	// oldest first, at most one sample a second: one per second in which
 	// the page or its JSON was requested.
@@ -231,6 +237,34 @@ type Override struct {
 	// Drops counts the calls it dropped since it was set; they are not in
 	// the breaker's Drops.
 	Drops int64 `json:"drops"`
+}
+
+// Overload is what a server's overload limit holds:
+// [breaker.OverloadStats] with JSON names.
+type Overload struct {
+	// Limit is how many calls the server lets into its handlers at once,
+	// as learned from their latency.
+	Limit float64 `json:"limit"`
+	// InFlight is the calls in the handlers now, Queued those waiting for
+	// room.
+	InFlight int `json:"in_flight"`
+	Queued   int `json:"queued"`
+	// Overloaded is true while calls arrive faster than the handlers serve
+	// them, and the lowest levels' calls are rejected first.
+	Overloaded bool `json:"overloaded"`
+	// Rejected counts the calls rejected for want of room since the server
+	// was made, by criticality level, highest first: always the four
+	// levels.
+	Rejected []Rejected `json:"rejected"`
+}
+
+// Rejected is how many calls of one criticality level a server's overload
+// limit rejected.
+type Rejected struct {
+	// Criticality is the level's name: CRITICAL_PLUS, CRITICAL,
+	// SHEDDABLE_PLUS or SHEDDABLE.
+	Criticality string `json:"criticality"`
+	Calls       int64  `json:"calls"`
 }
 
 // Level is what a breaker's window holds of one criticality level.
@@ -365,12 +399,33 @@ func status(name string, s breaker.Stats) Breaker {
 		b.Override = &Override{Mode: o.Mode.String(), Reason: o.Reason, By: o.By,
 			SetAt: o.SetAt.Round(0), Expires: o.Expires.Round(0), Drops: o.Drops}
 	}
+	b.Overload = overload(s.Overload)
 	return b
+}
+
+// overloadLevels are the levels of breaker.OverloadStats.Rejected, in its
+// order: highest first.
+var overloadLevels = [len(breaker.OverloadStats{}.Rejected)]criticality.Level{
+	criticality.CriticalPlus, criticality.Critical, criticality.SheddablePlus, criticality.Sheddable,
+}
+
+// overload returns what the page shows of a server's overload limit, or
+// nil when there is none.
+func overload(o *breaker.OverloadStats) *Overload {
+	if o == nil {
+		return nil
+	}
+	out := &Overload{Limit: o.Limit, InFlight: o.InFlight, Queued: o.Queued, Overloaded: o.Overloaded,
+		Rejected: make([]Rejected, len(o.Rejected))}
+	for i, n := range o.Rejected {
+		out.Rejected[i] = Rejected{Criticality: overloadLevels[i].String(), Calls: n}
+	}
+	return out
 }
 
 // levels returns the figures of s by criticality level, highest first, or
 // nil when the breaker has counted calls only at the default level. It is
-// the one place that reads criticality levels.
+// one of the two places that read criticality levels, with overload.
 func levels(s breaker.Stats) []Level {
 	if !s.Leveled() {
 		return nil
