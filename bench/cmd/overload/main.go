@@ -235,10 +235,16 @@ type group struct {
 	behind    bool
 }
 
+// steadyWarmUp is how long a steady scenario runs at its rate before it
+// is measured: the steady rows say what a server does once it has met the
+// load; the surge and calm scenarios measure the change itself.
+const steadyWarmUp = 2 * time.Second
+
 func steady(step time.Duration) []scenario {
 	var out []scenario
 	for _, m := range []float64{0.5, 0.9, 2, 4} {
-		out = append(out, scenario{label: fmt.Sprintf("%g×", m), phases: []phase{{length: step, multiple: m}}})
+		out = append(out, scenario{label: fmt.Sprintf("%g×", m), measured: 1,
+			phases: []phase{{length: steadyWarmUp, multiple: m}, {length: step, multiple: m}}})
 	}
 	return out
 }
@@ -412,5 +418,8 @@ func (cfg config) notes(g group, inproc bool, unloaded time.Duration) []string {
 	notes := []string{fmt.Sprintf("W × S = %s: capacity %s calls/s; %v a step; client timeout %v; %s; "+
 		"unloaded p99 %s ms (the naive handler alone at 0.5×, %v); seed %d.",
 		g.shape, thousands(int64(g.shape.capacity())), cfg.step, cfg.timeout, how, num(ms(unloaded)), min(cfg.step, unloadedLength), cfg.seed)}
+	if strings.HasPrefix(g.title, "Steady load") {
+		notes = append(notes, fmt.Sprintf("Each row is measured after %v at its rate, on the same server.", steadyWarmUp))
+	}
 	return notes
 }
