@@ -52,8 +52,19 @@ func startRelay(t *testing.T, reg *countingRegistry, url string) string {
 			}
 			return connect.NewResponse(resp.Msg), nil
 		}, connect.WithInterceptors(connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithBreakers(reg.Get)))))
+	mux.Handle(relayListProcedure, connect.NewServerStreamHandler(relayListProcedure,
+		func(ctx context.Context, req *connect.Request[msg], stream *connect.ServerStream[msg]) error {
+			if _, err := next.CallUnary(ctx, connect.NewRequest(req.Msg)); err != nil {
+				return connect.NewError(connect.CodeUnavailable, errors.New("dependency failed"))
+			}
+			return stream.Send(wrapperspb.String("ok"))
+		}, connect.WithInterceptors(connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithBreakers(reg.Get)))))
 	return serve(t, mux)
 }
+
+// relayListProcedure is test.Relay's server stream: it calls next as Call
+// does, and fails as Call does.
+const relayListProcedure = "/test.Relay/List"
 
 // callRelay calls test.Relay at base with value v, through opts.
 func callRelay(t *testing.T, base, v string, opts ...connect.ClientOption) error {
@@ -74,6 +85,25 @@ func TestHandlerInterceptor_WrapUnary_dependencyFailureIsIgnoredAndAdvised(t *te
 	assert.Equal(t, [3]int64{0, 0, 1}, reg.Outcomes(relayKey), "the server's breaker counts neither")
 	assert.Equal(t, [3]int64{0, 1, 0}, reg.Outcomes(strings.TrimPrefix(c, "http://")+callProcedure),
 		"the dependency's breaker counts the failure")
+}
+
+func TestHandlerInterceptor_WrapStreamingHandler_dependencyFailureIsIgnoredAndAdvised(t *testing.T) {
+	reg := newRegistry()
+	_, c := startServer(t)
+	a := startRelay(t, reg, c+callProcedure)
+
+	w := wires[0]
+	cl := connect.NewClient[msg, msg](w.httpClient(t), a+relayListProcedure, w.options()...)
+	stream, err := cl.CallServerStream(t.Context(), connect.NewRequest(wrapperspb.String("code:14")))
+	require.NoError(t, err)
+	for stream.Receive() {
+	}
+	err = stream.Err()
+	_ = stream.Close()
+	assert.Equal(t, connect.CodeUnavailable, connect.CodeOf(err))
+	assert.True(t, connectbreaker.ShedByServer(err), "the answer carries the advice")
+	assert.Equal(t, [3]int64{0, 0, 1}, reg.Outcomes(connectbreaker.DefaultKey(context.Background(), "", relayListProcedure)),
+		"the server's breaker counts neither")
 }
 
 func TestHandlerInterceptor_WrapUnary_dependencyDropIsIgnoredAndAdvised(t *testing.T) {

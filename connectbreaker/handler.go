@@ -51,7 +51,13 @@ import (
 // (-1 or 1000 ms) and a google.rpc.ErrorInfo detail of [ErrorDomain], which
 // this package's, grpcbreaker's and gRPC's own clients read. A failure of
 // a call served while the breaker sheds carries the advice too, so that a
-// client's breaker leaves it out of its counts (see [ShedByServer]). While
+// client's breaker leaves it out of its counts (see [ShedByServer]). So
+// does the failure of a call whose handler made a guarded call with its
+// context (through a [ClientInterceptor], grpcbreaker, httpbreaker's
+// Transport, sqlbreaker, goredisbreaker, or a breaker's methods that take
+// a context) that failed, was dropped, or was answered by a shedding
+// server: such a failure counts as neither on the interceptor's breaker,
+// since the breaker of that call, nearer the failure, throttles it. While
 // the calls it served have failed, several in a row with no success since,
 // the interceptor serves the 40th call in a row its breaker drops all the
 // same, as a probe whose outcome the breaker does not see; once a probe

@@ -19,7 +19,7 @@ import (
 // breakers reading one virtual clock: 10 runs, seeds 1 to 10, run at once,
 // for each protocol. The scenario and the goal are those of httpbreaker
 // and grpcbreaker (transporttest.RecoverTogether): the first success
-// within 0.2 s of healing, and 95 % of calls succeeding within 1 s, in
+// within 0.15 s of healing, and 95 % of calls succeeding within 1 s, in
 // every run. The protocols run at once.
 func TestClientAndHandlerInterceptors_recoverTogether(t *testing.T) {
 	if raceEnabled {

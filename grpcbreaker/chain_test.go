@@ -38,6 +38,23 @@ var relayDesc = grpc.ServiceDesc{
 	ServiceName: "test.Relay",
 	HandlerType: (*any)(nil),
 	Methods:     []grpc.MethodDesc{{MethodName: "Call", Handler: relayHandler}},
+	Streams:     []grpc.StreamDesc{{StreamName: "List", Handler: relayListHandler, ServerStreams: true}},
+}
+
+// relayListMethod is test.Relay's server stream: it calls the next server
+// as Call does, with the value it got, and fails as Call does.
+const relayListMethod = "/test.Relay/List"
+
+func relayListHandler(srv any, stream grpc.ServerStream) error {
+	r := srv.(*relay)
+	in := new(wrapperspb.StringValue)
+	if err := stream.RecvMsg(in); err != nil {
+		return err
+	}
+	if err := r.next.Invoke(stream.Context(), r.method, in, new(wrapperspb.StringValue)); err != nil {
+		return status.Error(codes.Unavailable, "dependency failed")
+	}
+	return stream.SendMsg(wrapperspb.String("ok"))
 }
 
 func relayHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
@@ -73,8 +90,8 @@ func startRelay(t *testing.T, reg *countingRegistry, next, method string) string
 		grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithBreakers(reg.Get))))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := grpc.NewServer(grpc.UnaryInterceptor(
-		grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get))))
+	srv := grpc.NewServer(grpc.UnaryInterceptor(grpcbreaker.UnaryServerInterceptor(grpcbreaker.WithBreakers(reg.Get))),
+		grpc.StreamInterceptor(grpcbreaker.StreamServerInterceptor(grpcbreaker.WithBreakers(reg.Get))))
 	srv.RegisterService(&relayDesc, &relay{next: cc, method: method})
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)
@@ -97,6 +114,21 @@ func TestServerInterceptors_Unary_dependencyFailureIsIgnoredAndAdvised(t *testin
 	assert.True(t, grpcbreaker.ShedByServer(err), "the answer carries the advice")
 	assert.Equal(t, [3]int64{0, 0, 1}, reg.Outcomes(relayKey), "the server's breaker counts neither")
 	assert.Equal(t, [3]int64{0, 1, 0}, reg.Outcomes(c+callMethod), "the dependency's breaker counts the failure")
+}
+
+func TestServerInterceptors_Stream_dependencyFailureIsIgnoredAndAdvised(t *testing.T) {
+	reg := newRegistry()
+	_, c := startServer(t)
+	cc := dial(t, startRelay(t, reg, c, callMethod))
+
+	stream, err := cc.NewStream(t.Context(), &grpc.StreamDesc{ServerStreams: true}, relayListMethod)
+	require.NoError(t, err)
+	require.NoError(t, stream.SendMsg(wrapperspb.String("code:14")))
+	require.NoError(t, stream.CloseSend())
+	err = stream.RecvMsg(new(wrapperspb.StringValue))
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	assert.True(t, grpcbreaker.ShedByServer(err), "the answer carries the advice")
+	assert.Equal(t, [3]int64{0, 0, 1}, reg.Outcomes(serverKey(relayListMethod)), "the server's breaker counts neither")
 }
 
 func TestServerInterceptors_Unary_dependencyDropIsIgnoredAndAdvised(t *testing.T) {

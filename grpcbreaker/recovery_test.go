@@ -18,7 +18,7 @@ import (
 // healed after a 20 s outage at 200 calls/s, on a real server on
 // 127.0.0.1, both breakers reading one virtual clock: 10 runs, seeds 1 to
 // 10, run at once. The scenario and the goal are httpbreaker's
-// (transporttest.RecoverTogether): the first success within 0.2 s of
+// (transporttest.RecoverTogether): the first success within 0.15 s of
 // healing, and 95 % of calls succeeding within 1 s, in every run.
 func TestClientAndServerInterceptors_recoverTogether(t *testing.T) {
 	transporttest.RecoverTogether(t, func(server, client *breaker.Registry) transporttest.Wire {

@@ -46,7 +46,13 @@ import (
 // already a retry (as the grpc-previous-rpc-attempts metadata numbers
 // them), 1000 ms otherwise. A failure of a call served while the breaker
 // sheds carries the detail too, so that a client interceptor leaves it out
-// of its own breaker's counts (see [ShedByServer]). While the calls it
+// of its own breaker's counts (see [ShedByServer]). So does the failure of
+// a call whose handler made a guarded call with its context (through the
+// client interceptors, httpbreaker's Transport, connectbreaker,
+// sqlbreaker, goredisbreaker, or a breaker's methods that take a context)
+// that failed, was dropped, or was answered by a shedding server: such a
+// failure counts as neither on the interceptor's breaker, since the
+// breaker of that call, nearer the failure, throttles it. While the calls it
 // served have failed, several in a row with no success since, the
 // interceptor serves the 40th call in a row its breaker drops all the
 // same, as a probe whose outcome the breaker does not see; once a probe

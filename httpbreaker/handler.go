@@ -55,6 +55,16 @@ import (
 // leaves the queue. A request holds its room until the handler returns,
 // or answers a stream (its first Flush or Hijack).
 //
+// A request whose handler made a guarded call with the request's context
+// (through a [Transport], grpcbreaker's or connectbreaker's client
+// interceptors, sqlbreaker, goredisbreaker, or a breaker's methods that
+// take a context) that failed, was dropped, or was answered by a shedding
+// server, and that then fails, counts as neither on the Handler's breaker:
+// the breaker of that call, nearer the failure, throttles it. Its 5xx
+// carries the RetryHeader ("later", or the Handler's advice while it
+// sheds), so that every client breaker up the chain counts it as neither
+// too. A panic, and a failure with no failed call behind it, still count.
+//
 // While the requests it served have failed, several in a row with no
 // success since (a dependency that looks down), the Handler serves the
 // 40th request in a row that its breaker drops all the same, as a probe,

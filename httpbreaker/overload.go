@@ -10,9 +10,12 @@ import (
 // RetryHeader is the response header in which a [Handler] whose breaker is
 // shedding gives its advice on retrying: [RetryNo] when most of what it
 // sheds is already a retry (the overload is wide, not local: a retry would
-// only add to it), [RetryLater] otherwise, with a Retry-After. The Handler sets it on the
-// requests it sheds (503 Service Unavailable) and on the failures (5xx) of
-// the requests it serves while it sheds.
+// only add to it), [RetryLater] otherwise, with a Retry-After. The Handler
+// sets it on the requests it sheds (503 Service Unavailable), on the
+// failures (5xx) of the requests it serves while it sheds, on a failure
+// that follows a guarded call of the handler's that failed or was dropped
+// (see [Handler]), and, with [OverloadHeader], on the requests its
+// overload limit rejects.
 //
 // A [Transport] with the default [ClientClassifier] records a failure that
 // carries the header as neither a success nor a failure: the server's

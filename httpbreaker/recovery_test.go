@@ -15,7 +15,7 @@ import (
 // server's handler, that healed after a 20 s outage at 200 requests/s, on
 // a real server on 127.0.0.1, both breakers reading one virtual clock: 10
 // runs, seeds 1 to 10, run at once (transporttest.RecoverTogether, which
-// holds the scenario and the goal: the first success within 0.2 s of
+// holds the scenario and the goal: the first success within 0.15 s of
 // healing, and 95 % of calls succeeding within 1 s, in every run).
 func TestTransportAndHandler_recoverTogether(t *testing.T) {
 	transporttest.RecoverTogether(t, func(server, client *breaker.Registry) transporttest.Wire {

@@ -11,7 +11,11 @@
 // which it can do without (when it fails, the checkout answers with a
 // price marked stale). The route is guarded by an [httpbreaker.Handler]
 // (breaker "server:GET /checkout"), which trusts the criticality a request
-// names in its X-Request-Criticality header up to CRITICAL.
+// names in its X-Request-Criticality header up to CRITICAL. A checkout that
+// fails for the inventory counts as neither on the route's breaker, and its
+// answer carries the advice that makes its callers' breakers count it as
+// neither too: while the inventory is down, the inventory's breaker alone
+// sheds, and the log, the metrics and the alerts name it alone.
 //
 // Its operations address (-ops) serves what an operator reads and does:
 //

@@ -50,13 +50,15 @@ func (s *syncBuffer) String() string {
 }
 
 // fixture is a service on loopback whose inventory is a server of the
-// test's that fails while down is set, on a mock clock.
+// test's that fails while down is set, and pricing one that fails while
+// pricingDown is, on a mock clock.
 type fixture struct {
-	t    *testing.T
-	s    *service
-	mock *clock.Mock
-	down atomic.Bool
-	logs *syncBuffer
+	t           *testing.T
+	s           *service
+	mock        *clock.Mock
+	down        atomic.Bool
+	pricingDown atomic.Bool
+	logs        *syncBuffer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -64,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	f.mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	inventory := httptest.NewServer(dependency("inventory", "42", f.down.Load))
 	t.Cleanup(inventory.Close)
-	pricing := httptest.NewServer(dependency("pricing", "9.99", func() bool { return false }))
+	pricing := httptest.NewServer(dependency("pricing", "9.99", f.pricingDown.Load))
 	t.Cleanup(pricing.Close)
 
 	cfg := defaultConfig()
@@ -160,10 +162,13 @@ func TestService_outageAsAnOperatorSeesIt(t *testing.T) {
 	assert.Equal(t, 20.0, m[`srebreaker_successes_total{breaker="pricing"}`])
 	assert.Equal(t, 20.0, m[`srebreaker_successes_total{breaker="server:GET /checkout"}`])
 
-	// The inventory fails: its breaker sheds, and so does the route's,
-	// whose checkouts fail for want of it; the SHEDDABLE ones first.
-	// The clock moves on between rounds: a breaker looks for a change of
-	// shedding once a bucket.
+	// The inventory fails: its breaker sheds, the SHEDDABLE checkouts
+	// first. The route's breaker counts the checkouts that fail for want
+	// of it as neither, and sheds nothing: the breaker nearest the failure
+	// throttles it, and the route's answers carry the advice that tells
+	// the breakers of the route's own callers so. The clock moves on
+	// between rounds: a breaker looks for a change of shedding once a
+	// bucket.
 	f.down.Store(true)
 	codes := map[int]int{}
 	for range 10 {
@@ -175,16 +180,22 @@ func TestService_outageAsAnOperatorSeesIt(t *testing.T) {
 		f.mock.Add(100 * time.Millisecond) // a bucket: the window still holds the outage
 	}
 	assert.Equal(t, 200, codes[502]+codes[503], "no checkout without the inventory: %v", codes)
-	assert.Greater(t, codes[503], 100, "most shed by a breaker: %v", codes)
+	assert.Greater(t, codes[503], 100, "most shed by the inventory's breaker: %v", codes)
+	resp, err := http.Get(f.s.checkoutURL)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, "later", resp.Header.Get(httpbreaker.RetryHeader), "a checkout that fails for the inventory says so")
 
 	m = f.metrics()
 	assert.Greater(t, m[`srebreaker_drop_probability{breaker="inventory"}`], 0.5)
-	assert.Greater(t, m[`srebreaker_drops_total{breaker="inventory"}`]+m[`srebreaker_drops_total{breaker="server:GET /checkout"}`], 100.0)
+	assert.Greater(t, m[`srebreaker_drops_total{breaker="inventory"}`], 100.0)
+	assert.Zero(t, m[`srebreaker_drop_probability{breaker="server:GET /checkout"}`], "the route's breaker sheds nothing")
+	assert.Zero(t, m[`srebreaker_drops_total{breaker="server:GET /checkout"}`])
+	require.Contains(t, m, `srebreaker_failures_total{breaker="server:GET /checkout"}`)
+	assert.Zero(t, m[`srebreaker_failures_total{breaker="server:GET /checkout"}`], "the checkouts failed for the inventory")
 	assert.Equal(t, 0.0, m[`srebreaker_drop_probability{breaker="pricing"}`], "pricing is healthy")
-	assert.Greater(t, m[`srebreaker_drops_by_criticality_total{breaker="server:GET /checkout",criticality="SHEDDABLE"}`], 0.0,
-		"the level the header named is the route breaker's")
-	assert.Contains(t, m, `srebreaker_requests_by_criticality_total{breaker="inventory",criticality="SHEDDABLE"}`,
-		"and the Transport passed it on to the inventory's")
+	assert.Greater(t, m[`srebreaker_drops_by_criticality_total{breaker="inventory",criticality="SHEDDABLE"}`], 0.0,
+		"the level the header named is the route's, and the Transport passed it on to the inventory's")
 
 	page := f.page()
 	require.Contains(t, page, "inventory")
@@ -195,7 +206,8 @@ func TestService_outageAsAnOperatorSeesIt(t *testing.T) {
 
 	logs := f.logs.String()
 	assert.Contains(t, logs, `level=WARN msg="breaker started shedding" breaker=inventory drop_probability=`)
-	assert.Contains(t, logs, `level=WARN msg="breaker started shedding" breaker="server:GET /checkout"`)
+	assert.Equal(t, 1, strings.Count(logs, "started shedding"), "the log names the inventory, once:\n%s", logs)
+	assert.NotContains(t, logs, `breaker="server:GET /checkout"`)
 	assert.NotContains(t, logs, "breaker=pricing")
 
 	// An operator takes the inventory out by hand, then gives it back.
@@ -232,7 +244,27 @@ func TestService_outageAsAnOperatorSeesIt(t *testing.T) {
 	assert.Zero(t, m[`srebreaker_drop_probability{breaker="inventory"}`])
 	assert.Zero(t, m[`srebreaker_drop_probability{breaker="server:GET /checkout"}`])
 	assert.Contains(t, f.logs.String(), `level=INFO msg="breaker stopped shedding" breaker=inventory`)
-	assert.Contains(t, f.logs.String(), `level=INFO msg="breaker stopped shedding" breaker="server:GET /checkout"`)
+	assert.Equal(t, 1, strings.Count(f.logs.String(), "stopped shedding"), "once, for the inventory")
+}
+
+// With pricing down, a checkout, which can do without it, answers with a
+// stale price: pricing's breaker sheds, the route's counts successes.
+func TestService_pricingDownKeepsTheCheckoutsAnswering(t *testing.T) {
+	f := newFixture(t)
+	f.pricingDown.Store(true)
+	for range 5 {
+		code, body := do(t, http.MethodGet, f.s.checkoutURL)
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, "in stock: 42, price: 9.99 (stale)\n", body)
+		f.checkouts(9, "")
+		f.mock.Add(100 * time.Millisecond)
+	}
+	m := f.metrics()
+	assert.Greater(t, m[`srebreaker_drop_probability{breaker="pricing"}`], 0.5)
+	assert.Zero(t, m[`srebreaker_drop_probability{breaker="server:GET /checkout"}`])
+	assert.Equal(t, 50.0, m[`srebreaker_successes_total{breaker="server:GET /checkout"}`])
+	assert.Zero(t, m[`srebreaker_failures_total{breaker="server:GET /checkout"}`])
+	assert.Equal(t, 50.0, m[`srebreaker_successes_total{breaker="inventory"}`])
 }
 
 func TestAdmin_refusesWhatIsNotALocalAdmin(t *testing.T) {

@@ -31,7 +31,7 @@ var DefaultScenario = Scenario{Tick: 10 * time.Millisecond, PerTick: 2, Healthy:
 // GoalFirstSuccess of healing, 95 % of calls succeeding within
 // GoalSustained.
 const (
-	GoalFirstSuccess = 200 * time.Millisecond
+	GoalFirstSuccess = 150 * time.Millisecond
 	GoalSustained    = time.Second
 )
 
