@@ -124,6 +124,10 @@ const (
 	// and how many fewer a probe lets in.
 	headroom   = 0.5
 	probeDepth = 0.5
+	// overloadWait is how long, in noLoads, a call may wait while the
+	// server is overloaded: the queue then serves the newest first, and a
+	// call left behind longer is rejected.
+	overloadWait = 0.3
 	// stallTime is how long calls wait with none finishing, at least,
 	// before the limit doubles.
 	stallTime = time.Second
@@ -200,7 +204,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	if l.queued == 0 {
 		l.lastMove = now
 	}
-	w := getWaiter(level)
+	w := getWaiter(level, now)
 	l.waiting[level.Index()].pushBack(w)
 	l.queued++
 	l.trim()
@@ -293,6 +297,26 @@ func (l *Limiter) trim() {
 	}
 }
 
+// expire rejects the calls that have waited longer than overloadWait,
+// the oldest first: at the lowest level, overloadWait; half as much again
+// for each level above, but for the highest, which no wait rejects (its
+// calls go in first, and its share of the queue bounds them). Callers
+// hold l.mu.
+func (l *Limiter) expire(now time.Time) {
+	span := overloadWait * float64(l.noLoad())
+	for i := range criticality.Levels - 1 {
+		q := &l.waiting[i]
+		bound := time.Duration(span * (1 + float64(i)/2))
+		for q.head != nil && now.Sub(q.head.since) > bound {
+			w := q.popFront()
+			l.queued--
+			l.rejected[i]++
+			w.state = rejected
+			w.done <- struct{}{}
+		}
+	}
+}
+
 // handOff lets waiting calls in while the handlers have room, the
 // highest level first, within a level the oldest first, or the newest
 // while overloaded. Callers hold l.mu.
@@ -338,6 +362,9 @@ func (l *Limiter) advance(now time.Time) {
 		l.limit = min(2*l.limit, maxLimit)
 		l.lastMove = now
 		l.handOff(now)
+	}
+	if l.overload && l.queued > 0 {
+		l.expire(now)
 	}
 	if l.probing {
 		if l.probeSamples >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {

@@ -2,6 +2,7 @@ package serverside
 
 import (
 	"sync"
+	"time"
 
 	"github.com/srebreaker/srebreaker/criticality"
 )
@@ -19,6 +20,7 @@ type waiter struct {
 	done       chan struct{} // buffered: sent on once, by the Limiter
 	state      int8
 	level      criticality.Level
+	since      time.Time // when it began to wait
 	prev, next *waiter
 }
 
@@ -26,9 +28,9 @@ type waiter struct {
 // the steady state.
 var waiters = sync.Pool{New: func() any { return &waiter{done: make(chan struct{}, 1)} }}
 
-func getWaiter(level criticality.Level) *waiter {
+func getWaiter(level criticality.Level, now time.Time) *waiter {
 	w := waiters.Get().(*waiter)
-	w.state, w.level = waiting, level
+	w.state, w.level, w.since = waiting, level, now
 	return w
 }
 
