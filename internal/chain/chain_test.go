@@ -19,7 +19,7 @@ type otherKey struct{}
 func TestFailed_outsideAServedRequest(t *testing.T) {
 	ctx := context.WithValue(context.Background(), otherKey{}, 1)
 	chain.Failed(ctx, name("inventory")) // nothing to note, and no panic
-	var none context.Context // a breaker's methods without a context pass none
+	var none context.Context             // a breaker's methods without a context pass none
 	chain.Failed(none, name("inventory"))
 	assert.Nil(t, chain.From(ctx))
 	_, ok := (*chain.Mark)(nil).Down()
