@@ -66,7 +66,11 @@ func TestFailed_concurrent(t *testing.T) {
 	ctx, m := chain.With(context.Background())
 	var wg sync.WaitGroup
 	for _, n := range []name{"a", "b", "c", "d"} {
-		wg.Go(func() { chain.Failed(ctx, n) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chain.Failed(ctx, n)
+		}()
 	}
 	wg.Wait()
 	got, ok := m.Down()
@@ -94,7 +98,7 @@ func BenchmarkFailed(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
+			for range b.N {
 				chain.Failed(bc.ctx, name("inventory"))
 			}
 		})
@@ -106,7 +110,7 @@ func BenchmarkFailed(b *testing.B) {
 func BenchmarkWith(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		sinkCtx, _ = chain.With(ctx)
 	}
 }
