@@ -72,7 +72,7 @@ func connectChain(c *dependency, a, b, client *process) (func(time.Duration) err
 	cURL, err := serve(func(context.Context) error {
 		c.reached.Add(1)
 		if c.down.Load() {
-			return connect.NewError(connect.CodeUnavailable, errors.New("C is down"))
+			return connect.NewError(connect.CodeUnavailable, errors.New("dependency C is down"))
 		}
 		return nil
 	})

@@ -90,7 +90,7 @@ func grpcChain(c *dependency, a, b, client *process) (func(time.Duration) error,
 	cAddr, err := serve(func(context.Context) error {
 		c.reached.Add(1)
 		if c.down.Load() {
-			return status.Error(codes.Unavailable, "C is down")
+			return status.Error(codes.Unavailable, "dependency C is down")
 		}
 		return nil
 	})

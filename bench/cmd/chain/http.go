@@ -54,7 +54,7 @@ func httpChain(c *dependency, a, b, client *process) (func(time.Duration) error,
 	cURL, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c.reached.Add(1)
 		if c.down.Load() {
-			http.Error(w, "C is down", http.StatusServiceUnavailable)
+			http.Error(w, "dependency C is down", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ok")
