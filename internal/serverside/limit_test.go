@@ -202,6 +202,7 @@ func TestLimiter_hotPathAllocatesNothing(t *testing.T) {
 		s.Release()
 	})
 	assert.Equal(t, 0.0, allocs)
+	l, _ = newMockLimiter() // time stands still: the queue's calls do not expire
 	fill(t, l, int(l.Stats().Limit))
 	l.Force(l.Stats().Limit, true)
 	waiters, cancel := context.WithCancel(ctx)
@@ -226,4 +227,23 @@ func BenchmarkLimiter_AcquireRelease(b *testing.B) {
 		s, _ := l.Acquire(ctx, criticality.Critical)
 		s.Release()
 	}
+}
+
+func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.T) {
+	l, mock := newMockLimiter()
+	fill(t, l, 4)
+	l.Force(4, true)
+	l.mu.Lock()
+	l.minimaSec = mock.Now().Unix()
+	l.minima[l.minimaSec%noLoadSeconds] = 20 * time.Millisecond // noLoad
+	l.mu.Unlock()
+	critical := acquireAsync(t, l, context.Background(), criticality.Critical)
+	highest := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
+	mock.Add(13 * time.Millisecond) // past 0.3 × 20 ms × 2 for CRITICAL
+	l.Stats()                       // reads the clock
+	assert.ErrorIs(t, (<-critical).err, ErrOverloaded, "a CRITICAL call waited too long")
+	mock.Add(500 * time.Millisecond) // within stallTime
+	l.Stats()
+	assert.Empty(t, highest, "no wait rejects CRITICAL_PLUS")
+	assert.Equal(t, [4]int64{0, 1, 0, 0}, l.Stats().Rejected)
 }
