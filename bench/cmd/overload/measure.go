@@ -353,5 +353,3 @@ func thousands(n int64) string {
 	}
 	return s
 }
-
-func sortDurations(d []time.Duration) { slices.Sort(d) }
