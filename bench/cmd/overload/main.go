@@ -10,7 +10,8 @@
 // a client timeout of 1 s and a level in the criticality header
 // (httpbreaker.CriticalityHeader): 10 % CRITICAL_PLUS, 40 % CRITICAL, 20 %
 // SHEDDABLE_PLUS, 30 % SHEDDABLE. Randomness is seeded (-seed): every
-// contender of a scenario gets the same calls.
+// contender of a scenario gets the same calls, in every run of it with
+// that seed.
 //
 // The contenders, each run in turn on a fresh resource, server and
 // limiter, starting one further on with each scenario:
@@ -67,6 +68,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -355,7 +357,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			t := table{Title: g.title, Caption: g.caption, Behind: g.behind, Notes: cfg.notes(g, inproc, unloaded[key])}
 			for _, sc := range g.scenarios {
 				scenarioIndex++
-				arrivals := schedule(rand.New(rand.NewPCG(cfg.seed, scenarioIndex)), sc.phases, g.shape.capacity(), sc.heavy)
+				arrivals := schedule(rand.New(rand.NewPCG(cfg.seed, stream(g.title, sc.label))), sc.phases, g.shape.capacity(), sc.heavy)
 				rows := make([]row, len(cfg.contenders))
 				for k := range cfg.contenders {
 					i := (k + int(scenarioIndex)) % len(cfg.contenders)
@@ -388,6 +390,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}{args, m, cfg.seed, cfg.step.String(), tables})
 	}
 	return nil
+}
+
+// stream names a scenario's stream of randomness, so that it gets the
+// same calls for a seed whichever other scenarios run.
+func stream(title, label string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(title + "\x00" + label))
+	return h.Sum64()
 }
 
 // unloadedP99 runs the naive handler alone at 0.5× for unloadedLength

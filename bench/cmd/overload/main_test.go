@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestSchedule_heavyTail(t *testing.T) {
 		draws[i] = time.Duration(c.draw * 1e6)
 		sum += c.draw
 	}
-	sortDurations(draws)
+	slices.Sort(draws)
 	if mean := sum / float64(len(a)); math.Abs(mean-1) > 0.03 {
 		t.Errorf("mean draw %.3f, want 1 ± 0.03", mean)
 	}

@@ -54,7 +54,10 @@ type row struct {
 	TimedOut    int        `json:"timed_out"`
 	Failed      int        `json:"failed"`
 	Gone        int64      `json:"gone_work"`
-	Levels      [4]float64 `json:"levels_served"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
+	Levels      [4]float64 `json:"-"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
+	// LevelsByName is Levels by the levels' names, for JSON, without the
+	// levels not offered.
+	LevelsByName map[string]float64 `json:"levels_served"`
 	// Transition is the scenario's transition time in seconds, -1 when
 	// it was not reached within the phase; absent for none.
 	Transition *float64 `json:"transition_s,omitempty"`
@@ -165,10 +168,12 @@ func measure(sc scenario, contender string, r *record, capacity float64, bound t
 	if servable > 0 {
 		out.ServedShare = 100 * got / servable
 	}
+	out.LevelsByName = map[string]float64{}
 	for l := range out.Levels {
 		out.Levels[l] = -1
 		if offered[l] > 0 {
 			out.Levels[l] = figures.Pct(servedAt[l], offered[l])
+			out.LevelsByName[(criticality.Sheddable + criticality.Level(l)).String()] = out.Levels[l]
 		}
 	}
 	if sc.transport {
@@ -353,5 +358,3 @@ func thousands(n int64) string {
 	}
 	return s
 }
-
-func sortDurations(d []time.Duration) { slices.Sort(d) }
