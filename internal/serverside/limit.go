@@ -47,7 +47,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     or 2× over half a second), the queue holds only √limit calls and
 //     serves the newest first; the lowest level's oldest call is rejected
 //     to make room, and a call that would be the lowest is rejected at
-//     once. It ends when arrivals fall below 1.1× capacity over 2 s.
+//     once; a call left waiting longer than 0.3 noLoad (half as much
+//     again per level above the lowest; never at the highest) is
+//     rejected too, so that what is served has not waited long. It ends
+//     when arrivals fall below 1.1× capacity over 2 s.
 //
 // A level is never served less than a lower one: a call waits only
 // behind higher or equal levels, and only the lowest level waiting is
