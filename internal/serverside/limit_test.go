@@ -247,3 +247,25 @@ func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.
 	assert.Empty(t, highest, "no wait rejects CRITICAL_PLUS")
 	assert.Equal(t, [4]int64{0, 1, 0, 0}, l.Stats().Rejected)
 }
+
+// BenchmarkLimiter_Acquire_rejected is the cost of a call the overload
+// limit rejects at once.
+func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
+	l, _ := newMockLimiter()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range initialLimit {
+		_, _ = l.Acquire(ctx, criticality.Default)
+	}
+	l.Force(initialLimit, true)
+	for range 8 {
+		go func() { _, _ = l.Acquire(ctx, criticality.Sheddable) }()
+	}
+	for l.Stats().Queued < 4 {
+		runtime.Gosched()
+	}
+	b.ReportAllocs()
+	for range b.N {
+		_, _ = l.Acquire(ctx, criticality.Sheddable)
+	}
+}
