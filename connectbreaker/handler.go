@@ -66,7 +66,7 @@ import (
 // Handler.
 //
 // A call the breaker admits then passes the interceptor's overload limit
-// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of calls into the handlers at once and queues the
 // rest by level, the highest going in first. While calls arrive faster
 // than the handlers serve them, the queue is kept short and a call it has
@@ -221,7 +221,7 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 		}
 	}
 	if err == nil {
-		if !h.o.noLimit {
+		if h.o.limit {
 			slot, err = ov.Limiter(b, h.o.clock).Acquire(ctx, c)
 			if err != nil {
 				srebreaker.Ignore(p) // not served: it says nothing of the dependency

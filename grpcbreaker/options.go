@@ -100,7 +100,7 @@ type options struct {
 	failures uint32       // bit c set: code c is a failure
 
 	criticality CriticalityPolicy // the server's
-	noLimit     bool              // WithOverloadLimit(false)
+	limit       bool              // WithOverloadLimit(true)
 	clock       clock.Clock       // the overload limit's; nil for the system clock
 }
 
@@ -201,11 +201,13 @@ func WithCriticalityPolicy(p CriticalityPolicy) ServerOption {
 }
 
 // WithOverloadLimit turns the server interceptors' overload limit on or
-// off. Default on: they let a learned number of calls into the handlers
+// off. Default off, until it rejects nothing under every load a server
+// can serve (docs/guide/overload.md says where it does not yet). On, they
+// let a learned number of calls into the handlers
 // at once, queue the rest by criticality and reject, lowest level first,
 // what the server cannot serve (see [ServerInterceptors.Unary] and
 // docs/guide/overload.md). Off, every call the breaker admits goes to its
 // handler at once. Server interceptors only.
 func WithOverloadLimit(on bool) ServerOption {
-	return serverOnly(func(o *options) { o.noLimit = !on })
+	return serverOnly(func(o *options) { o.limit = on })
 }

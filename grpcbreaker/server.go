@@ -59,7 +59,7 @@ import (
 // succeeds, it serves the calls the breaker drops until one fails.
 //
 // A call the breaker admits then passes the interceptors' overload limit
-// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of calls into the handlers at once and queues the
 // rest by level, the highest going in first. While calls arrive faster
 // than the handlers serve them, the queue is kept short and a call it has
@@ -167,7 +167,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 	b := o.get(key)
 	ctx, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
 	if err == nil {
-		if !o.noLimit {
+		if o.limit {
 			slot, err = ov.Limiter(b, o.clock).Acquire(ctx, criticality.From(ctx))
 			if err != nil {
 				srebreaker.Ignore(p) // not served: it says nothing of the dependency

@@ -44,7 +44,7 @@ import (
 // [Transport] leaves it out of its own breaker's counts.
 //
 // A request the breaker admits then passes the Handler's overload limit
-// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of requests into the wrapped handler at once and
 // queues the rest by level, the highest going in first. While requests
 // arrive faster than the handler serves them, the queue is kept short and
@@ -130,7 +130,7 @@ func NewHandler(next http.Handler, opts ...HandlerOption) (*Handler, error) {
 		classifier: o.classifier,
 		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
 		policy:     o.criticality,
-		limit:      !o.noLimit,
+		limit:      o.limit,
 	}, nil
 }
 

@@ -31,7 +31,8 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 		ran.Add(1)
 		entered <- struct{}{}
 		<-release
-	}), httpbreaker.WithRegistry(serverReg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
+	}), httpbreaker.WithRegistry(serverReg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)),
+		httpbreaker.WithOverloadLimit(true))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, true)

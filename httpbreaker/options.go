@@ -69,7 +69,7 @@ type options struct {
 	fallback    func(*http.Request, error) (*http.Response, error)
 	retryAfter  time.Duration
 	criticality CriticalityPolicy
-	noLimit     bool // WithOverloadLimit(false)
+	limit       bool // WithOverloadLimit(true)
 }
 
 // newOptions applies opts over the defaults of s and validates them:
@@ -218,12 +218,12 @@ func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
 }
 
 // WithOverloadLimit turns a [Handler]'s overload limit on or off. Default
-// on: the Handler lets a learned number of requests into the wrapped
+// off, until it rejects nothing under every load a server can serve
+// (docs/guide/overload.md says where it does not yet). On, the Handler lets a learned number of requests into the wrapped
 // handler at once, queues the rest by criticality and rejects, lowest
 // level first, what the server cannot serve (see [Handler] and
 // docs/guide/overload.md). Off, every request the breaker admits goes to
-// the wrapped handler at once, as for a handler that limits its own load.
-// Handler only.
+// the wrapped handler at once. Handler only.
 func WithOverloadLimit(on bool) HandlerOption {
-	return handlerOnly(func(o *options) { o.noLimit = !on })
+	return handlerOnly(func(o *options) { o.limit = on })
 }

@@ -111,7 +111,7 @@ func TestCollector_overloadOfAHandler(t *testing.T) {
 	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		in <- struct{}{}
 		<-release
-	}), httpbreaker.WithRegistry(r))
+	}), httpbreaker.WithRegistry(r), httpbreaker.WithOverloadLimit(true))
 	var wg sync.WaitGroup
 	for range held {
 		wg.Add(1)

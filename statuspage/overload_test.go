@@ -74,7 +74,7 @@ func TestPage_ServeHTTP_overloadOfAHandler(t *testing.T) {
 	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		in <- struct{}{}
 		<-release
-	}), httpbreaker.WithRegistry(r))
+	}), httpbreaker.WithRegistry(r), httpbreaker.WithOverloadLimit(true))
 	page := statuspage.MustNew(r, statuspage.WithClock(m))
 	r.Get(httpbreaker.DefaultHandlerKey)
 	require.Nil(t, snapshot(t, page).Breakers[0].Overload, "no request yet")

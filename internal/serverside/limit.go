@@ -307,6 +307,9 @@ func (l *Limiter) trim() {
 // hold l.mu.
 func (l *Limiter) expire(now time.Time) {
 	span := overloadWait * float64(l.noLoad())
+	if span == 0 {
+		return // no latency seen yet to bound a wait by
+	}
 	for i := range criticality.Levels - 1 {
 		q := &l.waiting[i]
 		bound := time.Duration(span * (1 + float64(i)/2))
