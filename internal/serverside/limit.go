@@ -291,11 +291,7 @@ func (l *Limiter) room(level int) bool {
 func (l *Limiter) trim() {
 	for i := 0; i < criticality.Levels; i++ {
 		for l.waiting[i].len > 0 && l.queued > l.queueCap(i) {
-			w := l.waiting[i].popFront()
-			l.queued--
-			l.rejected[i]++
-			w.state = rejected
-			w.done <- struct{}{}
+			l.rejectOldest(i)
 		}
 	}
 }
@@ -314,13 +310,19 @@ func (l *Limiter) expire(now time.Time) {
 		q := &l.waiting[i]
 		bound := time.Duration(span * (1 + float64(i)/2))
 		for q.head != nil && now.Sub(q.head.since) > bound {
-			w := q.popFront()
-			l.queued--
-			l.rejected[i]++
-			w.state = rejected
-			w.done <- struct{}{}
+			l.rejectOldest(i)
 		}
 	}
+}
+
+// rejectOldest rejects the oldest call waiting at level index i.
+// Callers hold l.mu.
+func (l *Limiter) rejectOldest(i int) {
+	w := l.waiting[i].popFront()
+	l.queued--
+	l.rejected[i]++
+	w.state = rejected
+	w.done <- struct{}{}
 }
 
 // handOff lets waiting calls in while the handlers have room, the
