@@ -27,15 +27,18 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // nothing to configure:
 //
 //   - The limit follows the latency of the calls the handlers serve
-//     (a gradient): limit × noLoad/latency + ½√limit, where noLoad is the
-//     lowest mean latency of recent intervals; it moves up at once and
-//     halfway down. While the handlers keep up, a call takes noLoad and
+//     (a gradient): limit × noLoad/latency + ½√limit, where an
+//     interval's latency is the geometric mean of its calls' (a heavy
+//     tail moves it by little) and noLoad is the lowest of recent
+//     intervals; it moves up at once and halfway down. An interval lasts
+//     until its calls tell its latency to within a tenth, and a latency
+//     counts as above noLoad only past twice that spread. While the handlers keep up, a call takes noLoad and
 //     the limit grows; once they queue inside (a pool, a lock, a CPU),
 //     latency grows with every call let in past what they can serve at
 //     once, and the limit settles at that number plus ½√limit, enough to
 //     keep them busy. Once a second, while the limit is reached, a probe
-//     lets in ½√limit calls fewer, and the mean latency of the calls let
-//     in during it, which find the handlers' own queue drained, is a
+//     lets in ½√limit calls fewer, and the latency of the calls let in
+//     during it, which find the handlers' own queue drained, is a
 //     noLoad.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
@@ -68,17 +71,20 @@ type Limiter struct {
 	overload bool
 	lastMove time.Time // when a call last finished, or the queue last began
 
-	// The interval the limit is next adjusted from.
-	samples    int
-	rttSum     time.Duration
+	// The interval the limit is next adjusted from: its latencies, as
+	// logarithms (see logLatencies).
+	interval   logLatencies
 	full       bool      // the limit was reached in the interval
 	nextAdjust time.Time // earliest end of the interval
 	probing    bool      // the interval lets in √limit fewer calls
 	probeSec   int64     // the second of the last probe
-	// A probe's calls: those let in since probeStart that finished.
-	probeStart   time.Time
-	probeSamples int
-	probeSum     time.Duration
+	// A probe's calls: those let in since probeStart that finished,
+	// and those of the probes before it while they do not tell noLoad
+	// to within maxSpread.
+	probeStart time.Time
+	probeCalls int // this probe's
+	probed     logLatencies
+	probes     int // the probes in probed
 
 	// noLoad's recent minima, one per second.
 	minima    [noLoadSeconds]time.Duration
@@ -107,9 +113,16 @@ const (
 	// maxLimit bounds the limit, whatever the handlers' latency says.
 	maxLimit = 100_000
 	// minSamples is how many calls an interval needs before the limit
-	// moves on it, and minInterval how long it lasts at least.
+	// moves on it, and minInterval how long it lasts at least; it lasts
+	// until its latency is known to within maxSpread (the standard error
+	// of its logarithm), or maxInterval.
 	minSamples  = 8
 	minInterval = 100 * time.Millisecond
+	maxInterval = time.Second
+	maxSpread   = 0.1
+	// tolerance is how many spreads an interval's latency may be above
+	// noLoad by chance.
+	tolerance = 2
 	// noLoadSeconds is how many seconds noLoad remembers.
 	noLoadSeconds = 3
 	// tickLength and rateTicks make the window arrivals are counted in.
@@ -168,11 +181,11 @@ func (s Slot) Release() {
 	l.inFlight--
 	l.lastMove = now
 	if rtt := now.Sub(s.start); rtt > 0 {
-		l.samples++
-		l.rttSum += rtt
+		x := math.Log(float64(rtt))
+		l.interval.add(x)
 		if l.probing && !s.start.Before(l.probeStart) {
-			l.probeSamples++
-			l.probeSum += rtt
+			l.probeCalls++
+			l.probed.add(x)
 		}
 	}
 	l.ticks[l.tick%rateTicks].completions++
@@ -375,12 +388,13 @@ func (l *Limiter) advance(now time.Time) {
 		l.expire(now)
 	}
 	if l.probing {
-		if l.probeSamples >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {
+		if l.probeCalls >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {
 			l.endProbe(now)
 		}
 		return
 	}
-	if l.samples >= minSamples && !now.Before(l.nextAdjust) {
+	if l.interval.n >= minSamples && !now.Before(l.nextAdjust) &&
+		(l.interval.spread() <= maxSpread || now.Sub(l.nextAdjust) >= maxInterval-minInterval) {
 		l.adjust(now)
 	}
 }
@@ -431,7 +445,7 @@ func (l *Limiter) arrivalRate(t int64, n int) float64 {
 	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
 
-// noLoad is the lowest mean latency of the intervals of the last
+// noLoad is the lowest latency of the intervals of the last
 // noLoadSeconds, 0 before the first. Callers hold l.mu.
 func (l *Limiter) noLoad() time.Duration {
 	var m time.Duration
@@ -443,15 +457,18 @@ func (l *Limiter) noLoad() time.Duration {
 	return m
 }
 
-// adjust ends the interval: it notes its mean latency, and moves the
-// limit on it when the limit was reached in it. Callers hold l.mu.
+// adjust ends the interval: it notes its latency (the geometric mean of
+// its calls'), and moves the limit on it when the limit was reached in
+// it. Callers hold l.mu.
 func (l *Limiter) adjust(now time.Time) {
-	mean := l.rttSum / time.Duration(l.samples)
+	latency := l.interval.mean()
 	sec := now.Unix()
-	l.noteNoLoad(now, mean)
+	l.noteNoLoad(now, latency)
 	if l.full {
-		noLoad := l.noLoad()
-		gradient := min(1, float64(noLoad)/float64(mean))
+		// The latency is above noLoad only past what the spread of the
+		// interval's own calls explains.
+		slack := math.Exp(tolerance * l.interval.spread())
+		gradient := min(1, float64(l.noLoad())*slack/float64(latency))
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
 		if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
@@ -461,10 +478,10 @@ func (l *Limiter) adjust(now time.Time) {
 		// handlers' own queue drain, for noLoad.
 		if sec != l.probeSec {
 			l.probing, l.probeSec, l.probedTick = true, sec, true
-			l.probeStart, l.probeSamples, l.probeSum = now, 0, 0
+			l.probeStart, l.probeCalls = now, 0
 		}
 	}
-	l.samples, l.rttSum, l.full = 0, 0, false
+	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)
 }
@@ -486,9 +503,9 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 	return st
 }
 
-// noteNoLoad notes mean, a mean latency, among noLoad's minima.
+// noteNoLoad notes latency, an interval's, among noLoad's minima.
 // Callers hold l.mu.
-func (l *Limiter) noteNoLoad(now time.Time, mean time.Duration) {
+func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 	sec := now.Unix()
 	if sec != l.minimaSec {
 		for s := l.minimaSec + 1; s <= sec && s-l.minimaSec <= noLoadSeconds; s++ {
@@ -496,20 +513,23 @@ func (l *Limiter) noteNoLoad(now time.Time, mean time.Duration) {
 		}
 		l.minimaSec = sec
 	}
-	if m := &l.minima[sec%noLoadSeconds]; *m == 0 || mean < *m {
-		*m = mean
+	if m := &l.minima[sec%noLoadSeconds]; *m == 0 || latency < *m {
+		*m = max(latency, 1)
 	}
 }
 
-// endProbe ends a probe: the mean latency of the calls let in during it,
-// which found the handlers' own queue drained, is a noLoad. Callers hold
-// l.mu.
+// endProbe ends a probe: the latency of the calls let in during it,
+// which found the handlers' own queue drained, is a noLoad, once the
+// probe's calls (and those of the probes before it, for noLoadSeconds at
+// most) tell it to within maxSpread. Callers hold l.mu.
 func (l *Limiter) endProbe(now time.Time) {
-	if l.probeSamples > 0 {
-		l.noteNoLoad(now, l.probeSum/time.Duration(l.probeSamples))
+	l.probes++
+	if l.probed.n > 0 && (l.probed.spread() <= maxSpread || l.probes >= noLoadSeconds) {
+		l.noteNoLoad(now, l.probed.mean())
+		l.probed, l.probes = logLatencies{}, 0
 	}
 	l.probing = false
-	l.samples, l.rttSum, l.full = 0, 0, false
+	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)
 }
@@ -520,4 +540,37 @@ func (l *Limiter) Force(limit float64, overloaded bool) {
 	l.mu.Lock()
 	l.limit, l.overload = limit, overloaded
 	l.mu.Unlock()
+}
+
+// logLatencies sums the logarithms of latencies, for their geometric mean
+// and its spread: a heavy tail (a call 50 times the median) moves them
+// by little, where it moves an arithmetic mean by much.
+type logLatencies struct {
+	n          int
+	sum, sumSq float64
+}
+
+// add counts a latency, given as its logarithm.
+func (s *logLatencies) add(x float64) {
+	s.n++
+	s.sum += x
+	s.sumSq += x * x
+}
+
+// mean is the geometric mean of the latencies; s must hold one.
+func (s *logLatencies) mean() time.Duration {
+	return time.Duration(math.Exp(s.sum / float64(s.n)))
+}
+
+// spread is the standard error of the mean's logarithm: the factor's
+// logarithm by which chance moves the mean, one standard deviation.
+// It is infinite below two latencies.
+func (s *logLatencies) spread() float64 {
+	if s.n < 2 {
+		return math.Inf(1)
+	}
+	n := float64(s.n)
+	m := s.sum / n
+	v := (s.sumSq - n*m*m) / (n - 1)
+	return math.Sqrt(max(v, 0) / n)
 }

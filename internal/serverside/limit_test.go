@@ -2,6 +2,8 @@ package serverside
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -153,15 +155,38 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 }
 
 func TestLimiter_adjust_followsLatency(t *testing.T) {
+	// heavy are latencies of a lognormal spread (p99.9 = 50× the median)
+	// whose geometric mean is 1.5 noLoads.
+	heavy := make([]time.Duration, 16)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sum float64
+	for i := range heavy {
+		x := math.Log(50) / 3.09 * rng.NormFloat64()
+		heavy[i] = time.Duration(math.Exp(x) * float64(30*time.Millisecond))
+		sum += x
+	}
+	shift := math.Exp(sum / float64(len(heavy)))
+	for i := range heavy {
+		heavy[i] = time.Duration(float64(heavy[i]) / shift)
+	}
+	same := func(d time.Duration, n int) []time.Duration {
+		ds := make([]time.Duration, n)
+		for i := range ds {
+			ds[i] = d
+		}
+		return ds
+	}
 	for _, tc := range []struct {
 		name      string
-		mean      time.Duration
+		latencies []time.Duration
 		full      bool
 		wantMoved int // -1 down, 0 unchanged, 1 up
 	}{
-		{name: "no queue inside: grows", mean: 20 * time.Millisecond, full: true, wantMoved: 1},
-		{name: "latency doubled: shrinks", mean: 40 * time.Millisecond, full: true, wantMoved: -1},
-		{name: "limit not reached: unchanged", mean: 40 * time.Millisecond, full: false, wantMoved: 0},
+		{name: "no queue inside: grows", latencies: same(20*time.Millisecond, minSamples), full: true, wantMoved: 1},
+		{name: "latency doubled: shrinks", latencies: same(40*time.Millisecond, minSamples), full: true, wantMoved: -1},
+		{name: "latency half as much again: shrinks", latencies: same(30*time.Millisecond, minSamples), full: true, wantMoved: -1},
+		{name: "heavy tail, as much above by chance: grows", latencies: heavy, full: true, wantMoved: 1},
+		{name: "limit not reached: unchanged", latencies: same(40*time.Millisecond, minSamples), full: false, wantMoved: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, mock := newMockLimiter()
@@ -169,7 +194,10 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 			l.minimaSec = now.Unix()
 			l.minima[now.Unix()%noLoadSeconds] = 20 * time.Millisecond
 			l.probeSec = now.Unix() // no probe
-			l.samples, l.rttSum, l.full = minSamples, time.Duration(minSamples)*tc.mean, tc.full
+			for _, d := range tc.latencies {
+				l.interval.add(math.Log(float64(d)))
+			}
+			l.full = tc.full
 			before := l.limit
 			l.adjust(now)
 			switch tc.wantMoved {
