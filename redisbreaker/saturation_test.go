@@ -220,16 +220,17 @@ func TestSharer_Sync_slowRedis(t *testing.T) {
 		require.ErrorIs(t, err, redisbreaker.ErrUnreachable)
 	}
 	proxy.release()
+	// go-redis ends the exchanges the rounds gave up on by its own
+	// timeouts, a moment after the rounds returned, and until then a round
+	// skips the shard ("the shard's round before is still waiting on
+	// Redis"), as Sync documents: the next rounds come once they ended.
+	for _, p := range procs {
+		p.sharer.WaitExchanges()
+	}
 	calls()
 	clk.advance(span)
-	var errs []error
-	for range 3 { // a connection the timeout closed fails once at most
-		if errs = syncAll(defaultTestTimeout); errs[0] == nil {
-			break
-		}
-	}
-	for _, err := range errs {
-		require.NoError(t, err)
+	for _, err := range syncAll(defaultTestTimeout) {
+		require.NoError(t, err, "the rounds after those that timed out")
 	}
 	check("rounds that timed out")
 }
