@@ -26,27 +26,34 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // on first as calls finish. It learns the limit from what it sees, with
 // nothing to configure:
 //
-//   - The limit follows the latency of the calls the handlers serve
+//   - The limit starts at 4 and doubles on each interval it is reached
+//     in until latency rises a quarter above the lowest seen: few calls
+//     at first show the handlers' latency with no queue inside. Till
+//     then the queue is bounded by maxQueue alone and serves the newest
+//     first, so a backlog of the start ages out with its callers.
+//   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
-//     tail moves it by little) and noLoad is the lowest of recent
-//     intervals; it moves up at once and halfway down. An interval lasts
-//     until its calls tell its latency to within a tenth, and a latency
-//     counts as above noLoad only past twice that spread. While the handlers keep up, a call takes noLoad and
-//     the limit grows; once they queue inside (a pool, a lock, a CPU),
-//     latency grows with every call let in past what they can serve at
-//     once, and the limit settles at that number plus ½√limit, enough to
-//     keep them busy. Once a second, while the limit is reached, a probe
-//     lets in ½√limit calls fewer, and the latency of the calls let in
-//     during it, which find the handlers' own queue drained, is a
-//     noLoad.
+//     tail moves it by little) and noLoad is the lowest of the last 3 s;
+//     it moves up at once and halfway down. An interval lasts until its
+//     calls tell its latency to within a tenth (or a second), and a
+//     latency counts as above noLoad only past twice that spread. While
+//     the handlers keep up, a call takes noLoad and the limit grows;
+//     once they queue inside (a pool, a lock, a CPU), latency grows with
+//     every call let in past what they can serve at once, and the limit
+//     settles at that number plus ½√limit, enough to keep them busy.
+//     Once a second, while the limit is reached, a probe lets in ½√limit
+//     calls fewer, and the latency of the calls let in during it, which
+//     find the handlers' own queue drained, is a noLoad once they tell
+//     it to within a tenth.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
 //   - A burst the handlers will serve in time waits in the queue: it is
 //     rejected only past a second of expected wait (see maxWait).
 //   - Overload is arrivals past capacity: while calls arrive faster than
-//     the handlers have served them when busy (more than 1.3× over 2 s,
+//     the handlers have served them when busy, or at all over the last
+//     half second (more than 1.3× over 2 s,
 //     or 2× over half a second), the queue holds only √limit calls and
 //     serves the newest first; the lowest level's oldest call is rejected
 //     to make room, and a call that would be the lowest is rejected at
@@ -69,6 +76,10 @@ type Limiter struct {
 	waiting  [criticality.Levels]waitList
 	queued   int
 	overload bool
+	// starting is true until the limit first shows the handlers
+	// queueing inside: till then it doubles on each interval it is
+	// reached in, and the queue is bounded by maxQueue alone.
+	starting bool
 	lastMove time.Time // when a call last finished, or the queue last began
 
 	// The interval the limit is next adjusted from: its latencies, as
@@ -108,8 +119,10 @@ type tickCounts struct {
 }
 
 const (
-	// initialLimit is the limit a Limiter starts with.
-	initialLimit = 16
+	// initialLimit is the limit a Limiter starts with: few calls at a
+	// time show the handlers' latency with little queue inside, whatever
+	// their own limit.
+	initialLimit = 4
 	// maxLimit bounds the limit, whatever the handlers' latency says.
 	maxLimit = 100_000
 	// minSamples is how many calls an interval needs before the limit
@@ -120,6 +133,9 @@ const (
 	minInterval = 100 * time.Millisecond
 	maxInterval = time.Second
 	maxSpread   = 0.1
+	// startEnd is the gradient that ends the start: the latency a
+	// quarter above noLoad.
+	startEnd = 0.8
 	// tolerance is how many spreads an interval's latency may be above
 	// noLoad by chance.
 	tolerance = 2
@@ -139,7 +155,7 @@ const (
 	// the handlers serve at once the limit lets in, to keep them busy,
 	// and how many fewer a probe lets in.
 	headroom   = 0.5
-	probeDepth = 0.5
+	probeDepth = 1
 	// overloadWait is how long, in noLoads, a call may wait while the
 	// server is overloaded: the queue then serves the newest first, and a
 	// call left behind longer is rejected.
@@ -157,7 +173,7 @@ func NewLimiter(c clock.Clock) *Limiter {
 	if c == nil {
 		c = clock.New()
 	}
-	return &Limiter{clock: c, limit: initialLimit}
+	return &Limiter{clock: c, limit: initialLimit, starting: true}
 }
 
 // Slot is a call let into the handlers: give it back with
@@ -264,7 +280,7 @@ func (l *Limiter) allowed() int {
 	if l.probing {
 		n -= probeDepth * math.Sqrt(n)
 	}
-	return max(1, int(n))
+	return max(1, int(n+0.5))
 }
 
 // queueCap is how many calls the queue holds now, counting those at
@@ -276,7 +292,7 @@ func (l *Limiter) queueCap(level int) int {
 		return max(1, int(math.Sqrt(l.limit))) + level
 	}
 	noLoad := l.noLoad()
-	if noLoad <= 0 {
+	if noLoad <= 0 || l.starting {
 		return maxQueue
 	}
 	// The queue drains at limit calls a noLoad.
@@ -349,7 +365,7 @@ func (l *Limiter) handOff(now time.Time) {
 				continue
 			}
 			var w *waiter
-			if l.overload {
+			if l.overload || l.starting {
 				w = q.popBack()
 			} else {
 				w = q.popFront()
@@ -388,13 +404,13 @@ func (l *Limiter) advance(now time.Time) {
 		l.expire(now)
 	}
 	if l.probing {
-		if l.probeCalls >= minSamples/2 || now.Sub(l.probeStart) > maxProbe {
+		if l.probeCalls >= minSamples/2 || now.Sub(l.probeStart) > min(max(maxProbe, 2*l.noLoad()), time.Second) {
 			l.endProbe(now)
 		}
 		return
 	}
 	if l.interval.n >= minSamples && !now.Before(l.nextAdjust) &&
-		(l.interval.spread() <= maxSpread || now.Sub(l.nextAdjust) >= maxInterval-minInterval) {
+		(l.starting || l.interval.spread() <= maxSpread || now.Sub(l.nextAdjust) >= maxInterval-minInterval) {
 		l.adjust(now)
 	}
 }
@@ -403,7 +419,7 @@ func (l *Limiter) advance(now time.Time) {
 // on the window's full ticks. Callers hold l.mu.
 func (l *Limiter) endTick(t int64) {
 	cur := &l.ticks[l.tick%rateTicks]
-	if cur.n == l.tick && !l.emptySeen && !l.probedTick && l.queued > 0 {
+	if cur.n == l.tick && !l.emptySeen && !l.probedTick && l.queued > 0 && !l.starting {
 		// The queue held calls throughout: the handlers served all they
 		// could, cur.completions in a tick.
 		rate := float64(cur.completions) / tickLength.Seconds()
@@ -412,6 +428,9 @@ func (l *Limiter) endTick(t int64) {
 		} else {
 			l.capacity += 0.2 * (rate - l.capacity)
 		}
+	}
+	if l.capacity > 0 { // the handlers served that many: they can
+		l.capacity = max(l.capacity, l.completionRate(l.tick, shortTicks))
 	}
 	l.tick = t
 	next := &l.ticks[t%rateTicks]
@@ -445,6 +464,19 @@ func (l *Limiter) arrivalRate(t int64, n int) float64 {
 	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
 
+// completionRate is the completions per second over the n ticks up to
+// tick t, t's own included. Callers hold l.mu.
+func (l *Limiter) completionRate(t int64, n int) float64 {
+	sum := 0
+	for i := int64(0); i < int64(n); i++ {
+		c := &l.ticks[(t-i)%rateTicks]
+		if c.n == t-i {
+			sum += c.completions
+		}
+	}
+	return float64(sum) / (float64(n) * tickLength.Seconds())
+}
+
 // noLoad is the lowest latency of the intervals of the last
 // noLoadSeconds, 0 before the first. Callers hold l.mu.
 func (l *Limiter) noLoad() time.Duration {
@@ -470,7 +502,10 @@ func (l *Limiter) adjust(now time.Time) {
 		slack := math.Exp(tolerance * l.interval.spread())
 		gradient := min(1, float64(l.noLoad())*slack/float64(latency))
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
-		if next < l.limit {
+		l.starting = l.starting && gradient >= startEnd
+		if l.starting {
+			next = 2 * l.limit
+		} else if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
 		l.limit = min(max(next, 1), maxLimit)
@@ -519,14 +554,16 @@ func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 }
 
 // endProbe ends a probe: the latency of the calls let in during it,
-// which found the handlers' own queue drained, is a noLoad, once the
-// probe's calls (and those of the probes before it, for noLoadSeconds at
-// most) tell it to within maxSpread. Callers hold l.mu.
+// which found the handlers' own queue drained, is a noLoad once the
+// probe's calls, with those of the probes before it (noLoadSeconds of
+// them at most), tell it to within maxSpread. Callers hold l.mu.
 func (l *Limiter) endProbe(now time.Time) {
 	l.probes++
-	if l.probed.n > 0 && (l.probed.spread() <= maxSpread || l.probes >= noLoadSeconds) {
+	if l.probed.spread() <= maxSpread {
 		l.noteNoLoad(now, l.probed.mean())
 		l.probed, l.probes = logLatencies{}, 0
+	} else if l.probes >= noLoadSeconds {
+		l.probed, l.probes = logLatencies{}, 0 // too spread to tell
 	}
 	l.probing = false
 	l.interval, l.full = logLatencies{}, false

@@ -74,7 +74,8 @@ func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
 
 func TestLimiter_Release_highestLevelFirst(t *testing.T) {
 	l, _ := newMockLimiter()
-	slots := fill(t, l, initialLimit)
+	l.Force(2, false)
+	slots := fill(t, l, 2)
 	low := acquireAsync(t, l, context.Background(), criticality.Sheddable)
 	high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
 	slots[0].Release()
@@ -87,6 +88,7 @@ func TestLimiter_Release_highestLevelFirst(t *testing.T) {
 
 func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
 	l, _ := newMockLimiter()
+	l.Force(4, false)
 	fill(t, l, 4)
 	l.Force(4, true) // the queue holds √4 = 2 calls of the lowest level, one more per level above
 	a := acquireAsync(t, l, context.Background(), criticality.Sheddable)
@@ -194,6 +196,7 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 			l.minimaSec = now.Unix()
 			l.minima[now.Unix()%noLoadSeconds] = 20 * time.Millisecond
 			l.probeSec = now.Unix() // no probe
+			l.limit, l.starting = 16, false
 			for _, d := range tc.latencies {
 				l.interval.add(math.Log(float64(d)))
 			}
@@ -210,6 +213,33 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLimiter_adjust_startsByDoubling(t *testing.T) {
+	l, mock := newMockLimiter()
+	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
+	full := func(latency time.Duration) {
+		l.probeSec = mock.Now().Unix() // no probe
+		for range minSamples {
+			l.interval.add(math.Log(float64(latency)))
+		}
+		l.full = true
+		l.adjust(mock.Now())
+		mock.Add(minInterval)
+	}
+	for _, want := range []float64{8, 16} {
+		full(20 * time.Millisecond)
+		assert.Equal(t, want, l.limit, "no queue inside: the limit doubles")
+		assert.Equal(t, maxQueue, l.queueCap(0), "the queue is not bounded by a wait while the limit starts")
+	}
+	full(24 * time.Millisecond) // a fifth above noLoad: not yet the end of the start
+	assert.Equal(t, 32.0, l.limit)
+	full(40 * time.Millisecond) // 32 calls at once are twice what the handlers serve
+	assert.False(t, l.starting)
+	assert.InDelta(t, 24+0.25*math.Sqrt(32), l.limit, 0.01, "halfway down to 32 × ½ + ½√32")
+	before := l.limit
+	full(20 * time.Millisecond)
+	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
 }
 
 func TestLimiter_advance_doublesWhenNothingFinishes(t *testing.T) {
@@ -231,8 +261,9 @@ func TestLimiter_hotPathAllocatesNothing(t *testing.T) {
 	})
 	assert.Equal(t, 0.0, allocs)
 	l, _ = newMockLimiter() // time stands still: the queue's calls do not expire
-	fill(t, l, int(l.Stats().Limit))
-	l.Force(l.Stats().Limit, true)
+	l.Force(16, false)
+	fill(t, l, 16)
+	l.Force(16, true)
 	waiters, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for range 8 { // fill the queue of the lowest level
@@ -259,6 +290,7 @@ func BenchmarkLimiter_AcquireRelease(b *testing.B) {
 
 func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.T) {
 	l, mock := newMockLimiter()
+	l.Force(4, false)
 	fill(t, l, 4)
 	l.Force(4, true)
 	l.mu.Lock()
@@ -282,10 +314,11 @@ func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
 	l, _ := newMockLimiter()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for range initialLimit {
+	l.Force(16, false)
+	for range 16 {
 		_, _ = l.Acquire(ctx, criticality.Default)
 	}
-	l.Force(initialLimit, true)
+	l.Force(16, true)
 	for range 8 {
 		go func() { _, _ = l.Acquire(ctx, criticality.Sheddable) }()
 	}
