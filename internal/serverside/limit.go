@@ -81,6 +81,11 @@ type Limiter struct {
 	// reached in, and the queue is bounded by maxQueue alone.
 	starting bool
 	lastMove time.Time // when a call last finished, or the queue last began
+	// stall wakes the limiter when calls have waited a stallSpan with
+	// none finishing, should nothing else wake it; watching is true while
+	// it is set.
+	stall    *clock.Timer
+	watching bool
 
 	// The interval the limit is next adjusted from: its latencies, as
 	// logarithms (see logLatencies).
@@ -240,6 +245,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	l.waiting[level.Index()].pushBack(w)
 	l.queued++
 	l.trim()
+	l.watch(now)
 	l.mu.Unlock()
 
 	select {
@@ -384,6 +390,40 @@ func (l *Limiter) handOff(now time.Time) {
 	}
 }
 
+// stallSpan is how long calls wait with none finishing before the limit
+// doubles. Callers hold l.mu.
+func (l *Limiter) stallSpan() time.Duration {
+	return max(stallTime, 4*l.noLoad())
+}
+
+// watch sets the stall timer, unless set, while calls wait: it wakes the
+// limiter a stallSpan after a call last finished, though no call
+// arrives or finishes by then. Callers hold l.mu.
+func (l *Limiter) watch(now time.Time) {
+	if l.queued == 0 || l.watching {
+		return
+	}
+	d := l.lastMove.Add(l.stallSpan()).Sub(now) + time.Millisecond
+	if l.stall == nil {
+		l.stall = l.clock.AfterFunc(d, l.wake)
+	} else {
+		l.stall.Reset(d)
+	}
+	l.watching = true
+}
+
+// wake is the stall timer's: it moves the limiter to the clock's time,
+// which doubles the limit if the calls waiting have stalled, and sets
+// the timer again while calls wait.
+func (l *Limiter) wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clock.Now()
+	l.watching = false
+	l.advance(now)
+	l.watch(now)
+}
+
 // advance moves the limiter's clock to now: it ends the ticks and the
 // interval that have ended, moving the limit and the overload rule on
 // them. Callers hold l.mu.
@@ -392,7 +432,7 @@ func (l *Limiter) advance(now time.Time) {
 	if t > l.tick {
 		l.endTick(t)
 	}
-	if l.queued > 0 && now.Sub(l.lastMove) > max(stallTime, 4*l.noLoad()) {
+	if l.queued > 0 && now.Sub(l.lastMove) > l.stallSpan() {
 		// Calls wait, and none in the handlers has finished for long: they
 		// hold their room waiting on something else (a long poll, a
 		// stream), which more calls let in cannot slow.

@@ -252,6 +252,17 @@ func TestLimiter_advance_doublesWhenNothingFinishes(t *testing.T) {
 	require.NoError(t, (<-waiting).err)
 }
 
+func TestLimiter_wake_doublesWhenNothingElseHappens(t *testing.T) {
+	l, mock := newMockLimiter()
+	fill(t, l, initialLimit) // long polls, say
+	waiting := acquireAsync(t, l, context.Background(), criticality.Default)
+	mock.Add(stallTime / 2)
+	assert.Empty(t, waiting, "it waits for a slot")
+	mock.Add(stallTime/2 + 2*time.Millisecond) // no call arrives or finishes: the timer wakes the limiter
+	require.NoError(t, (<-waiting).err)
+	assert.Equal(t, float64(2*initialLimit), l.Stats().Limit)
+}
+
 func TestLimiter_hotPathAllocatesNothing(t *testing.T) {
 	l := NewLimiter(nil)
 	ctx := context.Background()
