@@ -46,8 +46,10 @@ const (
 	// RuleFleetProbe: a fleet down for a window probes with each
 	// process's share of its calls.
 	RuleFleetProbe
-	// RulePace: while shedding, a call is admitted at least every
-	// PaceBuckets, whatever the draws ([Settings.ProbeDue]).
+	// RulePace: while a dependency has been down for a window, a call is
+	// admitted at least every PaceBuckets, whatever the draws, and where
+	// the draws would admit fewer, none on a draw ([Settings.ProbeDue],
+	// [Settings.Paced]).
 	RulePace
 )
 
