@@ -87,8 +87,15 @@ func (b *googleBreaker) advance(t int64) {
 		b.bucketEnd.Store((n + 1) * b.span)
 	}
 	b.judgeFinishedLocked()
+	sum := &b.judged.Load().sum
+	probe := b.settings.ProbeDue(b.unadmitted, sum)
 	b.mu.Unlock()
 	p := b.judge()
+	// A fleet probes with each process's share of its calls
+	// (evidence.RuleFleetProbe): a process that holds others' buckets
+	// paces nothing of its own.
+	fleet := b.fleet.others.Load().holdsCalls()
+	b.pace(probe && p > 0 && !fleet, !fleet && b.settings.Paced(p, sum))
 	if b.events != nil {
 		b.events.observe(b, t, p)
 	}
@@ -99,6 +106,7 @@ func (b *googleBreaker) advance(t int64) {
 // hangWatch). Callers hold b.mu.
 func (b *googleBreaker) finishLocked(passed int64) {
 	next := b.live + passed + 1
+	b.countUnadmitted(passed)
 	w := &b.hang
 	w.begin()
 	var all evidence.Bucket

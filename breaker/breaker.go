@@ -169,6 +169,10 @@ type googleBreaker struct {
 	history  evidence.History // guarded by mu; every level's calls together
 	lifetime evidence.Bucket  // guarded by mu; every finished bucket's calls
 	live     int64            // guarded by mu; the live bucket's number
+	// unadmitted is how many finished buckets in a row, the newest last,
+	// admitted no call: when the settings' ProbeDue finds it due while
+	// calls are dropped, modeProbe is set (pace.go). Guarded by mu.
+	unadmitted int64
 
 	reasons reasonLog
 	events  *events // nil without listeners
@@ -198,6 +202,12 @@ const (
 	modeShedding
 	// modeOverride: an operator's override may be in force (override.go).
 	modeOverride
+	// modeProbe: the next call to be dropped is admitted instead, and
+	// clears it (pace.go).
+	modeProbe
+	// modePaced: calls are dropped with no draw, but for the paced ones
+	// modeProbe admits (pace.go).
+	modePaced
 )
 
 // judgement is what a breaker made of its finished buckets when the

@@ -29,9 +29,13 @@ func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 				b.judge() // the drops counted since the last judgement
 			}
 			decided = s.decided.Load() // the bucket may have finished
+			m = b.mode.Load()
 		}
-		if p := math.Float64frombits(b.probs[level].Load()); p > 0 {
+		if p := math.Float64frombits(b.probs[level].Load()); p > 0 && (m&modeProbe == 0 || !b.takeProbe()) {
 			drop, counted := false, false
+			if m&modePaced != 0 {
+				p = 1 // the paced calls alone are admitted
+			}
 			if b.proba == nil {
 				drop, counted = s.decide(threshold(p), decided)
 			}

@@ -52,7 +52,7 @@ func Example() {
 	failed, dropped = run(200)
 	fmt.Println("healed:", failed, "failed,", dropped, "dropped")
 	// Output:
-	// outage: 29 failed, 171 dropped
+	// outage: 14 failed, 186 dropped
 	// healed: 0 failed, 0 dropped
 }
 
@@ -159,7 +159,7 @@ func ExampleWithPlainFormula() {
 		fmt.Println("calls that reached the dead dependency in its first second:", calls(1000, true))
 	}
 	// Output:
-	// calls that reached the dead dependency in its first second: 112
+	// calls that reached the dead dependency in its first second: 91
 	// calls that reached the dead dependency in its first second: 1000
 }
 

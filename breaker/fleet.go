@@ -100,6 +100,25 @@ type fleetOthers struct {
 	until int64
 }
 
+// holdsCalls reports whether o holds a bucket with a call of the other
+// processes; false for nil, the breaker deciding alone.
+func (o *fleetOthers) holdsCalls() bool {
+	if o == nil {
+		return false
+	}
+	for _, x := range o.history.Buckets {
+		if x != (evidence.Bucket{}) {
+			return true
+		}
+	}
+	for _, x := range o.history.Blocks {
+		if x != (evidence.Bucket{}) {
+			return true
+		}
+	}
+	return false
+}
+
 // fleetJudgement is the summary of the fleet's history, the breaker's
 // own finished buckets and others' added up, and the others' bucket of
 // the time of the breaker's live one (published while it was theirs):

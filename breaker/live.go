@@ -299,3 +299,19 @@ const judgeEvery = 16 * sampleEvery
 // judgeDue reports whether the n-th drop of a stripe's live bucket that
 // reads the clock, and finds the bucket live, is judged.
 func judgeDue(n int64) bool { return n <= exactCalls || n%judgeEvery == 0 }
+
+// admittedAny reports whether a stripe of c admitted a call in the live
+// bucket. Callers hold the breaker's mu, before the bucket is taken.
+func (c *counts) admittedAny() bool {
+	if co := c.own.cohort.Load(); co != nil && co.started.Load() > 0 {
+		return true
+	}
+	if sp := c.spread.Load(); sp != nil {
+		for i := range sp.stripes {
+			if co := sp.stripes[i].cohort.Load(); co != nil && co.started.Load() > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -41,7 +41,7 @@ func Example() {
 	fmt.Printf("drop probability: %.2f\n", s.DropProbability)
 	// Output:
 	// own: 2 buckets, the live one last; 1 failure
-	// drop probability: 0.87
+	// drop probability: 0.98
 }
 
 // A history travels in a small binary form.

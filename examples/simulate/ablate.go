@@ -37,13 +37,14 @@ var ablationRules = []ablationRule{
 	without("down", "a run of failures sets older successes aside", evidence.RuleDown),
 	without("unlikely", "the run of failures unlikely from the other calls' rate", evidence.RuleUnlikely),
 	without("down-floor", "down judged on up to evidence/2 failures read back", evidence.RuleDownFloor),
-	without("unprotected", "no protection once a down run spans a window", evidence.RuleUnprotected),
+	without("unprotected", "no protection once a down run spans a window or twice protection's calls", evidence.RuleUnprotected),
 	without("up", "a run of successes drops nothing", evidence.RuleUp),
 	without("recovery", "after a window down, the recovery judged on its own calls", evidence.RuleRecovery),
 	without("shift", "the newest buckets judged alone when they fail 3σ more", evidence.RuleShift),
 	without("fleet-own", "a process with evidence judges the fleet's window on its own", evidence.RuleFleetOwn),
 	without("fleet-own-up", "a process whose own run is up is not shed by the fleet's newest buckets", evidence.RuleFleetOwnUp),
 	without("fleet-probe", "a fleet down for a window probes with each process's share", evidence.RuleFleetProbe),
+	without("pace", "while shedding, a call admitted at least every half window, evenly", evidence.RulePace),
 }
 
 // parseAblate parses -ablate: a comma-separated list of rule names.

@@ -45,10 +45,14 @@ func TestSweep_lowTrafficGoals(t *testing.T) {
 		// attempts per success (-evidence 0: 2.22).
 		{rate: 2, outageReached: 40, admittedAfter: 5, goodput: 0, attempts: 2.25},
 		// The goal is K attempts per success at 5 and 20 requests/s; the
-		// defaults reach 1.65 and 1.54 (see docs/design/behaviour.md): bounded here
-		// so that a change for the worse shows.
+		// defaults reach 1.65 and 1.57 (see docs/design/behaviour.md): bounded here
+		// so that a change for the worse shows. At 20 requests/s 1.57
+		// since the outage's calls are paced (1.54 before): the pace is
+		// idle under the overload, but the calls it lets through in the
+		// outage move the simulated dependency's draws; seeds 1–20 give
+		// 1.510 on average, 1.506 with the pace measured out.
 		{rate: 5, outageReached: 20, admittedAfter: 5, goodput: 95, attempts: 1.66},
-		{rate: 20, outageReached: 10, admittedAfter: 2, goodput: 98, attempts: 1.55},
+		{rate: 20, outageReached: 10, admittedAfter: 2, goodput: 98, attempts: 1.58},
 		// 0.5 s to readmit 95 % (issue 20's too), with 1 % errors after
 		// healing: the defaults take 0.3 s and 0.2 s.
 		{rate: 200, outageReached: 5, admittedAfter: 0.5, goodput: 99, attempts: k},

@@ -152,12 +152,12 @@ func TestRun_comparisonRow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.quiet = true
 	out := runToString(t, cfg)
-	assert.Contains(t, out, "| 0 (0.00 %) | 1.9 % | 0.2 s | 0.3 s | 99.0 % | 1.30 |\n")
+	assert.Contains(t, out, "| 0 (0.00 %) | 1.8 % | 0.2 s | 0.3 s | 99.0 % | 1.30 |\n")
 
 	cfg.phases[healthy].length = 0
 	cfg.capacity = 0
 	out = runToString(t, cfg)
-	assert.Contains(t, out, "| – | 1.6 % | 0.2 s | 0.2 s | – | no success |\n",
+	assert.Contains(t, out, "| – | 1.2 % | 0.2 s | 0.2 s | – | no success |\n",
 		"no healthy phase; nothing to serve while overloaded")
 }
 

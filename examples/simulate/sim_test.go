@@ -46,10 +46,13 @@ func TestSimulate_standardScenarioMeetsTheGoals(t *testing.T) {
 	// (1.7 s before; 0.3 s when the healed dependency never fails, below).
 	// Attempts per success moved from 1.29 to 1.30 with that rule, which
 	// changes no decision under overload but the random draws' order:
-	// over seeds 1–30 both give 1.29 or 1.30.
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.94, shedAfter: 0.2, admittedAfter: 0.3, goodput: 99.01,
+	// over seeds 1–30 both give 1.29 or 1.30. 1.82 % since protection
+	// no longer applies once a down run holds more than twice its calls
+	// (1.94 % before); goodput 99.00 % (99.01 % before) and 1.2954
+	// attempts per success (1.2960) only from the draws' order.
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.82, shedAfter: 0.2, admittedAfter: 0.3, goodput: 99,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
-	assert.InDelta(t, 1.296, f.attemptsPerSuccess, 0.0005)
+	assert.InDelta(t, 1.2954, f.attemptsPerSuccess, 0.0005)
 
 	cfg.scenarioFile = "testdata/standard.json"
 	fromFile, err := simulate(cfg)
@@ -70,7 +73,7 @@ func TestSimulate_standardScenarioWithoutErrorsAfterTheOutage(t *testing.T) {
 	// 95 % is admitted, sustained, 0.3 s after healing with this seed: the
 	// first call after healing is admitted by chance, at a drop rate of
 	// 98 %.
-	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.94, shedAfter: 0.2, admittedAfter: 0.3, goodput: 100,
+	assert.Equal(t, figures{falseDrops: 0, outageReached: 1.82, shedAfter: 0.2, admittedAfter: 0.3, goodput: 100,
 		attemptsPerSuccess: f.attemptsPerSuccess}, f)
 	assert.InDelta(t, 1.29, f.attemptsPerSuccess, 0.005)
 }

@@ -134,5 +134,5 @@ func TestRun_sweepScenarioFile(t *testing.T) {
 	cfg.seeds = []uint64{1}
 	out := runToString(t, cfg)
 	assert.Contains(t, out, "; scenario testdata/standard.json; seeds 1\n")
-	assert.Contains(t, out, "| file | 1.9 % | 0.2 s | 0.3 s | 0 | 99.0 % | 1.30 |\n")
+	assert.Contains(t, out, "| file | 1.8 % | 0.2 s | 0.3 s | 0 | 99.0 % | 1.30 |\n")
 }

@@ -71,6 +71,7 @@ func TestHistory_Merged_alignment(t *testing.T) {
 // window loses protection.
 func TestHistory_Merged_downRunThroughBlocks(t *testing.T) {
 	s := defaults()
+	s.Protection = 15 // the runs' 20 and 25 failures are no more than twice it
 	h := history(s, make([]Bucket, 60)...)
 	fails := make([]Bucket, 19)
 	for i := range fails {

@@ -61,10 +61,12 @@ func (h *History) reach() Bucket {
 //     the other calls' failure rate or spanning a window (unlikely): older
 //     successes are set aside, the failures counted are the window's or up
 //     to Evidence/2 of those read back (downFailures), and protection no
-//     longer applies once the run spans a window (unprotected);
+//     longer applies once the run spans a window or holds, with the
+//     window's drops, more than twice its calls (unprotected);
 //   - up: only successes, more than protection: nothing is dropped;
 //   - recovery: after a down run that spanned a window, the buckets since
-//     it gave way are judged on their own calls (recovery);
+//     it gave way are judged on their own calls, from a live bucket of
+//     successes alone on (recovery);
 //   - otherwise the window is.
 //
 // Unless down or up, when the newest finished bucket and the live one hold
@@ -102,7 +104,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 		switch {
 		case s.down(recentSuccesses, recentFailures) && s.unlikely(recentFailures, sum.run.downBuckets, counts):
 			successes, admitted = 0, s.downFailures(window, counts)
-			if s.unprotected(sum) {
+			if s.unprotected(sum, recentFailures+window.Drops) {
 				protection = 0
 			}
 		case s.up(recentSuccesses):

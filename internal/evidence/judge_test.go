@@ -67,7 +67,9 @@ func TestJudge_refinements(t *testing.T) {
 		{name: "aggression", s: evidence.Settings{K: 1.5, Protection: 5, Aggression: 1.5, Buckets: 20},
 			live: bad(6), want: pow(1.0 / 7)},
 		{name: "down: older successes set aside", s: defaults,
-			finished: append(repeat(ok(100), 10), repeat(bad(10), 3)...), want: pow((30 - 5 + 15.0*0) / 31)},
+			finished: append(repeat(ok(100), 10), repeat(bad(3), 3)...), want: pow((9 - 5 + 15.0*0) / 10)},
+		{name: "down on more than twice protection's failures: unprotected", s: defaults,
+			finished: append(repeat(ok(100), 10), repeat(bad(10), 3)...), want: pow((30 - 0 + 15.0*0) / 31)},
 		{name: "up: older failures set aside", s: defaults,
 			finished: append(repeat(bad(10), 5), repeat(ok(3), 3)...), want: 0},
 		{name: "a run needs more than protection of its outcome", s: defaults,
@@ -169,9 +171,10 @@ func TestJudge_recovery(t *testing.T) {
 			finished: then(outage(), one(evidence.Bucket{Successes: 4, Drops: 196}),
 				one(evidence.Bucket{Successes: 150, Failures: 2}), one(bad(60))),
 			live: bad(30),
-			// Down on the window's failures, protection kept: the new down
-			// run spans one finished bucket.
-			want: formula(0, 16*4+2+90, 17*196, 5)},
+			// Down on the window's failures, protection gone: the new
+			// down run spans one finished bucket, but holds more than
+			// twice protection's failures.
+			want: formula(0, 16*4+2+90, 17*196, 0)},
 		{name: "an overload that begins in a recovery is judged on its newest buckets",
 			finished: then(outage(), one(evidence.Bucket{Successes: 4, Drops: 196}),
 				repeat(evidence.Bucket{Successes: 198, Failures: 2}, 3), one(evidence.Bucket{Successes: 100, Failures: 100})),

@@ -27,7 +27,8 @@ const (
 	// RuleDownFloor: a dependency found down is judged on up to Evidence/2
 	// of the failures read back for, when they are more than the window's.
 	RuleDownFloor
-	// RuleUnprotected: once a down run spans a window, protection no
+	// RuleUnprotected: once a down run spans a window, or holds more
+	// than twice protection's calls, failed or dropped, protection no
 	// longer applies.
 	RuleUnprotected
 	// RuleRecovery: after such a run the recovery is judged on its own
@@ -45,6 +46,11 @@ const (
 	// RuleFleetProbe: a fleet down for a window probes with each
 	// process's share of its calls.
 	RuleFleetProbe
+	// RulePace: while a dependency has been down for a window, a call is
+	// admitted at least every PaceBuckets, whatever the draws, and where
+	// the draws would admit fewer, none on a draw ([Settings.ProbeDue],
+	// [Settings.Paced]).
+	RulePace
 )
 
 // Without returns s with rules turned off, for measuring them out.
@@ -132,10 +138,14 @@ func (s *Settings) downFailures(window, counts Bucket) float64 {
 
 // unprotected (RuleUnprotected) reports whether protection no longer
 // applies to a dependency found down: with Evidence, once its down run
-// spans a window. Protection keeps a few failures from shedding, and a
-// window of them is not a few.
-func (s *Settings) unprotected(sum *Summary) bool {
-	return s.Evidence > 0 && s.on(RuleUnprotected) && sum.run.downBuckets >= int64(s.Buckets)
+// spans a window, or once calls, the run's failures with the calls the
+// window dropped, are more than twice protection. Protection keeps a few
+// failures from shedding, and a window of them is not a few, nor are
+// twice as many as it tolerates: at 20 calls a second, a dependency down
+// is shed at 0.9 or more within half a second, not two.
+func (s *Settings) unprotected(sum *Summary, calls int64) bool {
+	return s.Evidence > 0 && s.on(RuleUnprotected) &&
+		(sum.run.downBuckets >= int64(s.Buckets) || float64(calls) > 2*s.Protection)
 }
 
 // up (RuleUp) reports whether the dependency is up: the newest run and the
@@ -150,8 +160,19 @@ func (s *Settings) up(recentSuccesses int64) bool {
 // that still fails a few of its calls is judged on what it does now, not
 // on the outage's failures still in the window; its first bucket of only
 // successes readmits it.
+//
+// A recovery also begins in the live bucket, on the down run's newest
+// finished bucket, when the live bucket holds successes and no failure:
+// the success of a call let through is judged at once, not when its
+// bucket ends. Its drops are left out, as run.start leaves them out.
 func (s *Settings) recovery(sum *Summary, live Bucket) (Bucket, bool) {
-	if s.Evidence == 0 || !s.on(RuleRecovery) || sum.run.recBuckets == 0 {
+	if s.Evidence == 0 || !s.on(RuleRecovery) {
+		return Bucket{}, false
+	}
+	if sum.run.recBuckets == 0 {
+		if sum.run.downBuckets >= int64(s.Buckets) && sum.run.down > 0 && live.Successes > 0 && live.Failures == 0 {
+			return Bucket{Successes: live.Successes}, true
+		}
 		return Bucket{}, false
 	}
 	return sum.run.rec.Plus(live), true

@@ -147,16 +147,19 @@ func TestSettings_unprotected(t *testing.T) {
 		off         Rules
 		evidence    int64
 		downBuckets int64
+		calls       int64 // the down run's failures with the window's drops
 		want        bool
 	}{
 		{name: "a down run over a window", evidence: 40, downBuckets: 20, want: true},
 		{name: "a shorter one", evidence: 40, downBuckets: 19, want: false},
-		{name: "without Evidence", downBuckets: 20, want: false},
-		{name: "off", off: RuleUnprotected, evidence: 40, downBuckets: 20, want: false},
+		{name: "a shorter one of twice protection's calls and one", evidence: 40, downBuckets: 5, calls: 11, want: true},
+		{name: "of twice protection's calls", evidence: 40, downBuckets: 5, calls: 10, want: false},
+		{name: "without Evidence", downBuckets: 20, calls: 11, want: false},
+		{name: "off", off: RuleUnprotected, evidence: 40, downBuckets: 20, calls: 11, want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Settings{Evidence: tc.evidence, Buckets: 20}.Without(tc.off)
-			assert.Equal(t, tc.want, s.unprotected(&Summary{run: run{downBuckets: tc.downBuckets}}))
+			s := Settings{Evidence: tc.evidence, Buckets: 20, Protection: 5}.Without(tc.off)
+			assert.Equal(t, tc.want, s.unprotected(&Summary{run: run{downBuckets: tc.downBuckets}}, tc.calls))
 		})
 	}
 }
@@ -193,9 +196,13 @@ func TestSettings_recovery(t *testing.T) {
 		{name: "none", evidence: 40},
 		{name: "without Evidence", r: run{rec: Bucket{100, 1, 0}, recBuckets: 2}},
 		{name: "off", off: RuleRecovery, evidence: 40, r: run{rec: Bucket{100, 1, 0}, recBuckets: 2}},
+		{name: "begun in the live bucket, its drops left out", evidence: 40, r: run{down: 30, downBuckets: 20},
+			want: Bucket{1, 0, 0}, ok: true},
+		{name: "not after a down run shorter than a window", evidence: 40, r: run{down: 30, downBuckets: 19}},
+		{name: "live, off", off: RuleRecovery, evidence: 40, r: run{down: 30, downBuckets: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Settings{Evidence: tc.evidence}.Without(tc.off)
+			s := Settings{Evidence: tc.evidence, Buckets: 20}.Without(tc.off)
 			got, ok := s.recovery(&Summary{run: tc.r}, Bucket{1, 0, 1})
 			assert.Equal(t, tc.ok, ok)
 			assert.Equal(t, tc.want, got)
@@ -295,3 +302,9 @@ func TestSettings_ownsUp(t *testing.T) {
 }
 
 func bad(n int64) Bucket { return Bucket{Failures: n} }
+
+func TestSettings_recovery_liveFailure(t *testing.T) {
+	s := Settings{Evidence: 40, Buckets: 20}
+	_, ok := s.recovery(&Summary{run: run{down: 30, downBuckets: 20}}, Bucket{1, 1, 0})
+	assert.False(t, ok, "a live bucket that failed too begins no recovery before it finishes")
+}
