@@ -42,10 +42,14 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
 //     every call let in past what they can serve at once, and the limit
 //     settles at that number plus ½√limit, enough to keep them busy.
-//     Once a second, while the limit is reached, a probe lets in ½√limit
-//     calls fewer, and the latency of the calls let in during it, which
+//     Once a second, while the limit is reached, a probe lets in √limit
+//     calls fewer (until half an interval's calls let in during it have
+//     finished, or two noLoads: a second at most), and the latency of the calls let in during it, which
 //     find the handlers' own queue drained, is a noLoad once they tell
-//     it to within a tenth.
+//     it to within a tenth; if it is no lower than the interval's
+//     before, with no more calls let in than by the probe before, the
+//     probe drained no queue, the handlers themselves have slowed, and
+//     it replaces the lower noLoads remembered.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
@@ -90,10 +94,11 @@ type Limiter struct {
 	// The interval the limit is next adjusted from: its latencies, as
 	// logarithms (see logLatencies).
 	interval   logLatencies
-	full       bool      // the limit was reached in the interval
-	nextAdjust time.Time // earliest end of the interval
-	probing    bool      // the interval lets in √limit fewer calls
-	probeSec   int64     // the second of the last probe
+	full       bool          // the limit was reached in the interval
+	latency    time.Duration // the last interval's
+	nextAdjust time.Time     // earliest end of the interval
+	probing    bool          // the interval lets in √limit fewer calls
+	probeSec   int64         // the second of the last probe
 	// A probe's calls: those let in since probeStart that finished,
 	// and those of the probes before it while they do not tell noLoad
 	// to within maxSpread.
@@ -101,6 +106,7 @@ type Limiter struct {
 	probeCalls int // this probe's
 	probed     logLatencies
 	probes     int // the probes in probed
+	probedAt   int // the calls let in at once by the last probe that told noLoad
 
 	// noLoad's recent minima, one per second.
 	minima    [noLoadSeconds]time.Duration
@@ -158,7 +164,9 @@ const (
 	maxQueue = 100_000
 	// headroom and probeDepth are, in √limit, how many calls past what
 	// the handlers serve at once the limit lets in, to keep them busy,
-	// and how many fewer a probe lets in.
+	// and how many fewer a probe lets in: more than the headroom, so
+	// that a probe drains what the limit leaves queued inside and pulls
+	// a limit too high down.
 	headroom   = 0.5
 	probeDepth = 1
 	// overloadWait is how long, in noLoads, a call may wait while the
@@ -168,7 +176,8 @@ const (
 	// stallTime is how long calls wait with none finishing, at least,
 	// before the limit doubles.
 	stallTime = time.Second
-	// maxProbe is how long a probe lasts at most.
+	// maxProbe is how long a probe lasts at most, unless two noLoads are
+	// longer (a second at most).
 	maxProbe = 100 * time.Millisecond
 )
 
@@ -534,6 +543,7 @@ func (l *Limiter) noLoad() time.Duration {
 // it. Callers hold l.mu.
 func (l *Limiter) adjust(now time.Time) {
 	latency := l.interval.mean()
+	l.latency = latency
 	sec := now.Unix()
 	l.noteNoLoad(now, latency)
 	if l.full {
@@ -600,7 +610,17 @@ func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 func (l *Limiter) endProbe(now time.Time) {
 	l.probes++
 	if l.probed.spread() <= maxSpread {
-		l.noteNoLoad(now, l.probed.mean())
+		latency := l.probed.mean()
+		at := l.allowed()
+		if latency >= l.latency && at <= l.probedAt {
+			// The probe drained no queue, with no more calls in than
+			// the last probe: the handlers take longer (their service
+			// slowed, or they lost room), and what they took before is
+			// no longer theirs.
+			l.minima = [noLoadSeconds]time.Duration{}
+		}
+		l.noteNoLoad(now, latency)
+		l.probedAt = at
 		l.probed, l.probes = logLatencies{}, 0
 	} else if l.probes >= noLoadSeconds {
 		l.probed, l.probes = logLatencies{}, 0 // too spread to tell

@@ -242,6 +242,33 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
 }
 
+func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.limit, l.starting = 6, false
+	now := mock.Now()
+	probe := func(latency time.Duration) {
+		for range minSamples / 2 {
+			l.probed.add(math.Log(float64(latency)))
+		}
+		l.probing = true
+		l.endProbe(now)
+	}
+	l.noteNoLoad(now, 20*time.Millisecond)
+	l.latency = 26 * time.Millisecond // the interval before: a little queue inside
+	probe(20 * time.Millisecond)
+	assert.InDelta(t, float64(20*time.Millisecond), float64(l.noLoad()), 1e3, "the probe drained the queue inside: noLoad stays")
+
+	l.latency = 80 * time.Millisecond // more calls let in than the last probe did
+	l.limit = 12
+	probe(60 * time.Millisecond)
+	assert.InDelta(t, float64(20*time.Millisecond), float64(l.noLoad()), 1e3, "more calls in flight may queue inside: noLoad stays")
+
+	l.limit = 6
+	l.latency = 40 * time.Millisecond // the service has slowed to twice as long
+	probe(40 * time.Millisecond)
+	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3, "the probe drained nothing: the handlers are slower, and noLoad follows at once")
+}
+
 func TestLimiter_advance_doublesWhenNothingFinishes(t *testing.T) {
 	l, mock := newMockLimiter()
 	fill(t, l, initialLimit)
