@@ -479,7 +479,7 @@ func (l *Limiter) endTick(t int64) {
 		}
 	}
 	if l.capacity > 0 { // the handlers served that many: they can
-		l.capacity = max(l.capacity, l.completionRate(l.tick, shortTicks))
+		l.capacity = max(l.capacity, l.perSecond(l.tick, shortTicks, true))
 	}
 	l.tick = t
 	next := &l.ticks[t%rateTicks]
@@ -489,8 +489,9 @@ func (l *Limiter) endTick(t int64) {
 	if l.capacity == 0 {
 		return
 	}
-	long := l.arrivalRate(t, rateTicks)
-	short := l.arrivalRate(t, shortTicks)
+	// The window's full ticks: those before t.
+	long := l.perSecond(t-1, rateTicks, false)
+	short := l.perSecond(t-1, shortTicks, false)
 	switch {
 	case !l.overload && (long > 1.3*l.capacity || short > 2*l.capacity):
 		l.overload = true
@@ -500,27 +501,19 @@ func (l *Limiter) endTick(t int64) {
 	}
 }
 
-// arrivalRate is the arrivals per second over the n full ticks before
-// tick t. Callers hold l.mu.
-func (l *Limiter) arrivalRate(t int64, n int) float64 {
+// perSecond is the calls per second over the n ticks up to tick last,
+// last included: those that arrived, or those that completed. Callers
+// hold l.mu.
+func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 	sum := 0
-	for i := int64(1); i <= int64(n); i++ {
-		c := &l.ticks[(t-i)%rateTicks]
-		if c.n == t-i {
-			sum += c.arrivals
-		}
-	}
-	return float64(sum) / (float64(n) * tickLength.Seconds())
-}
-
-// completionRate is the completions per second over the n ticks up to
-// tick t, t's own included. Callers hold l.mu.
-func (l *Limiter) completionRate(t int64, n int) float64 {
-	sum := 0
-	for i := int64(0); i < int64(n); i++ {
-		c := &l.ticks[(t-i)%rateTicks]
-		if c.n == t-i {
+	for t := last; t > last-int64(n); t-- {
+		c := &l.ticks[t%rateTicks]
+		switch {
+		case c.n != t: // stale: no call in that tick
+		case completed:
 			sum += c.completions
+		default:
+			sum += c.arrivals
 		}
 	}
 	return float64(sum) / (float64(n) * tickLength.Seconds())
