@@ -624,11 +624,11 @@ func (l *Limiter) endProbe(now time.Time) {
 	l.handOff(now)
 }
 
-// Force sets the limit and the overload state, for tests of the
-// transports.
+// Force sets the limit and the overload state, and ends the start (the
+// limit no longer doubles), for tests of the transports.
 func (l *Limiter) Force(limit float64, overloaded bool) {
 	l.mu.Lock()
-	l.limit, l.overload = limit, overloaded
+	l.limit, l.overload, l.starting = limit, overloaded, false
 	l.mu.Unlock()
 }
 
