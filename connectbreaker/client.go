@@ -168,7 +168,11 @@ func (c *ClientInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc 
 		}
 		sendLevelAndAttempt(ctx, req.Header())
 		var resp connect.AnyResponse
-		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
+		if admitted.Run(p, func() {
+			away := chain.Leave(ctx) // see package chain
+			defer away.Return()
+			resp, err = next(ctx, req)
+		}) {
 			panic(nil) // raised again: see admitted.Run
 		}
 		if c.o.recordClient(b, p, ctx, err) == succeeded {

@@ -129,8 +129,9 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 		if err != nil {
 			return nil, err
 		}
-		defer slot.Release()
 		ctx, m := chain.With(ctx)
+		slot.Hold(m) // no room held while the handler waits on a guarded call
+		defer slot.Release()
 		var resp connect.AnyResponse
 		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run

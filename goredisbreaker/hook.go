@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // ErrUnsupportedClient is wrapped by the error [Instrument] returns for a
@@ -111,6 +113,8 @@ func (h *hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
+		away := chain.Leave(ctx) // see package chain
+		defer away.Return()
 		recorded := false
 		defer func() {
 			if !recorded {
@@ -142,6 +146,8 @@ func (h *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 			}
 			return err
 		}
+		away := chain.Leave(ctx) // see package chain
+		defer away.Return()
 		recorded := false
 		defer func() {
 			if !recorded {

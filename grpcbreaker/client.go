@@ -59,7 +59,11 @@ func (c *ClientInterceptors) Unary() grpc.UnaryClientInterceptor {
 		ctx = withOutgoingAttempt(withOutgoingCriticality(ctx))
 		var trailer metadata.MD
 		callOpts = trailerOption(callOpts, &trailer)
-		if admitted.Run(p, func() { err = invoker(ctx, method, req, reply, cc, callOpts...) }) {
+		if admitted.Run(p, func() {
+			away := chain.Leave(ctx) // see package chain
+			defer away.Return()
+			err = invoker(ctx, method, req, reply, cc, callOpts...)
+		}) {
 			panic(nil) // raised again: see admitted.Run
 		}
 		o.recordClient(b, p, ctx, err)

@@ -80,8 +80,9 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 			setTrailer(ctx, pushback(advice, true))
 			return nil, err
 		}
-		defer slot.Release()
 		ctx, m := chain.With(ctx)
+		slot.Hold(m) // no room held while the handler waits on a guarded call
+		defer slot.Release()
 		var resp any
 		if admitted.Run(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run

@@ -1,6 +1,10 @@
 package httpbreaker
 
-import "github.com/srebreaker/srebreaker/breaker"
+import (
+	"github.com/benbjohnson/clock"
+
+	"github.com/srebreaker/srebreaker/breaker"
+)
 
 // WithBreakers makes a Transport or a Handler take its breakers from get
 // rather than from a registry, for tests that wrap a registry's breakers to
@@ -16,3 +20,7 @@ func ForceOverload(h *Handler, key string, limit float64, overloaded bool) {
 	ov := h.memories.Of(key)
 	ov.Limiter(h.breakers(key), h.clock).Force(limit, overloaded)
 }
+
+// SetOverloadClock makes h's overload limits, made after, read time from
+// c, for tests in which no time passes but what they add.
+func SetOverloadClock(h *Handler, c clock.Clock) { h.clock = c }

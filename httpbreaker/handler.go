@@ -232,6 +232,7 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serv
 	ctx, m := chain.With(r.Context())
 	r = r.WithContext(ctx)
 	rw := &responseWriter{ResponseWriter: w, advice: advice, chain: m, p: p, slot: slot}
+	rw.slot.Hold(m) // no room held while the handler waits on a guarded call
 	returned := false
 	defer func() {
 		if returned {

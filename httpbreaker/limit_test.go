@@ -5,9 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,4 +94,65 @@ func TestHandler_WithOverloadLimit_offServesEveryAdmittedRequest(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Nil(t, reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload, "no limit, no figures")
+}
+
+// TestHandler_overloadLimit_freesTheRoomOfAGuardedCall runs, on loopback,
+// a Handler whose overload limit holds one request in front of a handler
+// that calls a dependency through a Transport: while the first request
+// waits on a dependency that hangs, a second still reaches the handler,
+// where the Transport's breaker, not the server's limit, is to judge the
+// dependency.
+func TestHandler_overloadLimit_freesTheRoomOfAGuardedCall(t *testing.T) {
+	release := make(chan struct{})
+	dep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer dep.Close()
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(http.DefaultTransport,
+		httpbreaker.WithRegistry(breaker.MustNewRegistry()))}
+	entered := make(chan struct{}, 2)
+	serverReg := breaker.MustNewRegistry()
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, dep.URL, nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		_ = resp.Body.Close()
+	}), httpbreaker.WithRegistry(serverReg), httpbreaker.WithOverloadLimit(true))
+	httpbreaker.SetOverloadClock(h, clock.NewMock()) // no time passes: the limit never doubles on a stall
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var releasing sync.Once
+	defer releasing.Do(func() { close(release) }) // before the servers close, which waits for their handlers
+	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, false)
+
+	done := make(chan int, 2)
+	get := func() {
+		resp, err := http.Get(srv.URL)
+		if !assert.NoError(t, err) {
+			done <- 0
+			return
+		}
+		_ = resp.Body.Close()
+		done <- resp.StatusCode
+	}
+	go get()
+	<-entered
+	go get()
+	select { // the limit of one lets the second in: the first holds no room
+	case <-entered:
+	case <-time.After(10 * time.Second): // a bound on a bug
+		t.Fatal("the second request waits for the first, which waits on its dependency")
+	}
+	assert.Equal(t, 0, serverReg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload.Queued)
+	releasing.Do(func() { close(release) })
+	assert.Equal(t, http.StatusOK, <-done)
+	assert.Equal(t, http.StatusOK, <-done)
 }

@@ -134,6 +134,10 @@ func (t *Transport) breakerFor(req *http.Request) breaker.Breaker {
 // panicnil=1, which it stops: nilPanic tells RoundTrip, which only returns
 // in the second case, to raise it again.
 func (t *Transport) send(b breaker.Breaker, p srebreaker.Promise, req *http.Request) (nilPanic bool, resp *http.Response, err error) {
+	// The request this call is made for, if a guarded server serves it,
+	// holds no room in that server's overload limit meanwhile.
+	away := chain.Leave(req.Context())
+	defer away.Return()
 	recorded := false
 	defer func() {
 		if recorded {

@@ -143,6 +143,8 @@ func guarded[T any](ctx context.Context, c *conn, op string, f func() (T, error)
 		return v, err
 	}
 	if admitted.Run(p, func() {
+		away := chain.Leave(ctx) // see package chain
+		defer away.Return()
 		if c.reset == resetPending {
 			if err = c.resetLate(ctx, p); err != nil {
 				return

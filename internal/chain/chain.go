@@ -20,19 +20,50 @@
 // [Failed] reads the context on a failure's path alone, once: a call that
 // succeeds costs nothing, inside a served request or outside one.
 //
+// A server side whose overload limit let the request in gives the Mark
+// the request's room in that limit ([Mark.Hold]); a client-side
+// integration calls [Leave] as a guarded call made in the request's
+// context goes out, and [Mark.Return] as it ends, so that the request
+// holds no room in its server's limit while it waits on a dependency: the
+// breaker of that call throttles the dependency, and the limit stays
+// for the server's own work.
+//
 // A Mark is safe for concurrent use by multiple goroutines.
 package chain
 
 import (
 	"context"
 	"sync/atomic"
+	"time"
 )
 
 // Mark is what a served request's context holds: the name of the first
-// breaker whose call, made in that context, failed or was dropped. The zero
-// value holds none.
+// breaker whose call, made in that context, failed or was dropped, and
+// the request's room in its server's overload limit. The zero value holds
+// neither.
 type Mark struct {
 	down atomic.Pointer[string]
+	room Room // set by Hold before the request's handler runs, then read only
+
+	// Away is the request's time on guarded calls, kept by its Room.
+	Away Away
+}
+
+// Room is a served request's room in its server's overload limit: told
+// by Leave as each guarded call the request makes goes out, and by Return
+// as it ends, it keeps m.Away under a lock of its own.
+type Room interface {
+	Leave(m *Mark)
+	Return(m *Mark)
+}
+
+// Away is what a Room keeps of a request's guarded calls, under its own
+// lock.
+type Away struct {
+	Calls int           // guarded calls out now
+	Since time.Time     // when the first of them went out
+	Total time.Duration // time with a guarded call out, before Since
+	Done  bool          // the request has given its room back
 }
 
 // key is the context key of a Mark.
@@ -88,6 +119,31 @@ func Failed(ctx context.Context, b Namer) {
 // note keeps name, unless a name is kept already.
 func (m *Mark) note(name string) {
 	m.down.CompareAndSwap(nil, &name)
+}
+
+// Hold gives m the request's room in its server's overload limit, before
+// the request's handler runs.
+func (m *Mark) Hold(r Room) { m.room = r }
+
+// Leave tells the room held by the Mark that ctx holds, if any, that a
+// guarded call made in ctx goes out, and returns the Mark, whose Return
+// the caller calls as the call ends; it returns nil (whose Return does
+// nothing) when ctx holds no room. It costs one context lookup.
+func Leave(ctx context.Context) *Mark {
+	m := From(ctx)
+	if m == nil || m.room == nil {
+		return nil
+	}
+	m.room.Leave(m)
+	return m
+}
+
+// Return tells the room that the guarded call [Leave] returned m for has
+// ended. Return of a nil Mark does nothing.
+func (m *Mark) Return() {
+	if m != nil {
+		m.room.Return(m)
+	}
 }
 
 // Down returns the name of the first breaker noted by [Failed], and

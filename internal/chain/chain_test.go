@@ -114,3 +114,10 @@ func BenchmarkWith(b *testing.B) {
 		sinkCtx, _ = chain.With(ctx)
 	}
 }
+
+func TestLeave_withoutARoom(t *testing.T) {
+	ctx, _ := chain.With(context.Background())
+	assert.Nil(t, chain.Leave(ctx), "a request no overload limit let in holds no room")
+	assert.Nil(t, chain.Leave(context.Background()))
+	chain.Leave(ctx).Return() // does nothing
+}

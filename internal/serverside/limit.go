@@ -12,6 +12,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // ErrOverloaded is what [Limiter.Acquire] returns for a call the server
@@ -195,11 +196,24 @@ func NewLimiter(c clock.Clock) *Limiter {
 type Slot struct {
 	l     *Limiter
 	start time.Time
+	m     *chain.Mark // the request's, once held (see Slot.Hold)
+}
+
+// Hold gives m, the Mark of the request the slot is for, the slot's
+// room: while a guarded call the request makes is out (see chain.Leave),
+// the request holds no room in the limit, and that time is not its
+// latency. Hold of the zero Slot does nothing.
+func (s *Slot) Hold(m *chain.Mark) {
+	if s.l == nil || m == nil {
+		return
+	}
+	s.m = m
+	m.Hold(s.l)
 }
 
 // Release gives the slot back: the next call waiting, highest level
-// first, goes in. The slot's latency counts toward the limit. Release of
-// the zero Slot does nothing.
+// first, goes in. The slot's latency, less its time on guarded calls,
+// counts toward the limit. Release of the zero Slot does nothing.
 func (s Slot) Release() {
 	l := s.l
 	if l == nil {
@@ -208,9 +222,19 @@ func (s Slot) Release() {
 	now := l.clock.Now()
 	l.mu.Lock()
 	l.advance(now)
+	rtt := now.Sub(s.start)
+	if m := s.m; m != nil {
+		a := &m.Away
+		if a.Calls > 0 { // out on a guarded call: it holds no room now
+			a.Total += now.Sub(a.Since)
+			l.inFlight++
+		}
+		a.Done = true
+		rtt -= a.Total
+	}
 	l.inFlight--
 	l.lastMove = now
-	if rtt := now.Sub(s.start); rtt > 0 {
+	if rtt > 0 {
 		x := math.Log(float64(rtt))
 		l.interval.add(x)
 		if l.probing && !s.start.Before(l.probeStart) {
@@ -220,6 +244,44 @@ func (s Slot) Release() {
 	}
 	l.ticks[l.tick%rateTicks].completions++
 	l.handOff(now)
+	l.mu.Unlock()
+}
+
+// Leave implements chain.Room: a guarded call of m's request goes out,
+// and, the first out, gives the request's room to the next call waiting.
+func (l *Limiter) Leave(m *chain.Mark) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	a := &m.Away
+	if a.Done {
+		l.mu.Unlock()
+		return
+	}
+	a.Calls++
+	if a.Calls == 1 {
+		a.Since = now
+		l.advance(now)
+		l.inFlight--
+		l.lastMove = now
+		l.handOff(now)
+	}
+	l.mu.Unlock()
+}
+
+// Return implements chain.Room: a guarded call of m's request has ended,
+// and, the last out, the request takes its room back, past the limit if
+// the limit is reached: it was let in already.
+func (l *Limiter) Return(m *chain.Mark) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	a := &m.Away
+	if !a.Done && a.Calls > 0 {
+		a.Calls--
+		if a.Calls == 0 {
+			a.Total += now.Sub(a.Since)
+			l.inFlight++
+		}
+	}
 	l.mu.Unlock()
 }
 

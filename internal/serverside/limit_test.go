@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 func newMockLimiter() (*Limiter, *clock.Mock) {
@@ -367,4 +368,58 @@ func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
 	for range b.N {
 		_, _ = l.Acquire(ctx, criticality.Sheddable)
 	}
+}
+
+// TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall: a request whose
+// handler waits on a guarded call (chain.Leave) holds no room: the call
+// waiting goes in at once; back (Return), the request takes its room again
+// past the limit; its latency counts without the time away.
+func TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.Force(1, false)
+	s := fill(t, l, 1)[0]
+	ctx, m := chain.With(context.Background())
+	s.Hold(m)
+
+	waiter := acquireAsync(t, l, context.Background(), criticality.Default)
+	mock.Add(time.Millisecond)
+	away := chain.Leave(context.WithValue(ctx, struct{}{}, 1)) // a call's context, derived from the request's
+	require.Same(t, m, away)
+	second := <-waiter
+	require.NoError(t, second.err, "the request away on a guarded call gave its room")
+	assert.Equal(t, 1, l.Stats().InFlight)
+
+	nested := chain.Leave(ctx) // a second guarded call at once: still away
+	mock.Add(50 * time.Millisecond)
+	nested.Return()
+	assert.Equal(t, 1, l.Stats().InFlight, "one guarded call is still out")
+	away.Return()
+	assert.Equal(t, 2, l.Stats().InFlight, "back, past the limit: the request was let in")
+	mock.Add(time.Millisecond)
+	s.Release()
+	second.slot.Release()
+	assert.Equal(t, 0, l.Stats().InFlight)
+	assert.Equal(t, 2, l.interval.n)
+	assert.InDelta(t, math.Log(float64(2*time.Millisecond))+math.Log(float64(51*time.Millisecond)), l.interval.sum, 1e-9,
+		"the first request's latency is 2 ms, without its 50 ms away; the second's 51 ms")
+}
+
+// TestLimiter_Release_whileAway: a request answered while a guarded call it
+// made is still out gives back no more room than it held, and a late Return
+// takes none.
+func TestLimiter_Release_whileAway(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.Force(4, false)
+	s := fill(t, l, 1)[0]
+	ctx, m := chain.With(context.Background())
+	s.Hold(m)
+	away := chain.Leave(ctx)
+	assert.Equal(t, 0, l.Stats().InFlight)
+	mock.Add(10 * time.Millisecond)
+	s.Release()
+	assert.Equal(t, 0, l.Stats().InFlight)
+	away.Return()
+	assert.Equal(t, 0, l.Stats().InFlight, "a Return after the request was answered takes no room")
+	assert.Nil(t, chain.Leave(context.Background()), "no Mark: nothing to leave")
+	(*chain.Mark)(nil).Return() // does nothing
 }
