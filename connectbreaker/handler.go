@@ -130,13 +130,16 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 			return nil, err
 		}
 		ctx, m := chain.With(ctx)
-		slot.Hold(m) // no room held while the handler waits on a guarded call
-		defer slot.Release()
+		slot.Hold(m)   // no room held while the handler waits on a guarded call
+		failed := true // till the handler returns: a panic
+		defer func() { slot.Release(!failed) }()
 		var resp connect.AnyResponse
 		if admitted.Run(p, func() { resp, err = next(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if failure, fromDependency := h.finish(ov, p, ctx, m, err); failure && advice != "" || fromDependency {
+		failure, fromDependency := h.finish(ov, p, ctx, m, err)
+		failed = failure || fromDependency
+		if failure && advice != "" || fromDependency {
 			return resp, failureAnswer(err, serverside.DependencyAdvice(advice))
 		}
 		return resp, err
@@ -154,7 +157,7 @@ func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerF
 		}
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
-		slot.Release()
+		slot.Release(false)
 		ctx, m := chain.With(ctx)
 		if admitted.Run(p, func() { err = next(ctx, conn) }) {
 			panic(nil) // raised again: see admitted.Run

@@ -81,13 +81,16 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		ctx, m := chain.With(ctx)
-		slot.Hold(m) // no room held while the handler waits on a guarded call
-		defer slot.Release()
+		slot.Hold(m)   // no room held while the handler waits on a guarded call
+		failed := true // till the handler returns: a panic
+		defer func() { slot.Release(!failed) }()
 		var resp any
 		if admitted.Run(p, func() { resp, err = handler(ctx, req) }) {
 			panic(nil) // raised again: see admitted.Run
 		}
-		if failure, fromDependency := finish(ov, o, p, ctx, m, err); failure && advice != "" || fromDependency {
+		failure, fromDependency := finish(ov, o, p, ctx, m, err)
+		failed = failure || fromDependency
+		if failure && advice != "" || fromDependency {
 			advice = serverside.DependencyAdvice(advice)
 			err = failureAnswer(err, advice)
 			setTrailer(ctx, pushback(advice, false))
@@ -128,7 +131,7 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 		}
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
-		slot.Release()
+		slot.Release(false)
 		ctx, m := chain.With(ctx)
 		ss = &levelStream{ServerStream: ss, ctx: ctx}
 		guarded := p

@@ -238,7 +238,7 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serv
 		if returned {
 			return
 		}
-		rw.releaseSlot()
+		rw.releaseSlot(false)
 		v := recover()
 		switch {
 		case v == nil:
@@ -260,7 +260,7 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serv
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
-	rw.releaseSlot()
+	rw.releaseSlot(rw.status < http.StatusInternalServerError) // a failure's latency says nothing of the load
 	h.finish(ov, rw.p, r, rw, nil)
 	return false
 }

@@ -47,15 +47,17 @@ func (w *responseWriter) answered() {
 		return
 	}
 	w.marked = true
-	w.releaseSlot()                                                    // a stream holds no room once answered
+	w.releaseSlot(w.status < 500)                                      // a stream holds no room once answered
 	if a, ok := w.p.(interface{ Answered() srebreaker.Promise }); ok { // a promise of package breaker's breakers
 		w.p = a.Answered()
 	}
 }
 
-// releaseSlot gives the request's room in the overload limit back, once.
-func (w *responseWriter) releaseSlot() {
-	w.slot.Release()
+// releaseSlot gives the request's room in the overload limit back, once;
+// served tells whether the handler answered without failing (see
+// serverside.Slot.Release).
+func (w *responseWriter) releaseSlot(served bool) {
+	w.slot.Release(served)
 	w.slot = serverside.Slot{}
 }
 

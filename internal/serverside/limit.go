@@ -212,9 +212,12 @@ func (s *Slot) Hold(m *chain.Mark) {
 }
 
 // Release gives the slot back: the next call waiting, highest level
-// first, goes in. The slot's latency, less its time on guarded calls,
-// counts toward the limit. Release of the zero Slot does nothing.
-func (s Slot) Release() {
+// first, goes in. When served is true (the handler answered, and did not
+// fail), the slot's latency, less its time on guarded calls, counts
+// toward the limit: a failure's says nothing of the server's load (a
+// dependency that fails at once, or hangs until the caller leaves).
+// Release of the zero Slot does nothing.
+func (s Slot) Release(served bool) {
 	l := s.l
 	if l == nil {
 		return
@@ -234,7 +237,7 @@ func (s Slot) Release() {
 	}
 	l.inFlight--
 	l.lastMove = now
-	if rtt > 0 {
+	if served && rtt > 0 {
 		x := math.Log(float64(rtt))
 		l.interval.add(x)
 		if l.probing && !s.start.Before(l.probeStart) {
@@ -334,7 +337,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 		<-w.done
 		if w.state == granted { // handed a slot as the caller left: give it on
 			putWaiter(w)
-			Slot{l: l, start: l.clock.Now()}.Release()
+			Slot{l: l, start: l.clock.Now()}.Release(false)
 			return Slot{}, ctx.Err()
 		}
 	}
@@ -345,7 +348,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	}
 	s := Slot{l: l, start: l.clock.Now()}
 	if err := ctx.Err(); err != nil { // the caller left as the slot came
-		s.Release()
+		s.Release(false)
 		return Slot{}, err
 	}
 	return s, nil

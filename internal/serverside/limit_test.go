@@ -63,13 +63,13 @@ func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
 	assert.Equal(t, initialLimit, l.Stats().InFlight)
 	waiting := acquireAsync(t, l, context.Background(), criticality.Default)
 	assert.Equal(t, 1, l.Stats().Queued)
-	slots[0].Release()
+	slots[0].Release(true)
 	got := <-waiting
 	require.NoError(t, got.err)
 	st := l.Stats()
 	assert.Equal(t, 0, st.Queued)
 	assert.Equal(t, initialLimit, st.InFlight)
-	got.slot.Release()
+	got.slot.Release(true)
 	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
 }
 
@@ -79,11 +79,11 @@ func TestLimiter_Release_highestLevelFirst(t *testing.T) {
 	slots := fill(t, l, 2)
 	low := acquireAsync(t, l, context.Background(), criticality.Sheddable)
 	high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
-	slots[0].Release()
+	slots[0].Release(true)
 	got := <-high
 	require.NoError(t, got.err, "the higher level goes in first, though it came last")
 	assert.Empty(t, low, "the lower level still waits")
-	slots[1].Release()
+	slots[1].Release(true)
 	require.NoError(t, (<-low).err)
 }
 
@@ -118,7 +118,7 @@ func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
 	assert.ErrorIs(t, got.err, context.Canceled)
 	assert.Equal(t, 0, l.Stats().Queued)
 	assert.Equal(t, [4]int64{}, l.Stats().Rejected, "a caller that left is no rejection")
-	slots[0].Release()
+	slots[0].Release(true)
 	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
 }
 
@@ -296,7 +296,7 @@ func TestLimiter_hotPathAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(1000, func() {
 		s, _ := l.Acquire(ctx, criticality.Critical)
-		s.Release()
+		s.Release(true)
 	})
 	assert.Equal(t, 0.0, allocs)
 	l, _ = newMockLimiter() // time stands still: the queue's calls do not expire
@@ -323,7 +323,7 @@ func BenchmarkLimiter_AcquireRelease(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		s, _ := l.Acquire(ctx, criticality.Critical)
-		s.Release()
+		s.Release(true)
 	}
 }
 
@@ -396,8 +396,8 @@ func TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall(t *testing.T) {
 	away.Return()
 	assert.Equal(t, 2, l.Stats().InFlight, "back, past the limit: the request was let in")
 	mock.Add(time.Millisecond)
-	s.Release()
-	second.slot.Release()
+	s.Release(true)
+	second.slot.Release(true)
 	assert.Equal(t, 0, l.Stats().InFlight)
 	assert.Equal(t, 2, l.interval.n)
 	assert.InDelta(t, math.Log(float64(2*time.Millisecond))+math.Log(float64(51*time.Millisecond)), l.interval.sum, 1e-9,
@@ -416,10 +416,24 @@ func TestLimiter_Release_whileAway(t *testing.T) {
 	away := chain.Leave(ctx)
 	assert.Equal(t, 0, l.Stats().InFlight)
 	mock.Add(10 * time.Millisecond)
-	s.Release()
+	s.Release(true)
 	assert.Equal(t, 0, l.Stats().InFlight)
 	away.Return()
 	assert.Equal(t, 0, l.Stats().InFlight, "a Return after the request was answered takes no room")
 	assert.Nil(t, chain.Leave(context.Background()), "no Mark: nothing to leave")
 	(*chain.Mark)(nil).Return() // does nothing
+}
+
+// TestLimiter_Release_failureTeachesNoLatency: a call that failed gives its
+// room back and counts as a completion, but its latency (a dependency's
+// fast error, or a hang until the caller left) is not the server's.
+func TestLimiter_Release_failureTeachesNoLatency(t *testing.T) {
+	l, mock := newMockLimiter()
+	slots := fill(t, l, 2)
+	mock.Add(time.Millisecond)
+	slots[0].Release(false)
+	slots[1].Release(true)
+	assert.Equal(t, 0, l.Stats().InFlight)
+	assert.Equal(t, 1, l.interval.n, "only the served call's latency counts")
+	assert.Equal(t, 2, l.ticks[l.tick%rateTicks].completions)
 }
