@@ -66,7 +66,7 @@ import (
 // Handler.
 //
 // A call the breaker admits then passes the interceptor's overload limit
-// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of calls into the handlers at once and queues the
 // rest by level, the highest going in first. While calls arrive faster
 // than the handlers serve them, the queue is kept short and a call it has
@@ -138,7 +138,7 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 			panic(nil) // raised again: see admitted.Run
 		}
 		failure, fromDependency := h.finish(ov, p, ctx, m, err)
-		failed = failure || fromDependency
+		failed = failure || fromDependency || ctx.Err() != nil // a call its client left ended early
 		if failure && advice != "" || fromDependency {
 			return resp, failureAnswer(err, serverside.DependencyAdvice(advice))
 		}

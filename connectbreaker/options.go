@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benbjohnson/clock"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"connectrpc.com/connect"
+	"github.com/benbjohnson/clock"
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/internal/serverside"
@@ -114,7 +114,7 @@ type options struct {
 	criticality CriticalityPolicy // the handler's
 	policySet   bool
 
-	limit bool        // WithOverloadLimit(true)
+	limit bool        // a HandlerInterceptor's overload limit is on: WithOverloadLimit
 	clock clock.Clock // the overload limit's; nil for the system clock
 
 	keys   keyMemo // DefaultKey's keys, when key is DefaultKey
@@ -123,7 +123,7 @@ type options struct {
 
 // defaultOptions are the options before any is applied.
 func defaultOptions() *options {
-	return &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
+	return &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes(), limit: true}
 }
 
 // validate checks o for side s and completes it.
@@ -282,14 +282,16 @@ func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
 	return handlerOnly(func(o *options) { o.criticality, o.policySet = p, true })
 }
 
-// WithOverloadLimit turns a [HandlerInterceptor]'s overload limit on or
-// off. Default off, until it rejects nothing under every load a server
-// can serve (docs/guide/overload.md says where it does not yet). On, it
-// lets a learned number of calls into the handlers at
-// once, queues the rest by criticality and rejects, lowest level first,
-// what the server cannot serve (see [HandlerInterceptor] and
-// docs/guide/overload.md). Off, every call the breaker admits goes to its
-// handler at once. Handlers only.
+// WithOverloadLimit turns a [HandlerInterceptor]'s overload limit on (the
+// default) or off. On, it lets a learned number of calls into the
+// handlers at once, queues the rest by criticality and rejects, lowest
+// level first, what the server cannot serve (see [HandlerInterceptor] and
+// docs/guide/overload.md); a call waiting on a call guarded by one of
+// this library's client integrations holds no room meanwhile. Off, every
+// call the breaker admits goes to its handler at once: for a server whose
+// handlers mostly wait on something the limit cannot see (long polls,
+// unguarded calls to a dependency), or one with a limit of its own in
+// front. Handlers only.
 func WithOverloadLimit(on bool) HandlerOption {
 	return handlerOnly(func(o *options) { o.limit = on })
 }

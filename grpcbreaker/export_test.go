@@ -1,6 +1,7 @@
 package grpcbreaker
 
 import (
+	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
 
 	"github.com/srebreaker/srebreaker/breaker"
@@ -41,4 +42,17 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// WithOverloadClock makes the server interceptors' overload limits read
+// time from c, for tests in which no time passes but what they add.
+func WithOverloadClock(c clock.Clock) Option {
+	return func(o *options) { o.clock = c }
+}
+
+// ForceOverload sets the overload limit of s's key to limit calls in the
+// handlers at once, overloaded or not, for tests that need its queue full
+// without driving it there.
+func ForceOverload(s *ServerInterceptors, key string, limit float64, overloaded bool) {
+	s.ms.Of(key).Limiter(s.o.get(key), s.o.clock).Force(limit, overloaded)
 }

@@ -61,6 +61,9 @@ func NewClientInterceptors(opts ...Option) (*ClientInterceptors, error) {
 // concurrent use by multiple goroutines.
 type ServerInterceptors struct {
 	o *options
+	// ms are the memories of its keys (advice, probes, the overload
+	// limit), one per key for its Unary and Stream interceptors alike.
+	ms memories
 }
 
 // NewServerInterceptors returns the interceptors of a server with opts. It

@@ -100,14 +100,14 @@ type options struct {
 	failures uint32       // bit c set: code c is a failure
 
 	criticality CriticalityPolicy // the server's
-	limit       bool              // WithOverloadLimit(true)
+	limit       bool              // the server's overload limit is on: WithOverloadLimit
 	clock       clock.Clock       // the overload limit's; nil for the system clock
 }
 
 // newOptions applies options over the defaults and validates them: apply
 // applies them, and reports false when one of them is nil.
 func newOptions(apply func(*options) bool) (*options, error) {
-	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes()}
+	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes(), limit: true}
 	if !apply(o) {
 		return nil, fmt.Errorf("%w: a nil option was given", ErrInvalidOption)
 	}
@@ -200,14 +200,16 @@ func WithCriticalityPolicy(p CriticalityPolicy) ServerOption {
 	return serverOnly(func(o *options) { o.criticality = p })
 }
 
-// WithOverloadLimit turns the server interceptors' overload limit on or
-// off. Default off, until it rejects nothing under every load a server
-// can serve (docs/guide/overload.md says where it does not yet). On, they
-// let a learned number of calls into the handlers
-// at once, queue the rest by criticality and reject, lowest level first,
-// what the server cannot serve (see [ServerInterceptors.Unary] and
-// docs/guide/overload.md). Off, every call the breaker admits goes to its
-// handler at once. Server interceptors only.
+// WithOverloadLimit turns the server interceptors' overload limit on (the
+// default) or off. On, they let a learned number of calls into the
+// handlers at once, queue the rest by criticality and reject, lowest
+// level first, what the server cannot serve (see
+// [ServerInterceptors.Unary] and docs/guide/overload.md); a call waiting
+// on a call guarded by one of this library's client integrations holds
+// no room meanwhile. Off, every call the breaker admits goes to its
+// handler at once: for a server whose handlers mostly wait on something
+// the limit cannot see (long polls, unguarded calls to a dependency), or
+// one with a limit of its own in front. Server interceptors only.
 func WithOverloadLimit(on bool) ServerOption {
 	return serverOnly(func(o *options) { o.limit = on })
 }

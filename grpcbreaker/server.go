@@ -59,7 +59,7 @@ import (
 // succeeds, it serves the calls the breaker drops until one fails.
 //
 // A call the breaker admits then passes the interceptors' overload limit
-// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of calls into the handlers at once and queues the
 // rest by level, the highest going in first. While calls arrive faster
 // than the handlers serve them, the queue is kept short and a call it has
@@ -72,7 +72,7 @@ import (
 // handler is recorded as a failure and raised again.
 func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 	o := s.o
-	ms := new(memories)
+	ms := &s.ms
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		attempt := AttemptOf(ctx)
 		ctx, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
@@ -89,7 +89,7 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 			panic(nil) // raised again: see admitted.Run
 		}
 		failure, fromDependency := finish(ov, o, p, ctx, m, err)
-		failed = failure || fromDependency
+		failed = failure || fromDependency || ctx.Err() != nil // a call its client left ended early
 		if failure && advice != "" || fromDependency {
 			advice = serverside.DependencyAdvice(advice)
 			err = failureAnswer(err, advice)
@@ -118,7 +118,7 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 // bounded set keeps one breaker per method.
 func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 	o := s.o
-	ms := new(memories)
+	ms := &s.ms
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
 		attempt := AttemptOf(ctx)

@@ -44,7 +44,7 @@ import (
 // [Transport] leaves it out of its own breaker's counts.
 //
 // A request the breaker admits then passes the Handler's overload limit
-// (off by default; see [WithOverloadLimit] and docs/guide/overload.md): it
+// (on by default; see [WithOverloadLimit] and docs/guide/overload.md): it
 // lets a learned number of requests into the wrapped handler at once and
 // queues the rest by level, the highest going in first. While requests
 // arrive faster than the handler serves them, the queue is kept short and
@@ -260,7 +260,9 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serv
 	}()
 	h.next.ServeHTTP(rw, r)
 	returned = true
-	rw.releaseSlot(rw.status < http.StatusInternalServerError) // a failure's latency says nothing of the load
+	// A failure's latency says nothing of the load, nor does that of a
+	// request whose client left: it may have ended early.
+	rw.releaseSlot(rw.status < http.StatusInternalServerError && r.Context().Err() == nil)
 	h.finish(ov, rw.p, r, rw, nil)
 	return false
 }

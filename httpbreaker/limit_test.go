@@ -81,6 +81,22 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 	assert.Equal(t, int32(2), ran.Load(), "the rejected request never reached the handler")
 }
 
+// TestHandler_overloadLimit_onByDefault: a Handler made with no option
+// has the limit, and its figures are in its breaker's Stats.
+func TestHandler_overloadLimit_onByDefault(t *testing.T) {
+	reg := breaker.MustNewRegistry()
+	srv := httptest.NewServer(httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		httpbreaker.WithRegistry(reg)))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	st := reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload
+	require.NotNil(t, st, "the limit is on")
+	assert.Equal(t, 0, st.InFlight)
+}
+
 // TestHandler_WithOverloadLimit_offServesEveryAdmittedRequest checks that
 // with the limit off nothing is queued or rejected.
 func TestHandler_WithOverloadLimit_offServesEveryAdmittedRequest(t *testing.T) {

@@ -69,13 +69,13 @@ type options struct {
 	fallback    func(*http.Request, error) (*http.Response, error)
 	retryAfter  time.Duration
 	criticality CriticalityPolicy
-	limit       bool // WithOverloadLimit(true)
+	limit       bool // the Handler's overload limit is on: WithOverloadLimit
 }
 
 // newOptions applies opts over the defaults of s and validates them:
 // apply applies one option, and reports false for a nil one.
 func newOptions(s side, apply func(o *options) bool) (options, error) {
-	o := options{registry: breaker.DefaultRegistry(), retryAfter: time.Second}
+	o := options{registry: breaker.DefaultRegistry(), retryAfter: time.Second, limit: s == serverSide}
 	if s == clientSide {
 		o.key, o.classifier = hostKey, ClientClassifier
 	} else {
@@ -217,13 +217,16 @@ func WithCriticalityPolicy(p CriticalityPolicy) HandlerOption {
 	return handlerOnly(func(o *options) { o.criticality = p })
 }
 
-// WithOverloadLimit turns a [Handler]'s overload limit on or off. Default
-// off, until it rejects nothing under every load a server can serve
-// (docs/guide/overload.md says where it does not yet). On, the Handler lets a learned number of requests into the wrapped
-// handler at once, queues the rest by criticality and rejects, lowest
-// level first, what the server cannot serve (see [Handler] and
-// docs/guide/overload.md). Off, every request the breaker admits goes to
-// the wrapped handler at once. Handler only.
+// WithOverloadLimit turns a [Handler]'s overload limit on (the default)
+// or off. On, the Handler lets a learned number of requests into the
+// wrapped handler at once, queues the rest by criticality and rejects,
+// lowest level first, what the server cannot serve (see [Handler] and
+// docs/guide/overload.md); a request waiting on a call guarded by one of
+// this module's client integrations holds no room meanwhile. Off, every
+// request the breaker admits goes to the wrapped handler at once: for a
+// server whose handlers mostly wait on something the limit cannot see
+// (long polls, unguarded calls to a dependency), or one with a limit of
+// its own in front. Handler only.
 func WithOverloadLimit(on bool) HandlerOption {
 	return handlerOnly(func(o *options) { o.limit = on })
 }

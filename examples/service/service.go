@@ -169,10 +169,11 @@ func start(cfg config) (_ *service, err error) {
 		httpbreaker.WithKey(func(*http.Request) string { return checkoutKey }),
 		// The header is believed up to CRITICAL: no client can claim
 		// CRITICAL_PLUS to jump the queue.
-		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical)),
 		// More checkouts than the handler serves are rejected, SHEDDABLE
-		// first (docs/guide/overload.md).
-		httpbreaker.WithOverloadLimit(true)))
+		// first, by the Handler's overload limit (docs/guide/overload.md);
+		// a checkout waiting on inventory through the Transport holds no
+		// room in it.
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical))))
 	publicBase, err := s.serve(cfg.addr, public)
 	if err != nil {
 		return nil, err

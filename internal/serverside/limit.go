@@ -212,10 +212,11 @@ func (s *Slot) Hold(m *chain.Mark) {
 }
 
 // Release gives the slot back: the next call waiting, highest level
-// first, goes in. When served is true (the handler answered, and did not
-// fail), the slot's latency, less its time on guarded calls, counts
-// toward the limit: a failure's says nothing of the server's load (a
-// dependency that fails at once, or hangs until the caller leaves).
+// first, goes in. When served is true (the handler answered its caller,
+// still there, and did not fail), the slot's latency, less its time on
+// guarded calls, counts toward the limit: a failure's says nothing of the
+// server's load (a dependency that fails at once, or hangs until the
+// caller leaves), nor does that of a call ended early as its caller left.
 // Release of the zero Slot does nothing.
 func (s Slot) Release(served bool) {
 	l := s.l

@@ -43,15 +43,15 @@ func contenderNames() []string {
 // wrapNone is the naive handler alone.
 func wrapNone(next http.Handler, _ int) (http.Handler, func()) { return next, nil }
 
-// ourHandler is an httpbreaker Handler with its overload limit on, that
-// trusts the criticality header up to CRITICAL_PLUS, with a registry of
-// its own so that no run inherits another's breaker.
+// ourHandler is an httpbreaker Handler at its defaults (the overload
+// limit on), that trusts the criticality header up to CRITICAL_PLUS, with
+// a registry of its own so that no run inherits another's breaker.
 func ourHandler(next http.Handler, opts ...httpbreaker.HandlerOption) http.Handler {
 	reg, err := breaker.NewRegistry()
 	if err != nil {
 		panic(err)
 	}
-	opts = append([]httpbreaker.HandlerOption{httpbreaker.WithRegistry(reg), httpbreaker.WithOverloadLimit(true),
+	opts = append([]httpbreaker.HandlerOption{httpbreaker.WithRegistry(reg),
 		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus))}, opts...)
 	return httpbreaker.MustNewHandler(next, opts...)
 }

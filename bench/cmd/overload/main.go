@@ -22,7 +22,7 @@
 //	failsafe-adaptive  failsafe-go's adaptive limiter at its defaults, through failsafehttp (429 beyond it)
 //	failsafe-priority  its PriorityLimiter at its defaults, CRITICAL_PLUS → very high … SHEDDABLE → low,
 //	                   the prioritizer calibrated every 100 ms
-//	ours               httpbreaker.NewHandler, TrustHeader(CRITICAL_PLUS), WithOverloadLimit(true)
+//	ours               httpbreaker.NewHandler, TrustHeader(CRITICAL_PLUS), at its defaults (the overload limit on)
 //
 // The scenarios (-scenarios), W × S = 4 × 20 ms unless -w and -s say
 // otherwise, one step of -step (10 s; 2 s with -quick) each, the
