@@ -58,14 +58,15 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     rejected only past a second of expected wait (see maxWait).
 //   - Overload is arrivals past capacity: while calls arrive faster than
 //     the handlers have served them when busy, or at all over the last
-//     half second (more than 1.3× over 2 s,
-//     or 2× over half a second), the queue holds only √limit calls and
+//     half second (more than 1.3× over 2 s and 1.1× over the last half
+//     second, or 2× over half a second), the queue holds only √limit calls and
 //     serves the newest first; the lowest level's oldest call is rejected
 //     to make room, and a call that would be the lowest is rejected at
 //     once; a call left waiting longer than 0.3 noLoad (half as much
 //     again per level above the lowest; never at the highest) is
 //     rejected too, so that what is served has not waited long. It ends
-//     when arrivals fall below 1.1× capacity over 2 s.
+//     when arrivals fall below 1.1× capacity over 2 s, or 0.9× over the
+//     last half second.
 //
 // A level is never served less than a lower one: a call waits only
 // behind higher or equal levels, and only the lowest level waiting is
@@ -558,11 +559,15 @@ func (l *Limiter) endTick(t int64) {
 	// The window's full ticks: those before t.
 	long := l.perSecond(t-1, rateTicks, false)
 	short := l.perSecond(t-1, shortTicks, false)
+	// Arrivals below capacity over the short window end an overload at
+	// once (4× then 0.5×: the long window stays high for 1.7 s, while the
+	// queue, kept short, rejects what a server with room would serve), and
+	// keep the long window from starting another.
 	switch {
-	case !l.overload && (long > 1.3*l.capacity || short > 2*l.capacity):
+	case !l.overload && (long > 1.3*l.capacity && short > 1.1*l.capacity || short > 2*l.capacity):
 		l.overload = true
 		l.trim()
-	case l.overload && long < 1.1*l.capacity:
+	case l.overload && (long < 1.1*l.capacity || short < 0.9*l.capacity):
 		l.overload = false
 	}
 }

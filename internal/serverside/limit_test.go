@@ -137,6 +137,9 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "a burst of 3x for 0.2 s", perTick: 18, lastHalf: 30, want: false},
 		{name: "stays overloaded at 1.2x", perTick: 24, wasOverloaded: true, want: true},
 		{name: "ends below 1.1x", perTick: 21, wasOverloaded: true, want: false},
+		{name: "ends once the last 0.5 s fall below 0.9x", perTick: 80, lastHalf: 17, wasOverloaded: true, want: false},
+		{name: "4x before the last 0.5 s at 0.5x starts none", perTick: 80, lastHalf: 10, want: false},
+		{name: "1.4x over 2 s, the last 0.5 s at capacity, starts none", perTick: 28, lastHalf: 20, want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()

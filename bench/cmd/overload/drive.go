@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 )
 
@@ -168,7 +169,10 @@ func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt ti
 
 // send makes one call and says how it ended.
 func send(rt http.RoundTripper, url string, a arrival, timeout time.Duration, start time.Time) call {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// The level in the context too, as a user of the Transport gives it:
+	// its breaker then sheds the lowest levels first, and it sends the
+	// header itself.
+	ctx, cancel := context.WithTimeout(criticality.With(context.Background(), a.level), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
