@@ -172,3 +172,29 @@ func TestHandler_overloadLimit_freesTheRoomOfAGuardedCall(t *testing.T) {
 	assert.Equal(t, http.StatusOK, <-done)
 	assert.Equal(t, http.StatusOK, <-done)
 }
+
+// TestHandler_overloadLimit_figuresFollowANewBreaker: a registry that
+// forgot the Handler's breaker (past its limit) makes a new one on the
+// next request, and the limit's figures go to the new one.
+func TestHandler_overloadLimit_figuresFollowANewBreaker(t *testing.T) {
+	reg := breaker.MustNewRegistry()
+	reg.SetLimit(1)
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	first := httptest.NewServer(httpbreaker.MustNewHandler(ok, httpbreaker.WithRegistry(reg)))
+	defer first.Close()
+	other := httptest.NewServer(httpbreaker.MustNewHandler(ok, httpbreaker.WithRegistry(reg),
+		httpbreaker.WithKey(func(*http.Request) string { return "other" })))
+	defer other.Close()
+	get := func(url string) {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	get(first.URL)
+	get(other.URL) // past the limit of one: the first Handler's breaker is forgotten
+	get(first.URL) // a new breaker for its key
+	st := reg.Get(httpbreaker.DefaultHandlerKey).Stats()
+	require.NotNil(t, st.Overload, "the new breaker carries the limit's figures")
+	assert.Equal(t, int64(1), st.Successes, "it is the new breaker: it has seen one request")
+}

@@ -1,6 +1,8 @@
 package serverside
 
 import (
+	"reflect"
+
 	"github.com/benbjohnson/clock"
 
 	"github.com/srebreaker/srebreaker/breaker"
@@ -12,17 +14,31 @@ var attach = overloadhook.Attach.(func(breaker.Breaker, func() breaker.OverloadS
 
 // Limiter returns the overload limit of the key whose memory o is, made
 // on its first use with clock c (the system clock when nil) and tied to
-// b, the key's breaker, whose Stats then carry its figures.
+// b, the key's breaker, whose Stats then carry its figures: tied again
+// when b is another breaker than the last (a registry that evicted the
+// key's breaker made a new one).
 func (o *Overload) Limiter(b breaker.Breaker, c clock.Clock) *Limiter {
-	if l := o.limiter.Load(); l != nil {
-		return l
+	l := o.limiter.Load()
+	if l == nil {
+		l = NewLimiter(c)
+		if !o.limiter.CompareAndSwap(nil, l) {
+			l = o.limiter.Load()
+		}
 	}
-	l := NewLimiter(c)
-	if !o.limiter.CompareAndSwap(nil, l) {
-		return o.limiter.Load()
+	if t := o.tied.Load(); t == nil || t.comparable && t.b != b {
+		o.tied.Store(&tie{b: b, comparable: reflect.TypeOf(b).Comparable()})
+		attach(b, l.Stats)
 	}
-	attach(b, l.Stats)
 	return l
+}
+
+// tie is the breaker an overload limit's figures were last given to.
+// comparable is whether its type is: a breaker of another type, or the
+// same comparable type, is told from it with ==, which would panic on
+// two values of the same type that is not.
+type tie struct {
+	b          breaker.Breaker
+	comparable bool
 }
 
 // Rejecting notes a call the overload limit rejected, attempt its 1-based

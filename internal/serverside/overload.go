@@ -37,6 +37,7 @@ type Overload struct {
 	refusing   atomic.Bool  // the advice is "no" until the breaker stops shedding
 	probes     prober
 	limiter    atomic.Pointer[Limiter] // the key's overload limit, made on first use
+	tied       atomic.Pointer[tie]     // the breaker its figures were last given to
 }
 
 const (
