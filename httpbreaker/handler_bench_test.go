@@ -1,12 +1,16 @@
 package httpbreaker_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
+	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
 // benchWriter is a ResponseWriter that keeps nothing, so that the benchmark
@@ -32,6 +36,45 @@ func BenchmarkHandler_ServeHTTP(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				h.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// stubRoundTripper answers every request with resp, and no network.
+type stubRoundTripper struct{ resp *http.Response }
+
+func (s stubRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { return s.resp, nil }
+
+// BenchmarkTransport_RoundTrip is what the Transport adds to a call,
+// made outside a served request, and inside one an overload limit let in:
+// there the call gives the request's room back while it is out (see
+// package chain), two more turns of the limit's lock.
+func BenchmarkTransport_RoundTrip(b *testing.B) {
+	resp := &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}}
+	for _, bc := range []struct {
+		name   string
+		served bool
+	}{{"outside-a-request", false}, {"inside-a-served-request", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			t := httpbreaker.MustNewTransport(stubRoundTripper{resp}, httpbreaker.WithRegistry(breaker.MustNewRegistry()))
+			ctx := context.Background()
+			if bc.served {
+				slot, err := serverside.NewLimiter(nil).Acquire(ctx, criticality.Default)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer slot.Release(true)
+				var m *chain.Mark
+				ctx, m = chain.With(ctx)
+				slot.Hold(m)
+			}
+			r := httptest.NewRequest(http.MethodGet, "http://dependency.example/", nil).WithContext(ctx)
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := t.RoundTrip(r); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
