@@ -373,6 +373,9 @@ func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
 	}
 }
 
+// callKey is a key of a value a call's context adds to its request's.
+type callKey struct{}
+
 // TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall: a request whose
 // handler waits on a guarded call (chain.Leave) holds no room: the call
 // waiting goes in at once; back (Return), the request takes its room again
@@ -386,7 +389,7 @@ func TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall(t *testing.T) {
 
 	waiter := acquireAsync(t, l, context.Background(), criticality.Default)
 	mock.Add(time.Millisecond)
-	away := chain.Leave(context.WithValue(ctx, struct{}{}, 1)) // a call's context, derived from the request's
+	away := chain.Leave(context.WithValue(ctx, callKey{}, 1)) // a call's context, derived from the request's
 	require.Same(t, m, away)
 	second := <-waiter
 	require.NoError(t, second.err, "the request away on a guarded call gave its room")
