@@ -68,6 +68,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     when arrivals fall below 1.1× capacity over 2 s, or 0.9× over the
 //     last half second.
 //
+// A call whose handler waits on a guarded call (see [Slot.Hold] and
+// package chain) holds no room meanwhile, and that time is not its
+// latency: the limit is for the server's own work.
+//
 // A level is never served less than a lower one: a call waits only
 // behind higher or equal levels, and only the lowest level waiting is
 // ever rejected. The zero value is not usable: make one with
