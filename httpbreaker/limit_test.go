@@ -36,6 +36,9 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 		<-release
 	}), httpbreaker.WithRegistry(serverReg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)),
 		httpbreaker.WithOverloadLimit(true))
+	// No time passes: the limit never doubles on a stall, nor does a wait
+	// reject the queued request, however slow the run.
+	httpbreaker.SetOverloadClock(h, clock.NewMock())
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, true)
