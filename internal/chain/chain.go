@@ -17,8 +17,10 @@
 // server's answer carries the advice that makes its clients' breakers count
 // it as neither too.
 //
-// [Failed] reads the context on a failure's path alone, once: a call that
-// succeeds costs nothing, inside a served request or outside one.
+// [Failed] reads the context on a failure's path alone, once. [Leave]
+// reads it on every guarded call of the client-side integrations, once;
+// inside a request an overload limit let in, it turns the limit's lock
+// twice more (out and back).
 //
 // A server side whose overload limit let the request in gives the Mark
 // the request's room in that limit ([Mark.Hold]); a client-side
