@@ -35,8 +35,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
-//     tail moves it by little) and noLoad is the lowest of the last 3 s;
-//     it moves up at once and halfway down. An interval lasts until its
+//     tail moves it by little) and noLoad is the lowest of the last
+//     three probes' spans (3 s; more for slow handlers, below); it moves
+//     up at once and halfway down. An interval lasts until its
 //     calls tell its latency to within a tenth (or a second), and a
 //     latency counts as above noLoad only past twice that spread. While
 //     the handlers keep up, a call takes noLoad and the limit grows;
@@ -45,12 +46,16 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     settles at that number plus ½√limit, enough to keep them busy.
 //     Once a second, while the limit is reached, a probe lets in √limit
 //     calls fewer (until half an interval's calls let in during it have
-//     finished, or two noLoads: a second at most), and the latency of the calls let in during it, which
-//     find the handlers' own queue drained, is a noLoad once they tell
+//     finished, or two of them and two noLoads: a second at most), and
+//     the latency of the calls let in during it, which find the
+//     handlers' own queue drained, is a noLoad once they tell
 //     it to within a tenth; if it is no lower than the interval's
 //     before, with no more calls let in than by the probe before, the
 //     probe drained no queue, the handlers themselves have slowed, and
-//     it replaces the lower noLoads remembered.
+//     it replaces the lower noLoads remembered. Handlers slower than a
+//     tenth of a second are probed less often, once every ten noLoads
+//     (up to 5 s), and noLoad remembers three such spans: a probe of a
+//     handler that takes 200 ms costs a slot for most of half a second.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
@@ -105,6 +110,10 @@ type Limiter struct {
 	nextAdjust time.Time     // earliest end of the interval
 	probing    bool          // the interval lets in √limit fewer calls
 	probeSec   int64         // the second of the last probe
+	// probeEvery is how many seconds apart probes are: one, or more for
+	// handlers slow enough that a second holds few calls (see
+	// probeSpacing); noLoad remembers noLoadProbes of them.
+	probeEvery int64
 	// A probe's calls: those let in since probeStart that finished,
 	// and those of the probes before it while they do not tell noLoad
 	// to within maxSpread.
@@ -115,7 +124,7 @@ type Limiter struct {
 	probedAt   int // the calls let in at once by the last probe that told noLoad
 
 	// noLoad's recent minima, one per second.
-	minima    [noLoadSeconds]time.Duration
+	minima    [maxNoLoadSeconds]time.Duration
 	minimaSec int64
 
 	// Arrivals and completions per tick, over the last rateTicks.
@@ -156,8 +165,13 @@ const (
 	// tolerance is how many spreads an interval's latency may be above
 	// noLoad by chance.
 	tolerance = 2
-	// noLoadSeconds is how many seconds noLoad remembers.
-	noLoadSeconds = 3
+	// noLoadProbes is how many probes' spans noLoad remembers (see
+	// Limiter.probeEvery), and maxNoLoadSeconds how many seconds at most.
+	noLoadProbes     = 3
+	maxNoLoadSeconds = 16
+	// probeSpacing is how many noLoads apart probes are at least: a
+	// probe lets in fewer calls, and a slow handler's probe lasts long.
+	probeSpacing = 10
 	// tickLength and rateTicks make the window arrivals are counted in.
 	tickLength = 100 * time.Millisecond
 	rateTicks  = 20
@@ -193,7 +207,7 @@ func NewLimiter(c clock.Clock) *Limiter {
 	if c == nil {
 		c = clock.New()
 	}
-	return &Limiter{clock: c, limit: initialLimit, starting: true}
+	return &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1}
 }
 
 // Slot is a call let into the handlers: give it back with
@@ -524,7 +538,12 @@ func (l *Limiter) advance(now time.Time) {
 		l.expire(now)
 	}
 	if l.probing {
-		if l.probeCalls >= minSamples/2 || now.Sub(l.probeStart) > min(max(maxProbe, 2*l.noLoad()), time.Second) {
+		// A probe lasts until half an interval's calls have finished in
+		// it, or at least two once maxProbe (or two noLoads) has passed: one
+		// call tells no spread.
+		d := now.Sub(l.probeStart)
+		if l.probeCalls >= minSamples/2 || d > time.Second ||
+			l.probeCalls >= 2 && d > min(max(maxProbe, 2*l.noLoad()), time.Second) {
 			l.endProbe(now)
 		}
 		return
@@ -595,15 +614,21 @@ func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 }
 
 // noLoad is the lowest latency of the intervals of the last
-// noLoadSeconds, 0 before the first. Callers hold l.mu.
+// noLoad's memory, 0 before the first. Callers hold l.mu.
 func (l *Limiter) noLoad() time.Duration {
 	var m time.Duration
-	for _, d := range l.minima {
-		if d > 0 && (m == 0 || d < m) {
+	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
+		if d := l.minima[s%maxNoLoadSeconds]; d > 0 && (m == 0 || d < m) {
 			m = d
 		}
 	}
 	return m
+}
+
+// memory is how many seconds noLoad remembers: noLoadProbes probes.
+// Callers hold l.mu.
+func (l *Limiter) memory() int64 {
+	return min(noLoadProbes*l.probeEvery, maxNoLoadSeconds)
 }
 
 // adjust ends the interval: it notes its latency (the geometric mean of
@@ -627,9 +652,9 @@ func (l *Limiter) adjust(now time.Time) {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
 		l.limit = min(max(next, 1), maxLimit)
-		// Once a second, an interval with √limit fewer calls lets the
-		// handlers' own queue drain, for noLoad.
-		if sec != l.probeSec {
+		// Once every probeEvery seconds, an interval with √limit fewer
+		// calls lets the handlers' own queue drain, for noLoad.
+		if sec >= l.probeSec+l.probeEvery {
 			l.probing, l.probeSec, l.probedTick = true, sec, true
 			l.probeStart, l.probeCalls = now, 0
 		}
@@ -661,19 +686,19 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 	sec := now.Unix()
 	if sec != l.minimaSec {
-		for s := l.minimaSec + 1; s <= sec && s-l.minimaSec <= noLoadSeconds; s++ {
-			l.minima[s%noLoadSeconds] = 0
+		for s := l.minimaSec + 1; s <= sec && s-l.minimaSec <= maxNoLoadSeconds; s++ {
+			l.minima[s%maxNoLoadSeconds] = 0
 		}
 		l.minimaSec = sec
 	}
-	if m := &l.minima[sec%noLoadSeconds]; *m == 0 || latency < *m {
+	if m := &l.minima[sec%maxNoLoadSeconds]; *m == 0 || latency < *m {
 		*m = max(latency, 1)
 	}
 }
 
 // endProbe ends a probe: the latency of the calls let in during it,
 // which found the handlers' own queue drained, is a noLoad once the
-// probe's calls, with those of the probes before it (noLoadSeconds of
+// probe's calls, with those of the probes before it (noLoadProbes of
 // them at most), tell it to within maxSpread. Callers hold l.mu.
 func (l *Limiter) endProbe(now time.Time) {
 	l.probes++
@@ -685,12 +710,13 @@ func (l *Limiter) endProbe(now time.Time) {
 			// the last probe: the handlers take longer (their service
 			// slowed, or they lost room), and what they took before is
 			// no longer theirs.
-			l.minima = [noLoadSeconds]time.Duration{}
+			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
 		l.noteNoLoad(now, latency)
+		l.probeEvery = max(1, min(int64(probeSpacing*latency/time.Second), maxNoLoadSeconds/noLoadProbes))
 		l.probedAt = at
 		l.probed, l.probes = logLatencies{}, 0
-	} else if l.probes >= noLoadSeconds {
+	} else if l.probes >= noLoadProbes {
 		l.probed, l.probes = logLatencies{}, 0 // too spread to tell
 	}
 	l.probing = false

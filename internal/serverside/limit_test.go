@@ -198,7 +198,7 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 			l, mock := newMockLimiter()
 			now := mock.Now()
 			l.minimaSec = now.Unix()
-			l.minima[now.Unix()%noLoadSeconds] = 20 * time.Millisecond
+			l.minima[now.Unix()%maxNoLoadSeconds] = 20 * time.Millisecond
 			l.probeSec = now.Unix() // no probe
 			l.limit, l.starting = 16, false
 			for _, d := range tc.latencies {
@@ -273,6 +273,60 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3, "the probe drained nothing: the handlers are slower, and noLoad follows at once")
 }
 
+func TestLimiter_advance_probeWaitsForTwoCalls(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.limit, l.starting = 3, false
+	l.noteNoLoad(mock.Now(), 200*time.Millisecond)
+	l.probing, l.probeStart = true, mock.Now()
+	s := fill(t, l, 1) // the probe lets one call in at a time
+	mock.Add(200 * time.Millisecond)
+	s[0].Release(true)
+	mock.Add(time.Second / 2) // past two noLoads, with one call
+	l.Stats()
+	assert.True(t, l.probing, "one call tells no spread: the probe goes on")
+	s = fill(t, l, 1)
+	mock.Add(200 * time.Millisecond)
+	s[0].Release(true)
+	l.Stats()
+	assert.False(t, l.probing, "two calls, past two noLoads: the probe ends")
+	assert.InDelta(t, float64(200*time.Millisecond), float64(l.noLoad()), 1e3, "and tells noLoad")
+}
+
+func TestLimiter_adjust_probesSlowHandlersLessOften(t *testing.T) {
+	for _, tc := range []struct {
+		noLoad time.Duration
+		every  int64
+	}{
+		{20 * time.Millisecond, 1},
+		{200 * time.Millisecond, 2},
+		{450 * time.Millisecond, 4},
+		{10 * time.Second, maxNoLoadSeconds / noLoadProbes},
+	} {
+		t.Run(tc.noLoad.String(), func(t *testing.T) {
+			l, mock := newMockLimiter()
+			l.limit, l.starting = 3, false
+			for range minSamples / 2 {
+				l.probed.add(math.Log(float64(tc.noLoad)))
+			}
+			l.probing = true
+			l.endProbe(mock.Now())
+			require.Equal(t, tc.every, l.probeEvery)
+			assert.Equal(t, noLoadProbes*tc.every, l.memory(), "noLoad remembers as many probes")
+			l.probeSec = mock.Now().Unix()
+			for sec := int64(1); sec <= tc.every; sec++ {
+				mock.Add(time.Second)
+				for range minSamples {
+					l.interval.add(math.Log(float64(2 * tc.noLoad)))
+				}
+				l.full = true
+				l.adjust(mock.Now())
+				assert.Equal(t, sec == tc.every, l.probing, "%d s after the last probe", sec)
+			}
+			assert.InDelta(t, float64(tc.noLoad), float64(l.noLoad()), 1e3, "noLoad is remembered till the next probe")
+		})
+	}
+}
+
 func TestLimiter_advance_doublesWhenNothingFinishes(t *testing.T) {
 	l, mock := newMockLimiter()
 	fill(t, l, initialLimit)
@@ -337,7 +391,7 @@ func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.
 	l.Force(4, true)
 	l.mu.Lock()
 	l.minimaSec = mock.Now().Unix()
-	l.minima[l.minimaSec%noLoadSeconds] = 20 * time.Millisecond // noLoad
+	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
 	l.mu.Unlock()
 	critical := acquireAsync(t, l, context.Background(), criticality.Critical)
 	highest := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
