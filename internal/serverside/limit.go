@@ -48,11 +48,11 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     calls fewer (until half an interval's calls let in during it have
 //     finished, or two of them and two noLoads: a second at most), and
 //     the latency of the calls let in during it, which find the
-//     handlers' own queue drained, is a noLoad once they tell
-//     it to within a tenth; if it is no lower than the interval's
-//     before, with no more calls let in than by the probe before, the
-//     probe drained no queue, the handlers themselves have slowed, and
-//     it replaces the lower noLoads remembered. Handlers slower than a
+//     handlers' own queue drained, is a noLoad once they tell it to
+//     within a tenth; if it is no lower than the interval's before (but
+//     for 5 % of noise), with no more calls let in than by the probe
+//     before, the probe drained no queue, the handlers themselves have
+//     slowed, and it replaces the lower noLoads remembered. Handlers slower than a
 //     tenth of a second are probed less often, once every ten noLoads
 //     (up to 5 s), and noLoad remembers three such spans: a probe of a
 //     handler that takes 200 ms costs a slot for most of half a second.
@@ -69,9 +69,12 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     to make room, and a call that would be the lowest is rejected at
 //     once; a call left waiting longer than 0.3 noLoad (half as much
 //     again per level above the lowest; never at the highest) is
-//     rejected too, so that what is served has not waited long. It ends
-//     when arrivals fall below 1.1× capacity over 2 s, or 0.9× over the
-//     last half second.
+//     rejected too, so that what is served has not waited long; and the
+//     limit goes no higher than the calls the handlers serve at once,
+//     capacity × noLoad (Little's law), plus ½√ of them: calls let in past
+//     that only wait inside, where no level goes first. It ends when
+//     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
+//     half second.
 //
 // A call whose handler waits on a guarded call (see [Slot.Hold] and
 // package chain) holds no room meanwhile, and that time is not its
@@ -199,6 +202,10 @@ const (
 	// maxProbe is how long a probe lasts at most, unless two noLoads are
 	// longer (a second at most).
 	maxProbe = 100 * time.Millisecond
+	// probeNoise is how much lower than the interval's before a probe's
+	// latency may be and still have drained no queue: a few percent
+	// that timers and the scheduler add or take.
+	probeNoise = 0.05
 )
 
 // NewLimiter returns a Limiter that reads time from c (the system clock
@@ -558,9 +565,11 @@ func (l *Limiter) advance(now time.Time) {
 // on the window's full ticks. Callers hold l.mu.
 func (l *Limiter) endTick(t int64) {
 	cur := &l.ticks[l.tick%rateTicks]
-	if cur.n == l.tick && !l.emptySeen && !l.probedTick && l.queued > 0 && !l.starting {
-		// The queue held calls throughout: the handlers served all they
-		// could, cur.completions in a tick.
+	if cur.n == l.tick && !l.probedTick && !l.starting && (!l.emptySeen && l.queued > 0 || l.overload) {
+		// The queue held calls throughout, or the server is overloaded
+		// (its short queue empties as it rejects, but the limit stays
+		// reached): the handlers served all they could, cur.completions
+		// in a tick.
 		rate := float64(cur.completions) / tickLength.Seconds()
 		if l.capacity == 0 {
 			l.capacity = rate
@@ -651,6 +660,16 @@ func (l *Limiter) adjust(now time.Time) {
 		} else if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
+		if l.overload {
+			// The handlers serve capacity calls a second, each in noLoad:
+			// capacity × noLoad at once (Little's law). More let in wait
+			// inside, and a probe's drained queue can tell the gradient
+			// otherwise for an interval: in overload, that is where the
+			// limit stops, plus the headroom. Below it, capacity counts
+			// what the handlers served, so that it grows with them.
+			w := l.capacity * l.noLoad().Seconds()
+			next = min(next, w+headroom*math.Sqrt(w))
+		}
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer
 		// calls lets the handlers' own queue drain, for noLoad.
@@ -705,11 +724,12 @@ func (l *Limiter) endProbe(now time.Time) {
 	if l.probed.spread() <= maxSpread {
 		latency := l.probed.mean()
 		at := l.allowed()
-		if latency >= l.latency && at <= l.probedAt {
-			// The probe drained no queue, with no more calls in than
-			// the last probe: the handlers take longer (their service
-			// slowed, or they lost room), and what they took before is
-			// no longer theirs.
+		if float64(latency) >= (1-probeNoise)*float64(l.latency) && at <= l.probedAt {
+			// The probe drained no queue (its latency is the interval's
+			// before, but for noise), with no more calls in than the last
+			// probe: the handlers take longer (their service slowed, or
+			// they lost room), and what they took before is no longer
+			// theirs.
 			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
 		l.noteNoLoad(now, latency)

@@ -160,6 +160,30 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 	}
 }
 
+func TestLimiter_endTick_capacityIsWhatBusyHandlersServe(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		overload  bool
+		queued    int
+		emptySeen bool
+		want      float64
+	}{
+		{name: "the queue held calls throughout: follows", queued: 3, want: 200 + 0.2*(100-200)},
+		{name: "the queue emptied: not busy, stays", queued: 3, emptySeen: true, want: 200},
+		{name: "overloaded, the short queue emptied as it rejected: follows", overload: true, emptySeen: true, want: 200 + 0.2*(100-200)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newMockLimiter()
+			l.capacity, l.starting, l.overload, l.queued, l.emptySeen = 200, false, tc.overload, tc.queued, tc.emptySeen
+			const now = 1000
+			l.tick = now - 1
+			l.ticks[l.tick%rateTicks] = tickCounts{n: l.tick, completions: 10, arrivals: 20} // 100 a second, the service slowed
+			l.endTick(now)
+			assert.InDelta(t, tc.want, l.capacity, 0.01)
+		})
+	}
+}
+
 func TestLimiter_adjust_followsLatency(t *testing.T) {
 	// heavy are latencies of a lognormal spread (p99.9 = 50× the median)
 	// whose geometric mean is 1.5 noLoads.
@@ -219,6 +243,36 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 	}
 }
 
+func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		overload bool
+		latency  time.Duration
+		want     float64
+	}{
+		// 200 calls/s of 20 ms each: 4 at once, and ½√4 more.
+		{name: "overloaded, a drained queue: up to 4 + ½√4", overload: true, latency: 20 * time.Millisecond, want: 5},
+		{name: "overloaded, latency up: the gradient is lower", overload: true, latency: 30 * time.Millisecond,
+			want: 4.75 + 0.5*(4.75*2/3+0.5*math.Sqrt(4.75)-4.75)}, // halfway down
+		{name: "not overloaded: the gradient alone", overload: false, latency: 20 * time.Millisecond, want: 4.75 + 0.5*math.Sqrt(4.75)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, mock := newMockLimiter()
+			now := mock.Now()
+			l.minimaSec = now.Unix()
+			l.minima[now.Unix()%maxNoLoadSeconds] = 20 * time.Millisecond
+			l.probeSec = now.Unix() // no probe
+			l.limit, l.starting, l.overload, l.capacity = 4.75, false, tc.overload, 200
+			for range minSamples {
+				l.interval.add(math.Log(float64(tc.latency)))
+			}
+			l.full = true
+			l.adjust(now)
+			assert.InDelta(t, tc.want, l.limit, 0.01)
+		})
+	}
+}
+
 func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	l, mock := newMockLimiter()
 	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
@@ -271,6 +325,16 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	l.latency = 40 * time.Millisecond // the service has slowed to twice as long
 	probe(40 * time.Millisecond)
 	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3, "the probe drained nothing: the handlers are slower, and noLoad follows at once")
+
+	l.latency = 81 * time.Millisecond // slower again; the probe a hair faster, by chance
+	probe(80 * time.Millisecond)
+	assert.InDelta(t, float64(80*time.Millisecond), float64(l.noLoad()), 1e3, "a probe within noise of the interval drained nothing either")
+
+	l.latency = 92 * time.Millisecond
+	probe(80 * time.Millisecond)
+	l.latency = 90 * time.Millisecond // a probe a tenth faster than the interval drained a queue
+	probe(81 * time.Millisecond)
+	assert.InDelta(t, float64(80*time.Millisecond), float64(l.noLoad()), 1e3, "noLoad stays the lowest")
 }
 
 func TestLimiter_advance_probeWaitsForTwoCalls(t *testing.T) {
