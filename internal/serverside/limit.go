@@ -45,7 +45,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     every call let in past what they can serve at once, and the limit
 //     settles at that number plus ½√limit, enough to keep them busy.
 //     Once a second, while the limit is reached, a probe lets in √limit
-//     calls fewer (until half an interval's calls let in during it have
+//     calls fewer (in overload, as many as the handlers serve at once,
+//     capacity × noLoad: their queue drains, and none of them is idle)
+//     (until half an interval's calls let in during it have
 //     finished, or two of them and two noLoads: a second at most), and
 //     the latency of the calls let in during it, which find the
 //     handlers' own queue drained, is a noLoad once they tell it to
@@ -385,7 +387,13 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 func (l *Limiter) allowed() int {
 	n := l.limit
 	if l.probing {
-		n -= probeDepth * math.Sqrt(n)
+		d := n - probeDepth*math.Sqrt(n)
+		if l.overload {
+			// What the handlers serve at once drains their queue as well,
+			// and leaves none of them idle.
+			d = max(d, min(n, math.Round(l.capacity*l.noLoad().Seconds())))
+		}
+		n = d
 	}
 	return max(1, int(n+0.5))
 }

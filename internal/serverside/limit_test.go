@@ -337,6 +337,19 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	assert.InDelta(t, float64(80*time.Millisecond), float64(l.noLoad()), 1e3, "noLoad stays the lowest")
 }
 
+func TestLimiter_allowed_probe(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.noteNoLoad(mock.Now(), 20*time.Millisecond)
+	l.limit, l.starting, l.capacity = 5, false, 200 // 4 at once, and ½√4 more
+	assert.Equal(t, 5, l.allowed())
+	l.probing = true
+	assert.Equal(t, 3, l.allowed(), "a probe lets in √limit fewer")
+	l.overload = true
+	assert.Equal(t, 4, l.allowed(), "overloaded, what the handlers serve at once: their queue drains, and none is idle")
+	l.capacity = 400
+	assert.Equal(t, 5, l.allowed(), "never more than the limit")
+}
+
 func TestLimiter_advance_probeWaitsForTwoCalls(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.limit, l.starting = 3, false
