@@ -47,17 +47,17 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     Once a second, while the limit is reached, a probe lets in √limit
 //     calls fewer (in overload, as many as the handlers serve at once,
 //     capacity × noLoad: their queue drains, and none of them is idle)
-//     (until half an interval's calls let in during it have
-//     finished, or two of them and two noLoads: a second at most), and
-//     the latency of the calls let in during it, which find the
-//     handlers' own queue drained, is a noLoad once they tell it to
-//     within a tenth; if it is no lower than the interval's before (but
-//     for 5 % of noise), with no more calls let in than by the probe
-//     before, the probe drained no queue, the handlers themselves have
-//     slowed, and it replaces the lower noLoads remembered. Handlers slower than a
-//     tenth of a second are probed less often, once every ten noLoads
-//     (up to 5 s), and noLoad remembers three such spans: a probe of a
-//     handler that takes 200 ms costs a slot for most of half a second.
+//     until half an interval's calls let in during it have finished, or
+//     two of them and two noLoads (a second at most). The latency of
+//     those calls, which find the handlers' own queue drained, is a
+//     noLoad once they tell it to within a tenth; if it is no lower than
+//     the interval's before (but for 5 % of noise), with no more calls
+//     let in than by the probe before, the probe drained no queue, the
+//     handlers themselves have slowed, and it replaces the lower noLoads
+//     remembered. Handlers slower than a tenth of a second are probed
+//     less often, once every ten noLoads (up to 5 s), and noLoad
+//     remembers three such spans: a probe of a handler that takes
+//     200 ms costs a slot for most of half a second.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
