@@ -136,6 +136,7 @@ type Limiter struct {
 	ticks      [rateTicks]tickCounts
 	tick       int64 // the current tick's number (time / tickLength)
 	emptySeen  bool  // the queue was empty at some point of this tick
+	idleSeen   bool  // and the handlers had room to spare
 	probedTick bool  // a probe ran in this tick
 	capacity   float64
 
@@ -494,6 +495,7 @@ func (l *Limiter) handOff(now time.Time) {
 	}
 	if l.queued == 0 {
 		l.emptySeen = true
+		l.idleSeen = l.idleSeen || l.inFlight < l.allowed()
 	} else if l.inFlight >= l.allowed() {
 		l.full = true
 	}
@@ -573,11 +575,11 @@ func (l *Limiter) advance(now time.Time) {
 // on the window's full ticks. Callers hold l.mu.
 func (l *Limiter) endTick(t int64) {
 	cur := &l.ticks[l.tick%rateTicks]
-	if cur.n == l.tick && !l.probedTick && !l.starting && (!l.emptySeen && l.queued > 0 || l.overload) {
-		// The queue held calls throughout, or the server is overloaded
-		// (its short queue empties as it rejects, but the limit stays
-		// reached): the handlers served all they could, cur.completions
-		// in a tick.
+	if cur.n == l.tick && !l.probedTick && !l.starting && (!l.emptySeen && l.queued > 0 || l.overload && !l.idleSeen) {
+		// The queue held calls throughout, or, overloaded, the handlers
+		// never had room to spare (the short queue empties as it
+		// rejects): they served all they could, cur.completions in a
+		// tick.
 		rate := float64(cur.completions) / tickLength.Seconds()
 		if l.capacity == 0 {
 			l.capacity = rate
@@ -592,6 +594,7 @@ func (l *Limiter) endTick(t int64) {
 	next := &l.ticks[t%rateTicks]
 	*next = tickCounts{n: t}
 	l.emptySeen = l.queued == 0
+	l.idleSeen = l.emptySeen && l.inFlight < l.allowed()
 	l.probedTick = l.probing
 	if l.capacity == 0 {
 		return

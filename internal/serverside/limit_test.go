@@ -166,15 +166,18 @@ func TestLimiter_endTick_capacityIsWhatBusyHandlersServe(t *testing.T) {
 		overload  bool
 		queued    int
 		emptySeen bool
+		idleSeen  bool
 		want      float64
 	}{
 		{name: "the queue held calls throughout: follows", queued: 3, want: 200 + 0.2*(100-200)},
 		{name: "the queue emptied: not busy, stays", queued: 3, emptySeen: true, want: 200},
 		{name: "overloaded, the short queue emptied as it rejected: follows", overload: true, emptySeen: true, want: 200 + 0.2*(100-200)},
+		{name: "overloaded, but the handlers had room: arrivals fell, stays", overload: true, emptySeen: true, idleSeen: true, want: 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
-			l.capacity, l.starting, l.overload, l.queued, l.emptySeen = 200, false, tc.overload, tc.queued, tc.emptySeen
+			l.capacity, l.starting, l.overload, l.queued = 200, false, tc.overload, tc.queued
+			l.emptySeen, l.idleSeen = tc.emptySeen, tc.idleSeen
 			const now = 1000
 			l.tick = now - 1
 			l.ticks[l.tick%rateTicks] = tickCounts{n: l.tick, completions: 10, arrivals: 20} // 100 a second, the service slowed
