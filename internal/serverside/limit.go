@@ -389,10 +389,11 @@ func (l *Limiter) allowed() int {
 	n := l.limit
 	if l.probing {
 		d := n - probeDepth*math.Sqrt(n)
-		if l.overload {
+		if w := math.Round(l.capacity * l.noLoad().Seconds()); l.overload && w <= n-1 {
 			// What the handlers serve at once drains their queue as well,
-			// and leaves none of them idle.
-			d = max(d, min(n, math.Round(l.capacity*l.noLoad().Seconds())))
+			// and leaves none of them idle; unless it is no fewer than the
+			// limit (noLoad itself too high: the probe is to lower it).
+			d = max(d, w)
 		}
 		n = d
 	}
