@@ -389,7 +389,7 @@ func (l *Limiter) allowed() int {
 	n := l.limit
 	if l.probing {
 		d := n - probeDepth*math.Sqrt(n)
-		if w := math.Round(l.capacity * l.noLoad().Seconds()); l.overload && w <= n-1 {
+		if w := math.Round(l.atOnce()); l.overload && w > 0 && w <= n-1 {
 			// What the handlers serve at once drains their queue as well,
 			// and leaves none of them idle; unless it is no fewer than the
 			// limit (noLoad itself too high: the probe is to lower it).
@@ -634,8 +634,8 @@ func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
 
-// noLoad is the lowest latency of the intervals of the last
-// noLoad's memory, 0 before the first. Callers hold l.mu.
+// noLoad is the lowest latency of the intervals and probes of the last
+// memory() seconds, 0 before the first. Callers hold l.mu.
 func (l *Limiter) noLoad() time.Duration {
 	var m time.Duration
 	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
@@ -650,6 +650,13 @@ func (l *Limiter) noLoad() time.Duration {
 // Callers hold l.mu.
 func (l *Limiter) memory() int64 {
 	return min(noLoadProbes*l.probeEvery, maxNoLoadSeconds)
+}
+
+// atOnce is how many calls the handlers serve at once, by Little's law:
+// capacity calls a second, each in noLoad; 0 before both are known.
+// Callers hold l.mu.
+func (l *Limiter) atOnce() float64 {
+	return l.capacity * l.noLoad().Seconds()
 }
 
 // adjust ends the interval: it notes its latency (the geometric mean of
@@ -672,14 +679,12 @@ func (l *Limiter) adjust(now time.Time) {
 		} else if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
-		if l.overload {
-			// The handlers serve capacity calls a second, each in noLoad:
-			// capacity × noLoad at once (Little's law). More let in wait
+		if w := l.atOnce(); l.overload && w > 0 {
+			// More calls let in than the handlers serve at once wait
 			// inside, and a probe's drained queue can tell the gradient
 			// otherwise for an interval: in overload, that is where the
 			// limit stops, plus the headroom. Below it, capacity counts
 			// what the handlers served, so that it grows with them.
-			w := l.capacity * l.noLoad().Seconds()
 			next = min(next, w+headroom*math.Sqrt(w))
 		}
 		l.limit = min(max(next, 1), maxLimit)

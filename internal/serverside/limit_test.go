@@ -250,6 +250,7 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		overload bool
+		unknown  bool // capacity
 		latency  time.Duration
 		want     float64
 	}{
@@ -258,6 +259,8 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 		{name: "overloaded, latency up: the gradient is lower", overload: true, latency: 30 * time.Millisecond,
 			want: 4.75 + 0.5*(4.75*2/3+0.5*math.Sqrt(4.75)-4.75)}, // halfway down
 		{name: "not overloaded: the gradient alone", overload: false, latency: 20 * time.Millisecond, want: 4.75 + 0.5*math.Sqrt(4.75)},
+		{name: "overloaded, capacity not yet known (Force): the gradient alone", overload: true, unknown: true,
+			latency: 20 * time.Millisecond, want: 4.75 + 0.5*math.Sqrt(4.75)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, mock := newMockLimiter()
@@ -266,6 +269,9 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 			l.minima[now.Unix()%maxNoLoadSeconds] = 20 * time.Millisecond
 			l.probeSec = now.Unix() // no probe
 			l.limit, l.starting, l.overload, l.capacity = 4.75, false, tc.overload, 200
+			if tc.unknown {
+				l.capacity = 0
+			}
 			for range minSamples {
 				l.interval.add(math.Log(float64(tc.latency)))
 			}
