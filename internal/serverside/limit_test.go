@@ -22,6 +22,19 @@ func newMockLimiter() (*Limiter, *clock.Mock) {
 	return NewLimiter(mock), mock
 }
 
+// newStartedLimiter returns a Limiter past its start, with limit, noLoad
+// remembered, and a probe made this second (none is due), and its
+// clock's time.
+func newStartedLimiter(noLoad time.Duration, limit float64) (*Limiter, time.Time) {
+	l, mock := newMockLimiter()
+	now := mock.Now()
+	l.minimaSec = now.Unix()
+	l.minima[now.Unix()%maxNoLoadSeconds] = noLoad
+	l.probeSec = now.Unix()
+	l.limit, l.starting = limit, false
+	return l, now
+}
+
 // acquired is the outcome of an Acquire run in a goroutine.
 type acquired struct {
 	slot Slot
@@ -222,12 +235,7 @@ func TestLimiter_adjust_followsLatency(t *testing.T) {
 		{name: "limit not reached: unchanged", latencies: same(40*time.Millisecond, minSamples), full: false, wantMoved: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, mock := newMockLimiter()
-			now := mock.Now()
-			l.minimaSec = now.Unix()
-			l.minima[now.Unix()%maxNoLoadSeconds] = 20 * time.Millisecond
-			l.probeSec = now.Unix() // no probe
-			l.limit, l.starting = 16, false
+			l, now := newStartedLimiter(20*time.Millisecond, 16)
 			for _, d := range tc.latencies {
 				l.interval.add(math.Log(float64(d)))
 			}
@@ -263,12 +271,8 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 			latency: 20 * time.Millisecond, want: 4.75 + 0.5*math.Sqrt(4.75)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, mock := newMockLimiter()
-			now := mock.Now()
-			l.minimaSec = now.Unix()
-			l.minima[now.Unix()%maxNoLoadSeconds] = 20 * time.Millisecond
-			l.probeSec = now.Unix() // no probe
-			l.limit, l.starting, l.overload, l.capacity = 4.75, false, tc.overload, 200
+			l, now := newStartedLimiter(20*time.Millisecond, 4.75)
+			l.overload, l.capacity = tc.overload, 200
 			if tc.unknown {
 				l.capacity = 0
 			}
