@@ -54,10 +54,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     the interval's before (but for 5 % of noise), with no more calls
 //     let in than by the probe before, the probe drained no queue, the
 //     handlers themselves have slowed, and it replaces the lower noLoads
-//     remembered. Handlers slower than a tenth of a second are probed
-//     less often, once every ten noLoads (up to 5 s), and noLoad
-//     remembers three such spans: a probe of a handler that takes
-//     200 ms costs a slot for most of half a second.
+//     remembered. Handlers that take 200 ms or more are probed less
+//     often, every ten noLoads (in whole seconds, up to 5 s), and noLoad
+//     remembers three such spans: a probe of a handler that takes 200 ms
+//     costs a slot for most of half a second.
 //   - Calls that wait while none finishes for a second (or four noLoads)
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
@@ -389,11 +389,13 @@ func (l *Limiter) allowed() int {
 	n := l.limit
 	if l.probing {
 		d := n - probeDepth*math.Sqrt(n)
-		if w := math.Round(l.atOnce()); l.overload && w > 0 && w <= n-1 {
+		if l.overload {
 			// What the handlers serve at once drains their queue as well,
 			// and leaves none of them idle; unless it is no fewer than the
 			// limit (noLoad itself too high: the probe is to lower it).
-			d = max(d, w)
+			if w := math.Round(l.atOnce()); w > 0 && w <= n-1 {
+				d = max(d, w)
+			}
 		}
 		n = d
 	}
