@@ -89,6 +89,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // goroutines.
 type Limiter struct {
 	clock clock.Clock
+	// system is true when clock is the system clock, read then as made
+	// plus the monotonic time since (see now).
+	system bool
+	made   time.Time
 
 	mu       sync.Mutex
 	limit    float64 // guarded by mu: calls let into the handlers at once
@@ -214,10 +218,23 @@ const (
 // NewLimiter returns a Limiter that reads time from c (the system clock
 // when c is nil).
 func NewLimiter(c clock.Clock) *Limiter {
+	l := &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1}
 	if c == nil {
-		c = clock.New()
+		l.clock, l.system, l.made = clock.New(), true, time.Now()
 	}
-	return &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1}
+	return l
+}
+
+// now reads the limiter's clock. The system clock is read as the time the
+// limiter was made plus the monotonic time since: the monotonic clock
+// alone costs about half of time.Now, read twice a call. (The limiter
+// uses the wall time only to count whole seconds, and no later step of
+// the system's wall clock moves them.)
+func (l *Limiter) now() time.Time {
+	if l.system {
+		return l.made.Add(time.Since(l.made))
+	}
+	return l.clock.Now()
 }
 
 // Slot is a call let into the handlers: give it back with
@@ -252,7 +269,7 @@ func (s Slot) Release(served bool) {
 	if l == nil {
 		return
 	}
-	now := l.clock.Now()
+	now := l.now()
 	l.mu.Lock()
 	l.advance(now)
 	rtt := now.Sub(s.start)
@@ -283,7 +300,7 @@ func (s Slot) Release(served bool) {
 // Leave implements chain.Room: a guarded call of m's request goes out,
 // and, the first out, gives the request's room to the next call waiting.
 func (l *Limiter) Leave(m *chain.Mark) {
-	now := l.clock.Now()
+	now := l.now()
 	l.mu.Lock()
 	a := &m.Away
 	if a.Done {
@@ -305,7 +322,7 @@ func (l *Limiter) Leave(m *chain.Mark) {
 // and, the last out, the request takes its room back, past the limit if
 // the limit is reached: it was let in already.
 func (l *Limiter) Return(m *chain.Mark) {
-	now := l.clock.Now()
+	now := l.now()
 	l.mu.Lock()
 	a := &m.Away
 	if !a.Done && a.Calls > 0 {
@@ -327,7 +344,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	if !level.Valid() {
 		level = criticality.Default
 	}
-	now := l.clock.Now()
+	now := l.now()
 	l.mu.Lock()
 	l.advance(now)
 	l.ticks[l.tick%rateTicks].arrivals++
@@ -367,7 +384,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 		<-w.done
 		if w.state == granted { // handed a slot as the caller left: give it on
 			putWaiter(w)
-			Slot{l: l, start: l.clock.Now()}.Release(false)
+			Slot{l: l, start: l.now()}.Release(false)
 			return Slot{}, ctx.Err()
 		}
 	}
@@ -376,7 +393,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	if state == rejected {
 		return Slot{}, ErrOverloaded
 	}
-	s := Slot{l: l, start: l.clock.Now()}
+	s := Slot{l: l, start: l.now()}
 	if err := ctx.Err(); err != nil { // the caller left as the slot came
 		s.Release(false)
 		return Slot{}, err
@@ -532,7 +549,7 @@ func (l *Limiter) watch(now time.Time) {
 func (l *Limiter) wake() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.clock.Now()
+	now := l.now()
 	l.watching = false
 	l.advance(now)
 	l.watch(now)
@@ -706,7 +723,7 @@ func (l *Limiter) adjust(now time.Time) {
 func (l *Limiter) Stats() breaker.OverloadStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.advance(l.clock.Now())
+	l.advance(l.now())
 	st := breaker.OverloadStats{
 		Limit:      l.limit,
 		InFlight:   l.inFlight,

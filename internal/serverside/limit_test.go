@@ -70,6 +70,22 @@ func fill(t *testing.T, l *Limiter, n int) []Slot {
 	return slots
 }
 
+// TestLimiter_now_systemClock: on the system clock the limiter reads the
+// time it was made plus the monotonic time since, within what time.Now
+// reads around it; a given clock is read as it is.
+func TestLimiter_now_systemClock(t *testing.T) {
+	l := NewLimiter(nil)
+	before := time.Now()
+	now := l.now()
+	after := time.Now()
+	assert.False(t, now.Before(before) || now.After(after), "%v not within [%v, %v]", now, before, after)
+	assert.True(t, l.system)
+
+	m, mock := newMockLimiter()
+	assert.Equal(t, mock.Now(), m.now())
+	assert.False(t, m.system)
+}
+
 func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
 	l, _ := newMockLimiter()
 	slots := fill(t, l, initialLimit)
