@@ -31,7 +31,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     in until latency rises a quarter above the lowest seen: few calls
 //     at first show the handlers' latency with no queue inside. Till
 //     then the queue is bounded by maxQueue alone and serves the newest
-//     first, so a backlog of the start ages out with its callers.
+//     first, so a backlog of the start ages out with its callers. The
+//     first probe past the start (below) lets in a quarter of the limit:
+//     4 calls at once queue inside handlers that serve fewer, and the
+//     lowest latency the start saw may be a queue's.
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
@@ -118,6 +121,7 @@ type Limiter struct {
 	latency    time.Duration // the last interval's
 	nextAdjust time.Time     // earliest end of the interval
 	probing    bool          // the interval lets in √limit fewer calls
+	deep       bool          // and it is the first past the start (see deepProbe)
 	probeSec   int64         // the second of the last probe
 	// probeEvery is how many seconds apart probes are: one, or more for
 	// handlers slow enough that a second holds few calls (see
@@ -206,6 +210,16 @@ const (
 	// stallTime is how long calls wait with none finishing, at least,
 	// before the limit doubles.
 	stallTime = time.Second
+	// deepProbe is by how much the first probe past the start divides the
+	// limit: the start read noLoad with initialLimit calls at once, which
+	// queue inside handlers that serve fewer (2 slots of 200 ms), and no
+	// later probe drains the queue its own noLoad comes from (in overload
+	// a probe lets in capacity × noLoad).
+	deepProbe = 4
+	// maxDeepProbe is how long the first probe past the start lasts at
+	// most, should two of its calls not finish before: the calls the
+	// start let in drain first.
+	maxDeepProbe = 5 * time.Second
 	// maxProbe is how long a probe lasts at most, unless two noLoads are
 	// longer (a second at most).
 	maxProbe = 100 * time.Millisecond
@@ -404,13 +418,17 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 // allowed is how many calls the handlers may hold now. Callers hold l.mu.
 func (l *Limiter) allowed() int {
 	n := l.limit
+	if l.probing && l.deep {
+		return max(1, int(n/deepProbe+0.5))
+	}
 	if l.probing {
 		d := n - probeDepth*math.Sqrt(n)
 		if l.overload {
 			// What the handlers serve at once drains their queue as well,
-			// and leaves none of them idle; unless it is no fewer than the
-			// limit (noLoad itself too high: the probe is to lower it).
-			if w := math.Round(l.atOnce()); w > 0 && w <= n-1 {
+			// and leaves none of them idle; unless it lets in no fewer
+			// calls than the limit (noLoad itself too high: the probe is to
+			// lower it).
+			if w := math.Round(l.atOnce()); w > 0 && w < math.Round(n) {
 				d = max(d, w)
 			}
 		}
@@ -579,7 +597,7 @@ func (l *Limiter) advance(now time.Time) {
 		// it, or at least two once maxProbe (or two noLoads) has passed: one
 		// call tells no spread.
 		d := now.Sub(l.probeStart)
-		if l.probeCalls >= minSamples/2 || d > time.Second ||
+		if l.probeCalls >= minSamples/2 || d > time.Second && (!l.deep || d > maxDeepProbe) ||
 			l.probeCalls >= 2 && d > min(max(maxProbe, 2*l.noLoad()), time.Second) {
 			l.endProbe(now)
 		}
@@ -692,7 +710,8 @@ func (l *Limiter) adjust(now time.Time) {
 		slack := math.Exp(tolerance * l.interval.spread())
 		gradient := min(1, float64(l.noLoad())*slack/float64(latency))
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
-		l.starting = l.starting && gradient >= startEnd
+		started := l.starting && gradient < startEnd
+		l.starting = l.starting && !started
 		if l.starting {
 			next = 2 * l.limit
 		} else if next < l.limit {
@@ -709,9 +728,12 @@ func (l *Limiter) adjust(now time.Time) {
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer
 		// calls lets the handlers' own queue drain, for noLoad.
-		if sec >= l.probeSec+l.probeEvery {
-			l.probing, l.probeSec, l.probedTick = true, sec, true
+		if sec >= l.probeSec+l.probeEvery || started {
+			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
+			if started { // the start's probes let in more calls than this one
+				l.probed, l.probes = logLatencies{}, 0
+			}
 		}
 	}
 	l.interval, l.full = logLatencies{}, false
@@ -775,7 +797,7 @@ func (l *Limiter) endProbe(now time.Time) {
 	} else if l.probes >= noLoadProbes {
 		l.probed, l.probes = logLatencies{}, 0 // too spread to tell
 	}
-	l.probing = false
+	l.probing, l.deep = false, false
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)

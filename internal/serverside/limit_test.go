@@ -324,6 +324,9 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	full(40 * time.Millisecond) // 32 calls at once are twice what the handlers serve
 	assert.False(t, l.starting)
 	assert.InDelta(t, 24+0.25*math.Sqrt(32), l.limit, 0.01, "halfway down to 32 × ½ + ½√32")
+	assert.True(t, l.probing, "the start ends with a probe")
+	assert.Equal(t, int(l.limit/deepProbe+0.5), l.allowed(), "a quarter of the limit deep")
+	l.probing, l.deep = false, false
 	before := l.limit
 	full(20 * time.Millisecond)
 	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
@@ -366,6 +369,43 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	assert.InDelta(t, float64(80*time.Millisecond), float64(l.noLoad()), 1e3, "noLoad stays the lowest")
 }
 
+// TestLimiter_endProbe_pastTheStartFindsFewSlots: handlers of 2 slots of
+// 200 ms, whose start read 4 calls at once (400 ms, a queue's latency) as
+// noLoad: the probe that ends the start lets in 2 calls, and their 200 ms
+// is noLoad; in overload, capacity × noLoad is then 2, where 4 held the
+// queue inside.
+func TestLimiter_endProbe_pastTheStartFindsFewSlots(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.noteNoLoad(mock.Now(), 400*time.Millisecond)
+	l.limit = 8
+	l.probed.add(math.Log(float64(500 * time.Millisecond))) // a probe of the start's, too spread to tell
+	l.probes = 1
+	for range minSamples {
+		l.interval.add(math.Log(float64(800 * time.Millisecond))) // 8 at once
+	}
+	l.full = true
+	mock.Add(time.Second)
+	l.adjust(mock.Now())
+	require.False(t, l.starting)
+	require.True(t, l.probing)
+	assert.Equal(t, 2, l.allowed(), "a quarter of the limit")
+	mock.Add(time.Second) // past the second a probe lasts: the start's calls drain first
+	l.Stats()
+	require.True(t, l.probing, "no call of the probe has finished yet")
+	slots := fill(t, l, 2)
+	mock.Add(200 * time.Millisecond)
+	for _, s := range slots {
+		s.Release(true)
+	}
+	mock.Add(time.Second) // past two noLoads
+	l.Stats()
+	assert.False(t, l.probing)
+	assert.InDelta(t, float64(200*time.Millisecond), float64(l.noLoad()), 1e3,
+		"noLoad is the two slots' own, whatever the start's probes saw")
+	l.capacity = 10 // calls a second
+	assert.InDelta(t, 2, l.atOnce(), 0.01)
+}
+
 func TestLimiter_allowed_probe(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.noteNoLoad(mock.Now(), 20*time.Millisecond)
@@ -377,6 +417,11 @@ func TestLimiter_allowed_probe(t *testing.T) {
 	assert.Equal(t, 4, l.allowed(), "overloaded, what the handlers serve at once: their queue drains, and none is idle")
 	l.capacity = 250
 	assert.Equal(t, 3, l.allowed(), "what they serve at once no fewer than the limit: noLoad is too high, and the probe √limit deep")
+
+	l.minima = [maxNoLoadSeconds]time.Duration{} // 2 slots of 200 ms, 10 calls a second
+	l.noteNoLoad(mock.Now(), 200*time.Millisecond)
+	l.limit, l.capacity = 2+0.5*math.Sqrt(2), 10
+	assert.Equal(t, 2, l.allowed(), "2 at once, one fewer than the limit lets in: neither slot idle")
 }
 
 func TestLimiter_advance_probeWaitsForTwoCalls(t *testing.T) {
