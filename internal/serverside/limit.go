@@ -189,8 +189,11 @@ const (
 	// tickLength and rateTicks make the window arrivals are counted in.
 	tickLength = 100 * time.Millisecond
 	rateTicks  = 20
-	// shortTicks is the short window of the overload rule.
+	// shortTicks is the short window of the overload rule, and countNoise
+	// how many spreads of a count of arrivals the rule sets aside as
+	// chance.
 	shortTicks = 5
+	countNoise = 2
 	// maxWait is how long a call may expect to wait in the queue while
 	// the server is not overloaded, and maxQueue how many calls it holds
 	// at most whatever the wait.
@@ -644,13 +647,26 @@ func (l *Limiter) endTick(t int64) {
 	// once (4× then 0.5×: the long window stays high for 1.7 s, while the
 	// queue, kept short, rejects what a server with room would serve), and
 	// keep the long window from starting another.
+	c := l.capacity
 	switch {
-	case !l.overload && (long > 1.3*l.capacity && short > 1.1*l.capacity || short > 2*l.capacity):
+	case !l.overload && (past(long, 1.3*c, rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
 		l.overload = true
 		l.trim()
-	case l.overload && (long < 1.1*l.capacity || short < 0.9*l.capacity):
+	case l.overload && (past(-long, -1.1*c, rateTicks) || past(-short, -0.9*c, shortTicks)):
 		l.overload = false
 	}
+}
+
+// past reports whether rate, arrivals a second over n ticks, is past
+// level by more than chance, above it (or, with both negated, below):
+// by twice the spread of a count of the calls level gives in n ticks,
+// √ of them. A half second of handlers that serve 10 calls a second
+// holds 5, and would otherwise start and end overloads on chance.
+func past(rate, level float64, n int) bool {
+	span := float64(n) * tickLength.Seconds()
+	k := rate * span
+	at := level * span
+	return k > at+countNoise*math.Sqrt(math.Abs(at))
 }
 
 // perSecond is the calls per second over the n ticks up to tick last,
@@ -791,6 +807,14 @@ func (l *Limiter) endProbe(now time.Time) {
 			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
 		l.noteNoLoad(now, latency)
+		if l.deep && l.latency > 0 {
+			// The start ended on latency past the noLoad it read; with the
+			// handlers' own, the limit moves at once to what the start's
+			// last interval tells: halving toward it a tenth at a time
+			// takes seconds of slow handlers' calls.
+			g := min(1, float64(l.noLoad())/float64(l.latency))
+			l.limit = max(1, min(l.limit, l.limit*g+headroom*math.Sqrt(l.limit)))
+		}
 		l.probeEvery = max(1, min(int64(probeSpacing*latency/time.Second), maxNoLoadSeconds/noLoadProbes))
 		l.probedAt = at
 		l.probed, l.probes = logLatencies{}, 0

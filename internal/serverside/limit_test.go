@@ -1,6 +1,7 @@
 package serverside
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -154,25 +155,32 @@ func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
 func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
-		perTick       int // arrivals per tick over the last 2 s
-		lastHalf      int // arrivals per tick over the last 0.5 s, when not perTick
+		capacity      float64 // calls a second; 200 when 0
+		perTick       int     // arrivals per tick over the last 2 s
+		lastHalf      int     // arrivals per tick over the last 0.5 s, when not perTick
 		wasOverloaded bool
 		want          bool
 	}{
+		// 200 calls a second: 20 a tick; chance is 2√ of a window's count.
 		{name: "at capacity", perTick: 20, want: false},
 		{name: "1.2x", perTick: 24, want: false},
-		{name: "1.4x over 2 s", perTick: 28, want: true},
+		{name: "1.5x over 2 s", perTick: 30, want: true},
+		{name: "1.4x over 2 s: within chance of 1.3x", perTick: 28, want: false},
 		{name: "a burst of 3x for 0.5 s", perTick: 18, lastHalf: 60, want: true},
 		{name: "a burst of 3x for 0.2 s", perTick: 18, lastHalf: 30, want: false},
 		{name: "stays overloaded at 1.2x", perTick: 24, wasOverloaded: true, want: true},
-		{name: "ends below 1.1x", perTick: 21, wasOverloaded: true, want: false},
-		{name: "ends once the last 0.5 s fall below 0.9x", perTick: 80, lastHalf: 17, wasOverloaded: true, want: false},
+		{name: "ends below 1.1x past chance", perTick: 19, wasOverloaded: true, want: false},
+		{name: "ends once the last 0.5 s fall below 0.9x past chance", perTick: 80, lastHalf: 13, wasOverloaded: true, want: false},
 		{name: "4x before the last 0.5 s at 0.5x starts none", perTick: 80, lastHalf: 10, want: false},
-		{name: "1.4x over 2 s, the last 0.5 s at capacity, starts none", perTick: 28, lastHalf: 20, want: false},
+		{name: "1.5x over 2 s, the last 0.5 s at capacity, starts none", perTick: 30, lastHalf: 20, want: false},
+		// 20 calls a second, 2 a tick: a half second holds 10.
+		{name: "few calls: 2x, a half second at 0.5x by chance", capacity: 20, perTick: 4, lastHalf: 1, wasOverloaded: true, want: true},
+		{name: "few calls: 0.9x, a half second at 2.5x by chance", capacity: 20, perTick: 2, lastHalf: 5, want: false},
+		{name: "few calls: 4x", capacity: 20, perTick: 8, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
-			l.capacity = 200 // a second; 20 a tick
+			l.capacity = cmp.Or(tc.capacity, 200)
 			l.overload = tc.wasOverloaded
 			const now = 1000
 			for i := int64(1); i <= rateTicks; i++ {
@@ -402,6 +410,10 @@ func TestLimiter_endProbe_pastTheStartFindsFewSlots(t *testing.T) {
 	assert.False(t, l.probing)
 	assert.InDelta(t, float64(200*time.Millisecond), float64(l.noLoad()), 1e3,
 		"noLoad is the two slots' own, whatever the start's probes saw")
+	// The start's last interval (8 calls at once, 800 ms) with the new
+	// noLoad: the limit moves at once, not halfway at a time.
+	started := 8 + 0.5*(8*0.5+0.5*math.Sqrt(8)-8)
+	assert.InDelta(t, started*0.25+0.5*math.Sqrt(started), l.limit, 0.01)
 	l.capacity = 10 // calls a second
 	assert.InDelta(t, 2, l.atOnce(), 0.01)
 }
