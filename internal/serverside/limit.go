@@ -79,7 +79,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     capacity × noLoad (Little's law), plus ½√ of them: calls let in past
 //     that only wait inside, where no level goes first. It ends when
 //     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
-//     half second.
+//     half second. Each of these counts must be past its mark by more
+//     than chance, twice the √ of the calls the mark stands for: a half
+//     second of handlers that serve 10 calls a second holds 5.
 //
 // A call whose handler waits on a guarded call (see [Slot.Hold] and
 // package chain) holds no room meanwhile, and that time is not its
