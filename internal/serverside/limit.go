@@ -77,7 +77,11 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     rejected too, so that what is served has not waited long; and the
 //     limit goes no higher than the calls the handlers serve at once,
 //     capacity × noLoad (Little's law), plus ½√ of them: calls let in past
-//     that only wait inside, where no level goes first. It ends when
+//     that only wait inside, where no level goes first. So latency half
+//     as much again past noLoad is then the handlers slowing more than a
+//     queue inside: a probe starts at once (not in up to a second), the
+//     limit held until it ends, so that the old noLoad does not take the
+//     limit below the handlers' slots meanwhile. It ends when
 //     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
 //     half second. Each of these counts must be past its mark by more
 //     than chance, twice the √ of the calls the mark stands for: a half
@@ -137,6 +141,7 @@ type Limiter struct {
 	probed     logLatencies
 	probes     int // the probes in probed
 	probedAt   int // the calls let in at once by the last probe that told noLoad
+	probeEnded time.Time // when the last probe ended
 
 	// noLoad's recent minima, one per second.
 	minima    [maxNoLoadSeconds]time.Duration
@@ -232,6 +237,12 @@ const (
 	// latency may be and still have drained no queue: a few percent
 	// that timers and the scheduler add or take.
 	probeNoise = 0.05
+	// slowedGradient is the gradient below which, in overload, the
+	// handlers are taken to have slowed rather than queued (a probe tells
+	// which at once); slowedProbeGap is how long after a probe another
+	// may start on it.
+	slowedGradient = 2.0 / 3
+	slowedProbeGap = 3 * minInterval
 )
 
 // NewLimiter returns a Limiter that reads time from c (the system clock
@@ -730,8 +741,18 @@ func (l *Limiter) adjust(now time.Time) {
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
 		started := l.starting && gradient < startEnd
 		l.starting = l.starting && !started
+		// In overload the limit stops near what the handlers serve at
+		// once, so latency far past noLoad is less a queue inside than
+		// handlers that have slowed: a probe tells which now, not in up to
+		// a second, and the limit holds meanwhile. Left to the gradient,
+		// it falls below the handlers' slots on the old noLoad, and they
+		// idle until the next probe.
+		slowed := l.overload && !l.starting && gradient < slowedGradient &&
+			now.Sub(l.probeEnded) >= slowedProbeGap
 		if l.starting {
 			next = 2 * l.limit
+		} else if slowed {
+			next = l.limit
 		} else if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
@@ -746,7 +767,7 @@ func (l *Limiter) adjust(now time.Time) {
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer
 		// calls lets the handlers' own queue drain, for noLoad.
-		if sec >= l.probeSec+l.probeEvery || started {
+		if sec >= l.probeSec+l.probeEvery || started || slowed {
 			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
 			if started { // the start's probes let in more calls than this one
@@ -824,6 +845,7 @@ func (l *Limiter) endProbe(now time.Time) {
 		l.probed, l.probes = logLatencies{}, 0 // too spread to tell
 	}
 	l.probing, l.deep = false, false
+	l.probeEnded = now
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)

@@ -310,6 +310,49 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 	}
 }
 
+// TestLimiter_adjust_overloadedProbesHandlersThatSlowed: in overload, 4
+// handlers of 20 ms at their limit of 4 + ½√4 take 40 ms from one interval
+// to the next (their service slowed). The limit holds where the gradient
+// on the old noLoad would take it below the 4 slots, a probe starts at
+// once, and its calls, which take 40 ms with no queue to drain, replace
+// noLoad; a second slowed interval right after it probes no more.
+func TestLimiter_adjust_overloadedProbesHandlersThatSlowed(t *testing.T) {
+	l, now := newStartedLimiter(20*time.Millisecond, 5)
+	l.overload, l.capacity, l.probedAt = true, 200, 4
+	l.latency = 25 * time.Millisecond
+	interval := func(latency time.Duration) {
+		for range minSamples {
+			l.interval.add(math.Log(float64(latency)))
+		}
+		l.full = true
+		l.adjust(now)
+	}
+	now = now.Add(300 * time.Millisecond) // within the second of the last probe
+	interval(40 * time.Millisecond)
+	assert.Equal(t, 5.0, l.limit, "the limit holds")
+	require.True(t, l.probing, "a probe starts at once")
+	assert.Equal(t, 4, l.allowed(), "in overload a probe lets in what the handlers serve at once")
+	for range minSamples / 2 {
+		l.probed.add(math.Log(float64(40 * time.Millisecond)))
+	}
+	now = now.Add(50 * time.Millisecond)
+	l.endProbe(now)
+	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3, "the handlers are slower: noLoad follows")
+
+	l, now = newStartedLimiter(20*time.Millisecond, 5)
+	l.overload, l.capacity = true, 200
+	l.probeEnded = now.Add(-minInterval) // a probe has just ended
+	interval(40 * time.Millisecond)
+	assert.False(t, l.probing, "no probe right after one")
+	assert.Less(t, l.limit, 5.0, "the gradient moves the limit")
+
+	l, now = newStartedLimiter(20*time.Millisecond, 5)
+	l.capacity = 200 // not overloaded: the limit may hold a queue inside
+	interval(40 * time.Millisecond)
+	assert.False(t, l.probing, "not overloaded: no probe before its second")
+	assert.Less(t, l.limit, 5.0)
+}
+
 func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	l, mock := newMockLimiter()
 	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
