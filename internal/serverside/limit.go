@@ -139,8 +139,8 @@ type Limiter struct {
 	probeStart time.Time
 	probeCalls int // this probe's
 	probed     logLatencies
-	probes     int // the probes in probed
-	probedAt   int // the calls let in at once by the last probe that told noLoad
+	probes     int       // the probes in probed
+	probedAt   int       // the calls let in at once by the last probe that told noLoad
 	probeEnded time.Time // when the last probe ended
 
 	// noLoad's recent minima, one per second.
