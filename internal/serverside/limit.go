@@ -69,8 +69,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //   - Overload is arrivals past capacity: while calls arrive faster than
 //     the handlers have served them when busy, or at all over the last
 //     half second (more than 1.3× over 2 s and 1.1× over the last half
-//     second, or 2× over half a second), the queue holds only √limit calls and
-//     serves the newest first; the lowest level's oldest call is rejected
+//     second, or 2× over half a second; over 2 s, 1.3× the most they
+//     served in the last 4 s: with a heavy tail, slow calls hold every
+//     slot for a second or two, which is no overload), the queue holds
+//     only √limit calls and serves the newest first; the lowest level's oldest call is rejected
 //     to make room, and a call that would be the lowest is rejected at
 //     once; a call left waiting longer than 0.3 noLoad (half as much
 //     again per level above the lowest; never at the highest) is
@@ -154,6 +156,10 @@ type Limiter struct {
 	idleSeen   bool  // and the handlers had room to spare
 	probedTick bool  // a probe ran in this tick
 	capacity   float64
+	// capacity's highest of each of the last peakSeconds seconds: the
+	// overload rule's long window holds arrivals against it.
+	peaks   [peakSeconds]float64
+	peakSec int64
 
 	rejected [criticality.Levels]int64 // guarded by mu; since the limiter was made
 }
@@ -201,6 +207,9 @@ const (
 	// chance.
 	shortTicks = 5
 	countNoise = 2
+	// peakSeconds is how long the overload rule's long window remembers
+	// the highest capacity (see Limiter.peak).
+	peakSeconds = 4
 	// maxWait is how long a call may expect to wait in the queue while
 	// the server is not overloaded, and maxQueue how many calls it holds
 	// at most whatever the wait.
@@ -643,6 +652,7 @@ func (l *Limiter) endTick(t int64) {
 	}
 	if l.capacity > 0 { // the handlers served that many: they can
 		l.capacity = max(l.capacity, l.perSecond(l.tick, shortTicks, true))
+		l.notePeak(t)
 	}
 	l.tick = t
 	next := &l.ticks[t%rateTicks]
@@ -662,7 +672,7 @@ func (l *Limiter) endTick(t int64) {
 	// keep the long window from starting another.
 	c := l.capacity
 	switch {
-	case !l.overload && (past(long, 1.3*c, rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
+	case !l.overload && (past(long, 1.3*l.peak(), rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
 		l.overload = true
 		l.trim()
 	case l.overload && (past(-long, -1.1*c, rateTicks) || past(-short, -0.9*c, shortTicks)):
@@ -698,6 +708,34 @@ func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 		}
 	}
 	return float64(sum) / (float64(n) * tickLength.Seconds())
+}
+
+// notePeak notes capacity among the peaks of the second of tick t.
+// Callers hold l.mu.
+func (l *Limiter) notePeak(t int64) {
+	sec := t * int64(tickLength) / int64(time.Second)
+	if sec != l.peakSec {
+		for s := l.peakSec + 1; s <= sec && s-l.peakSec <= peakSeconds; s++ {
+			l.peaks[s%peakSeconds] = 0
+		}
+		l.peakSec = sec
+	}
+	if p := &l.peaks[sec%peakSeconds]; l.capacity > *p {
+		*p = l.capacity
+	}
+}
+
+// peak is the highest capacity of the last peakSeconds seconds: what the
+// handlers have shown they serve. With a heavy tail, a few slow calls hold
+// every slot for a second or two, and capacity, which follows the newest
+// busy ticks, falls to a fraction of what the handlers serve in the long
+// run; arrivals past that for a second are no overload. Callers hold l.mu.
+func (l *Limiter) peak() float64 {
+	p := l.capacity
+	for _, c := range l.peaks {
+		p = max(p, c)
+	}
+	return p
 }
 
 // noLoad is the lowest latency of the intervals and probes of the last

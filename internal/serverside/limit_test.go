@@ -159,6 +159,8 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		perTick       int     // arrivals per tick over the last 2 s
 		lastHalf      int     // arrivals per tick over the last 0.5 s, when not perTick
 		wasOverloaded bool
+		peak          float64 // capacity's highest, peakAgo seconds ago
+		peakAgo       int64
 		want          bool
 	}{
 		// 200 calls a second: 20 a tick; chance is 2√ of a window's count.
@@ -177,6 +179,11 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "few calls: 2x, a half second at 0.5x by chance", capacity: 20, perTick: 4, lastHalf: 1, wasOverloaded: true, want: true},
 		{name: "few calls: 0.9x, a half second at 2.5x by chance", capacity: 20, perTick: 2, lastHalf: 5, want: false},
 		{name: "few calls: 4x", capacity: 20, perTick: 8, want: true},
+		// A heavy tail: slow calls held every slot for a second, and
+		// capacity fell to 120 from the 200 the handlers served 3 s ago.
+		{name: "1.7x a capacity that dipped, 1x its peak: none", capacity: 120, peak: 200, peakAgo: 3, perTick: 20, want: false},
+		{name: "1.7x a capacity that fell, its peak forgotten: starts", capacity: 120, peak: 200, peakAgo: 5, perTick: 20, want: true},
+		{name: "2x a capacity that dipped over 0.5 s: starts", capacity: 100, peak: 200, peakAgo: 1, perTick: 20, lastHalf: 25, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
@@ -189,6 +196,11 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 					n = tc.lastHalf
 				}
 				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n}
+			}
+			if tc.peak > 0 {
+				sec := now * int64(tickLength) / int64(time.Second)
+				l.peakSec = sec - tc.peakAgo
+				l.peaks[l.peakSec%peakSeconds] = tc.peak
 			}
 			l.tick = now - 1
 			l.endTick(now)
