@@ -78,8 +78,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     again per level above the lowest; never at the highest) is
 //     rejected too, so that what is served has not waited long; and the
 //     limit goes no higher than the calls the handlers serve at once,
-//     capacity × noLoad (Little's law), plus ½√ of them: calls let in past
-//     that only wait inside, where no level goes first. So latency half
+//     capacity × noLoad (Little's law; noLoad times the ratio of the calls'
+//     mean latency to their geometric mean, 2.2 for a heavy tail), plus
+//     ½√ of them: calls let in past that only wait inside, where no level
+//     goes first. So latency half
 //     as much again past noLoad is then the handlers slowing more than a
 //     queue inside: a probe starts at once (not in up to a second), the
 //     limit held until it ends, so that the old noLoad does not take the
@@ -156,6 +158,9 @@ type Limiter struct {
 	idleSeen   bool  // and the handlers had room to spare
 	probedTick bool  // a probe ran in this tick
 	capacity   float64
+	// tail is the ratio of the served calls' mean latency to their
+	// geometric mean, smoothed over intervals (see atOnce).
+	tail float64
 	// capacity's highest of each of the last peakSeconds seconds: the
 	// overload rule's long window holds arrivals against it.
 	peaks   [peakSeconds]float64
@@ -210,6 +215,9 @@ const (
 	// peakSeconds is how long the overload rule's long window remembers
 	// the highest capacity (see Limiter.peak).
 	peakSeconds = 4
+	// tailWeight is the weight of an interval's ratio of mean to
+	// geometric mean latency in Limiter.tail.
+	tailWeight = 0.25
 	// maxWait is how long a call may expect to wait in the queue while
 	// the server is not overloaded, and maxQueue how many calls it holds
 	// at most whatever the wait.
@@ -257,7 +265,7 @@ const (
 // NewLimiter returns a Limiter that reads time from c (the system clock
 // when c is nil).
 func NewLimiter(c clock.Clock) *Limiter {
-	l := &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1}
+	l := &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1, tail: 1}
 	if c == nil {
 		l.clock, l.system, l.made = clock.New(), true, time.Now()
 	}
@@ -326,6 +334,7 @@ func (s Slot) Release(served bool) {
 	if served && rtt > 0 {
 		x := math.Log(float64(rtt))
 		l.interval.add(x)
+		l.interval.linear += float64(rtt)
 		if l.probing && !s.start.Before(l.probeStart) {
 			l.probeCalls++
 			l.probed.add(x)
@@ -757,10 +766,11 @@ func (l *Limiter) memory() int64 {
 }
 
 // atOnce is how many calls the handlers serve at once, by Little's law:
-// capacity calls a second, each in noLoad; 0 before both are known.
+// capacity calls a second, each in noLoad × tail (Little's law holds for
+// the mean, and noLoad is a geometric mean); 0 before both are known.
 // Callers hold l.mu.
 func (l *Limiter) atOnce() float64 {
-	return l.capacity * l.noLoad().Seconds()
+	return l.capacity * l.noLoad().Seconds() * l.tail
 }
 
 // adjust ends the interval: it notes its latency (the geometric mean of
@@ -769,6 +779,13 @@ func (l *Limiter) atOnce() float64 {
 func (l *Limiter) adjust(now time.Time) {
 	latency := l.interval.mean()
 	l.latency = latency
+	if l.interval.linear > 0 {
+		// The mean over the geometric mean: 1 for a service that takes
+		// the same time each call, 2.2 for a heavy tail's (lognormal,
+		// the slowest call in a thousand 50 times the median).
+		ratio := l.interval.linear / float64(l.interval.n) / float64(latency)
+		l.tail += tailWeight * (max(ratio, 1) - l.tail)
+	}
 	sec := now.Unix()
 	l.noteNoLoad(now, latency)
 	if l.full {
@@ -903,6 +920,7 @@ func (l *Limiter) Force(limit float64, overloaded bool) {
 type logLatencies struct {
 	n          int
 	sum, sumSq float64
+	linear     float64 // the latencies' sum, in nanoseconds, where kept
 }
 
 // add counts a latency, given as its logarithm.

@@ -365,6 +365,50 @@ func TestLimiter_adjust_overloadedProbesHandlersThatSlowed(t *testing.T) {
 	assert.Less(t, l.limit, 5.0)
 }
 
+// TestLimiter_adjust_overloadedCountsTheMeanOfAHeavyTail: in overload,
+// 4 handlers serve 200 calls a second of a heavy tail (lognormal, the
+// slowest call in a thousand 50 times the median) whose mean is 20 ms and
+// geometric mean 9 ms. By Little's law they serve 200 × 20 ms = 4 calls at
+// once: the limit stops there, plus the headroom, not at 200 × 9 ms; a
+// service that takes the same time each call keeps its own 4 + ½√4.
+func TestLimiter_adjust_overloadedCountsTheMeanOfAHeavyTail(t *testing.T) {
+	const n = 64
+	heavy := make([]time.Duration, n) // the lognormal's quantiles, median 9 ms
+	for i := range heavy {
+		z := math.Sqrt2 * math.Erfinv(2*(float64(i)+0.5)/n-1)
+		heavy[i] = time.Duration(float64(9*time.Millisecond) * math.Exp(math.Log(50)/3.090232306167813*z))
+	}
+	for _, tc := range []struct {
+		name      string
+		latencies []time.Duration
+		noLoad    time.Duration
+		tail      [2]float64 // the range tail ends in
+		limit     float64
+	}{
+		{name: "heavy tail", latencies: heavy, noLoad: 9 * time.Millisecond, tail: [2]float64{1.9, 2.3}, limit: 4},
+		{name: "the same time each call", latencies: []time.Duration{20 * time.Millisecond}, noLoad: 20 * time.Millisecond,
+			tail: [2]float64{1, 1.001}, limit: 4 + 0.5*math.Sqrt(4)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, now := newStartedLimiter(tc.noLoad, 5)
+			l.overload, l.capacity = true, 200
+			for range 20 {
+				for _, d := range tc.latencies {
+					l.interval.add(math.Log(float64(d)))
+					l.interval.linear += float64(d)
+				}
+				l.full, l.probeSec = true, now.Unix() // no probe
+				l.adjust(now)
+				now = now.Add(minInterval)
+			}
+			assert.GreaterOrEqual(t, l.tail, tc.tail[0])
+			assert.LessOrEqual(t, l.tail, tc.tail[1])
+			assert.GreaterOrEqual(t, l.limit, tc.limit-0.01, "no fewer than the handlers serve at once")
+			assert.LessOrEqual(t, l.limit, tc.limit+1.1)
+		})
+	}
+}
+
 func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	l, mock := newMockLimiter()
 	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
