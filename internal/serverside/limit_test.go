@@ -409,6 +409,30 @@ func TestLimiter_adjust_overloadedCountsTheMeanOfAHeavyTail(t *testing.T) {
 	}
 }
 
+// TestLimiter_adjust_spreadIntervalTellsNoNoLoad: past the start, an
+// interval whose latencies are still spread (a heavy tail's, 4 and 36 ms,
+// geometric mean 12 ms) leaves noLoad as it was; one that tells its
+// latency to within maxSpread is a noLoad.
+func TestLimiter_adjust_spreadIntervalTellsNoNoLoad(t *testing.T) {
+	l, now := newStartedLimiter(20*time.Millisecond, 5)
+	for i := range 16 {
+		d := 4 * time.Millisecond
+		if i%2 == 1 {
+			d = 36 * time.Millisecond
+		}
+		l.interval.add(math.Log(float64(d)))
+	}
+	require.Greater(t, l.interval.spread(), float64(maxSpread))
+	l.adjust(now)
+	assert.Equal(t, 20*time.Millisecond, l.noLoad(), "spread: no noLoad")
+
+	for range 16 {
+		l.interval.add(math.Log(float64(12 * time.Millisecond)))
+	}
+	l.adjust(now)
+	assert.Equal(t, 12*time.Millisecond, l.noLoad(), "told to within maxSpread")
+}
+
 func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	l, mock := newMockLimiter()
 	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
