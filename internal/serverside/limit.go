@@ -41,8 +41,8 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     tail moves it by little) and noLoad is the lowest of the last
 //     three probes' spans (3 s; more for slow handlers, below); it moves
 //     up at once and halfway down. An interval lasts until its
-//     calls tell its latency to within a tenth (or a second: past the
-//     start, such an interval, a heavy tail's, is no noLoad), and a
+//     calls tell its latency to within a tenth (or a second: such an
+//     interval, a heavy tail's, is no noLoad unless none is known), and a
 //     latency counts as above noLoad only past twice that spread. While
 //     the handlers keep up, a call takes noLoad and the limit grows;
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
@@ -788,11 +788,12 @@ func (l *Limiter) adjust(now time.Time) {
 		l.tail += tailWeight * (max(ratio, 1) - l.tail)
 	}
 	sec := now.Unix()
-	if l.starting || l.interval.spread() <= maxSpread || l.noLoad() == 0 {
-		// Past the start, an interval that ended on maxInterval with its
-		// latency still spread past maxSpread (a heavy tail's) tells no
-		// noLoad: the lowest of a few such is well below the handlers'
-		// own, and would hold the limit below what they serve at once.
+	if l.interval.spread() <= maxSpread || l.noLoad() == 0 {
+		// An interval whose latency is still spread past maxSpread (a
+		// heavy tail's, ended on maxInterval, or the start's few calls)
+		// tells no noLoad, unless none is known: the lowest of a few such
+		// is well below the handlers' own, and would hold the limit below
+		// what they serve at once.
 		l.noteNoLoad(now, latency)
 	}
 	if l.full {

@@ -409,10 +409,10 @@ func TestLimiter_adjust_overloadedCountsTheMeanOfAHeavyTail(t *testing.T) {
 	}
 }
 
-// TestLimiter_adjust_spreadIntervalTellsNoNoLoad: past the start, an
-// interval whose latencies are still spread (a heavy tail's, 4 and 36 ms,
-// geometric mean 12 ms) leaves noLoad as it was; one that tells its
-// latency to within maxSpread is a noLoad.
+// TestLimiter_adjust_spreadIntervalTellsNoNoLoad: an interval whose
+// latencies are still spread (a heavy tail's, 4 and 36 ms, geometric mean
+// 12 ms) leaves noLoad as it was; one that tells its latency to within
+// maxSpread is a noLoad.
 func TestLimiter_adjust_spreadIntervalTellsNoNoLoad(t *testing.T) {
 	l, now := newStartedLimiter(20*time.Millisecond, 5)
 	for i := range 16 {
