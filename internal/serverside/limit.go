@@ -73,20 +73,20 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     second, or 2× over half a second; over 2 s, 1.3× the most they
 //     served in the last 4 s: with a heavy tail, slow calls hold every
 //     slot for a second or two, which is no overload), the queue holds
-//     only √limit calls and serves the newest first; the lowest level's oldest call is rejected
-//     to make room, and a call that would be the lowest is rejected at
-//     once; a call left waiting longer than 0.3 noLoad (half as much
-//     again per level above the lowest; never at the highest) is
-//     rejected too, so that what is served has not waited long; and the
-//     limit goes no higher than the calls the handlers serve at once,
-//     capacity × noLoad (Little's law; noLoad times the ratio of the calls'
-//     mean latency to their geometric mean, 2.2 for a heavy tail), plus
-//     ½√ of them: calls let in past that only wait inside, where no level
-//     goes first. So latency half
-//     as much again past noLoad is then the handlers slowing more than a
-//     queue inside: a probe starts at once (not in up to a second), the
-//     limit held until it ends, so that the old noLoad does not take the
-//     limit below the handlers' slots meanwhile. It ends when
+//     only √limit calls and serves the newest first; the lowest level's
+//     oldest call is rejected to make room, and a call that would be
+//     the lowest is rejected at once; a call left waiting longer than
+//     0.3 noLoad (half as much again per level above the lowest; never
+//     at the highest) is rejected too, so that what is served has not
+//     waited long; and the limit goes no higher than the calls the
+//     handlers serve at once, capacity × noLoad (Little's law; noLoad
+//     times the ratio of the calls' mean latency to their geometric
+//     mean, 2.2 for a heavy tail), plus ½√ of them: calls let in past
+//     that only wait inside, where no level goes first. So latency half
+//     as much again past noLoad is then the handlers slowing more than
+//     a queue inside: a probe starts at once (not in up to a second),
+//     the limit held until it ends, so that the old noLoad does not
+//     take the limit below the handlers' slots meanwhile. It ends when
 //     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
 //     half second. Each of these counts must be past its mark by more
 //     than chance, twice the √ of the calls the mark stands for: a half
