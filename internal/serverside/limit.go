@@ -724,15 +724,25 @@ func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 // Callers hold l.mu.
 func (l *Limiter) notePeak(t int64) {
 	sec := t * int64(tickLength) / int64(time.Second)
-	if sec != l.peakSec {
-		for s := l.peakSec + 1; s <= sec && s-l.peakSec <= peakSeconds; s++ {
-			l.peaks[s%peakSeconds] = 0
-		}
-		l.peakSec = sec
-	}
+	toSecond(l.peaks[:], &l.peakSec, sec)
 	if p := &l.peaks[sec%peakSeconds]; l.capacity > *p {
 		*p = l.capacity
 	}
+}
+
+// toSecond moves ring, one entry a second indexed by the second modulo its
+// length, from second *last to sec: the entries of the seconds in between,
+// and of sec, start afresh (zero).
+func toSecond[T any](ring []T, last *int64, sec int64) {
+	if sec == *last {
+		return
+	}
+	n := int64(len(ring))
+	var zero T
+	for s := *last + 1; s <= sec && s-*last <= n; s++ {
+		ring[s%n] = zero
+	}
+	*last = sec
 }
 
 // peak is the highest capacity of the last peakSeconds seconds: what the
@@ -864,12 +874,7 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 // Callers hold l.mu.
 func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 	sec := now.Unix()
-	if sec != l.minimaSec {
-		for s := l.minimaSec + 1; s <= sec && s-l.minimaSec <= maxNoLoadSeconds; s++ {
-			l.minima[s%maxNoLoadSeconds] = 0
-		}
-		l.minimaSec = sec
-	}
+	toSecond(l.minima[:], &l.minimaSec, sec)
 	if m := &l.minima[sec%maxNoLoadSeconds]; *m == 0 || latency < *m {
 		*m = max(latency, 1)
 	}
