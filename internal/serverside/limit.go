@@ -23,8 +23,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 
 // Limiter is a server's overload limit: it lets at most a learned number
 // of calls into the handlers at once (the limit), holds the calls past it
-// in a queue per criticality level, and passes the queue's highest level
-// on first as calls finish. It learns the limit from what it sees, with
+// in a queue per criticality level, and passes them on as calls finish:
+// the oldest first while the handlers serve them all, the highest level
+// first in overload. It learns the limit from what it sees, with
 // nothing to configure:
 //
 //   - The limit starts at 4 and doubles on each interval it is reached
@@ -42,8 +43,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     three probes' spans (3 s; more for slow handlers, below); it moves
 //     up at once and halfway down. An interval lasts until its
 //     calls tell its latency to within a tenth (or a second: such an
-//     interval, a heavy tail's, is no noLoad unless none is known), and a
-//     latency counts as above noLoad only past twice that spread. While
+//     interval, a heavy tail's, is no noLoad unless none is known, or it
+//     tells it closer than the rough one known), and a latency counts as
+//     above noLoad only past twice that spread. While
 //     the handlers keep up, a call takes noLoad and the limit grows;
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
 //     every call let in past what they can serve at once, and the limit
@@ -54,10 +56,12 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     until half an interval's calls let in during it have finished, or
 //     two of them and two noLoads (a second at most). The latency of
 //     those calls, which find the handlers' own queue drained, is a
-//     noLoad once they tell it to within a tenth; if it is no lower than
-//     the interval's before (but for 5 % of noise), with no more calls
-//     let in than by the probe before, the probe drained no queue, the
-//     handlers themselves have slowed, and it replaces the lower noLoads
+//     noLoad once they tell it to within a tenth (at the spread the
+//     intervals' calls show: a probe's first calls to finish are the
+//     fastest of a heavy tail's); if it is no lower than the interval's
+//     before (but for 5 % of noise), with no more calls let in than by
+//     the probe before, the probe drained no queue, the handlers
+//     themselves have slowed, and it replaces the lower noLoads
 //     remembered. Handlers that take 200 ms or more are probed less
 //     often, every ten noLoads (in whole seconds, up to 5 s), and noLoad
 //     remembers three such spans: a probe of a handler that takes 200 ms
@@ -71,11 +75,12 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     the handlers have served them when busy, or at all over the last
 //     half second (more than 1.3× over 2 s and 1.1× over the last half
 //     second, or 2× over half a second; over 2 s, 1.3× the most they
-//     served in the last 4 s: with a heavy tail, slow calls hold every
-//     slot for a second or two, which is no overload), the queue holds
-//     only √limit calls and serves the newest first; the lowest level's
-//     oldest call is rejected to make room, and a call that would be
-//     the lowest is rejected at once; a call left waiting longer than
+//     served in the last 4 s, or over the 2 s: with a heavy tail, slow
+//     calls hold every slot for a second or two, which is no overload),
+//     the queue holds only √limit calls and serves the highest level
+//     first, the newest first within it; the lowest level's oldest call
+//     is rejected to make room, and a call that would be the lowest is
+//     rejected at once; a call left waiting longer than
 //     0.3 noLoad (half as much again per level above the lowest; never
 //     at the highest) is rejected too, so that what is served has not
 //     waited long; and the limit goes no higher than the calls the
@@ -96,9 +101,11 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // package chain) holds no room meanwhile, and that time is not its
 // latency: the limit is for the server's own work.
 //
-// A level is never served less than a lower one: a call waits only
-// behind higher or equal levels, and only the lowest level waiting is
-// ever rejected. The zero value is not usable: make one with
+// A level is never served less than a lower one: in overload a call
+// waits only behind higher or equal levels, and only the lowest level
+// waiting is ever rejected; otherwise none is rejected, and calls go in
+// in the order they came (by level, the lowest would wait longest, past
+// its callers' deadlines, for no level's gain). The zero value is not usable: make one with
 // [NewLimiter]. A Limiter is safe for concurrent use by multiple
 // goroutines.
 type Limiter struct {
@@ -151,6 +158,9 @@ type Limiter struct {
 	// noLoad's recent minima, one per second.
 	minima    [maxNoLoadSeconds]time.Duration
 	minimaSec int64
+	// rough is the spread of the latency noLoad was read from, when past
+	// maxSpread (few calls, or a heavy tail's); 0 otherwise.
+	rough float64
 
 	// Arrivals and completions per tick, over the last rateTicks.
 	ticks      [rateTicks]tickCounts
@@ -162,6 +172,9 @@ type Limiter struct {
 	// tail is the ratio of the served calls' mean latency to their
 	// geometric mean, smoothed over intervals (see atOnce).
 	tail float64
+	// perCall is the standard deviation of the logarithm of one call's
+	// latency, smoothed over intervals like tail.
+	perCall float64
 	// capacity's highest of each of the last peakSeconds seconds: the
 	// overload rule's long window holds arrivals against it.
 	peaks   [peakSeconds]float64
@@ -305,8 +318,8 @@ func (s *Slot) Hold(m *chain.Mark) {
 	m.Hold(s.l)
 }
 
-// Release gives the slot back: the next call waiting, highest level
-// first, goes in. When served is true (the handler answered its caller,
+// Release gives the slot back: the next call waiting goes in (see
+// Limiter for which). When served is true (the handler answered its caller,
 // still there, and did not fail), the slot's latency, less its time on
 // guarded calls, counts toward the limit: a failure's says nothing of the
 // server's load (a dependency that fails at once, or hangs until the
@@ -543,28 +556,34 @@ func (l *Limiter) rejectOldest(i int) {
 	w.done <- struct{}{}
 }
 
-// handOff lets waiting calls in while the handlers have room, the
-// highest level first, within a level the oldest first, or the newest
-// while overloaded. Callers hold l.mu.
+// handOff lets waiting calls in while the handlers have room. While
+// overloaded, or starting, the highest level goes first, and within a
+// level the newest. Otherwise the oldest call goes first, whatever its
+// level: the handlers will serve every call, and by level the lowest
+// would wait longest, past its caller's deadline, for no level's gain.
+// Callers hold l.mu.
 func (l *Limiter) handOff(now time.Time) {
 	for l.queued > 0 && l.inFlight < l.allowed() {
-		for i := criticality.Levels - 1; i >= 0; i-- {
-			q := &l.waiting[i]
-			if q.len == 0 {
-				continue
+		var w *waiter
+		if l.overload || l.starting {
+			for i := criticality.Levels - 1; w == nil; i-- {
+				if q := &l.waiting[i]; q.len > 0 {
+					w = q.popBack()
+				}
 			}
-			var w *waiter
-			if l.overload || l.starting {
-				w = q.popBack()
-			} else {
-				w = q.popFront()
+		} else {
+			oldest := -1
+			for i := range l.waiting {
+				if h := l.waiting[i].head; h != nil && (oldest < 0 || h.since.Before(l.waiting[oldest].head.since)) {
+					oldest = i
+				}
 			}
-			l.queued--
-			l.inFlight++
-			w.state = granted
-			w.done <- struct{}{}
-			break
+			w = l.waiting[oldest].popFront()
 		}
+		l.queued--
+		l.inFlight++
+		w.state = granted
+		w.done <- struct{}{}
 	}
 	if l.queued == 0 {
 		l.emptySeen = true
@@ -682,7 +701,7 @@ func (l *Limiter) endTick(t int64) {
 	// keep the long window from starting another.
 	c := l.capacity
 	switch {
-	case !l.overload && (past(long, 1.3*l.peak(), rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
+	case !l.overload && (past(long, 1.3*l.peak(t-1), rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
 		l.overload = true
 		l.trim()
 	case l.overload && (past(-long, -1.1*c, rateTicks) || past(-short, -0.9*c, shortTicks)):
@@ -745,13 +764,15 @@ func toSecond[T any](ring []T, last *int64, sec int64) {
 	*last = sec
 }
 
-// peak is the highest capacity of the last peakSeconds seconds: what the
-// handlers have shown they serve. With a heavy tail, a few slow calls hold
-// every slot for a second or two, and capacity, which follows the newest
-// busy ticks, falls to a fraction of what the handlers serve in the long
-// run; arrivals past that for a second are no overload. Callers hold l.mu.
-func (l *Limiter) peak() float64 {
-	p := l.capacity
+// peak is what the handlers have shown they serve: the highest capacity
+// of the last peakSeconds seconds, or the calls they completed a second
+// over the rateTicks up to tick last, if more. With a heavy tail, a few
+// slow calls hold every slot for a second or two, and capacity, which
+// follows the newest busy ticks, falls to a fraction of what the handlers
+// serve in the long run (or is first measured then); arrivals past that
+// for a second are no overload. Callers hold l.mu.
+func (l *Limiter) peak(last int64) float64 {
+	p := max(l.capacity, l.perSecond(last, rateTicks, true))
 	for _, c := range l.peaks {
 		p = max(p, c)
 	}
@@ -797,14 +818,19 @@ func (l *Limiter) adjust(now time.Time) {
 		ratio := l.interval.linear / float64(l.interval.n) / float64(latency)
 		l.tail += tailWeight * (max(ratio, 1) - l.tail)
 	}
+	if l.interval.n >= minSamples {
+		sd := l.interval.spread() * math.Sqrt(float64(l.interval.n))
+		l.perCall += tailWeight * (sd - l.perCall)
+	}
 	sec := now.Unix()
-	if l.interval.spread() <= maxSpread || l.noLoad() == 0 {
+	if s := l.interval.spread(); s <= maxSpread || l.noLoad() == 0 || s < l.rough {
 		// An interval whose latency is still spread past maxSpread (a
 		// heavy tail's, ended on maxInterval, or the start's few calls)
-		// tells no noLoad, unless none is known: the lowest of a few such
-		// is well below the handlers' own, and would hold the limit below
-		// what they serve at once.
-		l.noteNoLoad(now, latency)
+		// tells no noLoad, unless none is known or it tells it closer
+		// than the rough one known: the lowest of a few such is well
+		// below the handlers' own, and would hold the limit below what
+		// they serve at once.
+		l.noteNoLoad(now, latency, s)
 	}
 	if l.full {
 		// The latency is above noLoad only past what the spread of the
@@ -870,9 +896,17 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 	return st
 }
 
-// noteNoLoad notes latency, an interval's, among noLoad's minima.
-// Callers hold l.mu.
-func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
+// noteNoLoad notes latency, an interval's or a probe's told to within
+// spread, among noLoad's minima. A latency told closer than a rough
+// noLoad (one told past maxSpread) replaces it: the lowest of two rough
+// readings is lower than either's mean. Callers hold l.mu.
+func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration, spread float64) {
+	if l.rough > 0 && spread < l.rough {
+		l.minima, l.rough = [maxNoLoadSeconds]time.Duration{}, 0
+	}
+	if spread > maxSpread {
+		l.rough = spread
+	}
 	sec := now.Unix()
 	toSecond(l.minima[:], &l.minimaSec, sec)
 	if m := &l.minima[sec%maxNoLoadSeconds]; *m == 0 || latency < *m {
@@ -886,7 +920,14 @@ func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration) {
 // them at most), tell it to within maxSpread. Callers hold l.mu.
 func (l *Limiter) endProbe(now time.Time) {
 	l.probes++
-	if l.probed.spread() <= maxSpread {
+	// A probe ends on its first calls to finish, the fastest of those it
+	// let in: their own spread understates a heavy tail's, which the
+	// intervals' calls tell.
+	spread := l.probed.spread()
+	if l.probed.n > 0 {
+		spread = max(spread, l.perCall/math.Sqrt(float64(l.probed.n)))
+	}
+	if spread <= maxSpread {
 		latency := l.probed.mean()
 		at := l.allowed()
 		if float64(latency) >= (1-probeNoise)*float64(l.latency) && at <= l.probedAt {
@@ -897,7 +938,7 @@ func (l *Limiter) endProbe(now time.Time) {
 			// theirs.
 			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
-		l.noteNoLoad(now, latency)
+		l.noteNoLoad(now, latency, spread)
 		if l.deep && l.latency > 0 {
 			// The start ended on latency past the noLoad it read; with the
 			// handlers' own, the limit moves at once to what the start's

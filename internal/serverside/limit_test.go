@@ -103,11 +103,11 @@ func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
 	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
 }
 
-func TestLimiter_Release_highestLevelFirst(t *testing.T) {
+func TestLimiter_Release_overloadedHighestLevelFirst(t *testing.T) {
 	l, _ := newMockLimiter()
-	l.Force(2, false)
+	l.Force(2, true)
 	slots := fill(t, l, 2)
-	low := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	low := acquireAsync(t, l, context.Background(), criticality.SheddablePlus)
 	high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
 	slots[0].Release(true)
 	got := <-high
@@ -115,6 +115,23 @@ func TestLimiter_Release_highestLevelFirst(t *testing.T) {
 	assert.Empty(t, low, "the lower level still waits")
 	slots[1].Release(true)
 	require.NoError(t, (<-low).err)
+}
+
+// TestLimiter_Release_oldestFirstWhileNotOverloaded: while the handlers
+// serve every call, the oldest goes in first, whatever its level.
+func TestLimiter_Release_oldestFirstWhileNotOverloaded(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.Force(2, false)
+	slots := fill(t, l, 2)
+	low := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	mock.Add(time.Millisecond)
+	high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
+	slots[0].Release(true)
+	got := <-low
+	require.NoError(t, got.err, "the lower level goes in first: it came first")
+	assert.Empty(t, high, "the higher level still waits")
+	slots[1].Release(true)
+	require.NoError(t, (<-high).err)
 }
 
 func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
@@ -161,6 +178,7 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		wasOverloaded bool
 		peak          float64 // capacity's highest, peakAgo seconds ago
 		peakAgo       int64
+		completions   int // per tick over the 2 s before the last 0.5 s
 		want          bool
 	}{
 		// 200 calls a second: 20 a tick; chance is 2√ of a window's count.
@@ -184,6 +202,11 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "1.7x a capacity that dipped, 1x its peak: none", capacity: 120, peak: 200, peakAgo: 3, perTick: 20, want: false},
 		{name: "1.7x a capacity that fell, its peak forgotten: starts", capacity: 120, peak: 200, peakAgo: 5, perTick: 20, want: true},
 		{name: "2x a capacity that dipped over 0.5 s: starts", capacity: 100, peak: 200, peakAgo: 1, perTick: 20, lastHalf: 25, want: true},
+		// Capacity first measured in a heavy tail's slow cluster of the
+		// last 0.5 s, below what the handlers completed before it.
+		{name: "1.5x a capacity that dipped, 1.3x its completions: none", capacity: 120, perTick: 19, completions: 20, want: false},
+		{name: "1.5x a capacity, its completions no more: starts", capacity: 120, perTick: 19, completions: 10, want: true},
+		{name: "2x a capacity that dipped over 0.5 s, below its completions: starts", capacity: 120, perTick: 19, lastHalf: 40, completions: 20, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
@@ -195,7 +218,11 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 				if tc.lastHalf != 0 && i <= shortTicks {
 					n = tc.lastHalf
 				}
-				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n}
+				c := tc.completions
+				if i <= shortTicks {
+					c = 0
+				}
+				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n, completions: c}
 			}
 			if tc.peak > 0 {
 				sec := now * int64(tickLength) / int64(time.Second)
@@ -433,6 +460,37 @@ func TestLimiter_adjust_spreadIntervalTellsNoNoLoad(t *testing.T) {
 	assert.Equal(t, 12*time.Millisecond, l.noLoad(), "told to within maxSpread")
 }
 
+// TestLimiter_adjust_closerReadingReplacesARoughNoLoad: the start's
+// first interval, a few calls of a heavy tail, tells a rough noLoad; an
+// interval that tells it closer replaces it, though higher (the lowest of
+// rough readings is below the handlers' own), and one told more roughly
+// does not.
+func TestLimiter_adjust_closerReadingReplacesARoughNoLoad(t *testing.T) {
+	l, mock := newMockLimiter()
+	interval := func(ds ...time.Duration) {
+		for _, d := range ds {
+			l.interval.add(math.Log(float64(d)))
+		}
+		l.adjust(mock.Now())
+		mock.Add(minInterval)
+	}
+	ms := time.Millisecond
+	interval(2*ms, 4*ms, 6*ms, 8*ms, 10*ms, 12*ms, 30*ms, 40*ms)
+	first := l.noLoad()
+	require.Greater(t, l.rough, float64(maxSpread))
+	interval(1*ms, 1*ms, 80*ms, 80*ms, 1*ms, 1*ms, 80*ms, 80*ms)
+	assert.Equal(t, first, l.noLoad(), "told more roughly: kept")
+	interval(5*ms, 8*ms, 10*ms, 12*ms, 15*ms, 20*ms, 25*ms, 9*ms)
+	require.Greater(t, l.rough, float64(maxSpread))
+	assert.Greater(t, l.noLoad(), first, "told closer: replaced, though higher")
+	rough := l.noLoad()
+	interval(6*ms, 7*ms, 6*ms, 7*ms, 6*ms, 7*ms, 6*ms, 7*ms)
+	assert.Less(t, l.noLoad(), rough, "told to within maxSpread: replaced")
+	assert.Zero(t, l.rough)
+	interval(20*ms, 21*ms, 20*ms, 21*ms, 20*ms, 21*ms, 20*ms, 21*ms)
+	assert.Less(t, l.noLoad(), 7*ms, "then the lowest is kept")
+}
+
 func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	l, mock := newMockLimiter()
 	assert.Equal(t, float64(initialLimit), l.Stats().Limit)
@@ -463,6 +521,28 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
 }
 
+// TestLimiter_endProbe_aHeavyTailsFastestCallsTellNoNoLoad: a probe ends
+// on the first of its calls to finish, the fastest of a heavy tail's,
+// whose own spread is small; the spread of the intervals' calls says
+// they tell no noLoad, so that it stays.
+func TestLimiter_endProbe_aHeavyTailsFastestCallsTellNoNoLoad(t *testing.T) {
+	l, now := newStartedLimiter(9*time.Millisecond, 8)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 { // a lognormal whose slowest call in a thousand is 50× the median
+		l.interval.add(math.Log(float64(9*time.Millisecond)) + 1.27*rng.NormFloat64())
+	}
+	l.adjust(now)
+	require.Greater(t, l.perCall, 0.25, "a tail's calls spread, as the intervals tell")
+	noLoad := l.noLoad()
+	l.latency = 15 * time.Millisecond
+	for _, d := range []time.Duration{3, 3, 3, 3} {
+		l.probed.add(math.Log(float64(d * time.Millisecond)))
+	}
+	l.probing = true
+	l.endProbe(now)
+	assert.Equal(t, noLoad, l.noLoad(), "four calls of a heavy tail tell no noLoad")
+}
+
 func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.limit, l.starting = 6, false
@@ -474,7 +554,7 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 		l.probing = true
 		l.endProbe(now)
 	}
-	l.noteNoLoad(now, 20*time.Millisecond)
+	l.noteNoLoad(now, 20*time.Millisecond, 0)
 	l.latency = 26 * time.Millisecond // the interval before: a little queue inside
 	probe(20 * time.Millisecond)
 	assert.InDelta(t, float64(20*time.Millisecond), float64(l.noLoad()), 1e3, "the probe drained the queue inside: noLoad stays")
@@ -507,7 +587,7 @@ func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 // queue inside.
 func TestLimiter_endProbe_pastTheStartFindsFewSlots(t *testing.T) {
 	l, mock := newMockLimiter()
-	l.noteNoLoad(mock.Now(), 400*time.Millisecond)
+	l.noteNoLoad(mock.Now(), 400*time.Millisecond, 0)
 	l.limit = 8
 	l.probed.add(math.Log(float64(500 * time.Millisecond))) // a probe of the start's, too spread to tell
 	l.probes = 1
@@ -543,7 +623,7 @@ func TestLimiter_endProbe_pastTheStartFindsFewSlots(t *testing.T) {
 
 func TestLimiter_allowed_probe(t *testing.T) {
 	l, mock := newMockLimiter()
-	l.noteNoLoad(mock.Now(), 20*time.Millisecond)
+	l.noteNoLoad(mock.Now(), 20*time.Millisecond, 0)
 	l.limit, l.starting, l.capacity = 5, false, 200 // 4 at once, and ½√4 more
 	assert.Equal(t, 5, l.allowed())
 	l.probing = true
@@ -554,7 +634,7 @@ func TestLimiter_allowed_probe(t *testing.T) {
 	assert.Equal(t, 3, l.allowed(), "what they serve at once no fewer than the limit: noLoad is too high, and the probe √limit deep")
 
 	l.minima = [maxNoLoadSeconds]time.Duration{} // 2 slots of 200 ms, 10 calls a second
-	l.noteNoLoad(mock.Now(), 200*time.Millisecond)
+	l.noteNoLoad(mock.Now(), 200*time.Millisecond, 0)
 	l.limit, l.capacity = 2+0.5*math.Sqrt(2), 10
 	assert.Equal(t, 2, l.allowed(), "2 at once, one fewer than the limit lets in: neither slot idle")
 }
@@ -562,7 +642,7 @@ func TestLimiter_allowed_probe(t *testing.T) {
 func TestLimiter_advance_probeWaitsForTwoCalls(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.limit, l.starting = 3, false
-	l.noteNoLoad(mock.Now(), 200*time.Millisecond)
+	l.noteNoLoad(mock.Now(), 200*time.Millisecond, 0)
 	l.probing, l.probeStart = true, mock.Now()
 	s := fill(t, l, 1) // the probe lets one call in at a time
 	mock.Add(200 * time.Millisecond)
