@@ -43,9 +43,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     three probes' spans (3 s; more for slow handlers, below); it moves
 //     up at once and halfway down. An interval lasts until its
 //     calls tell its latency to within a tenth (or a second: such an
-//     interval, a heavy tail's, is no noLoad unless none is known, or it
-//     tells it closer than the rough one known), and a latency counts as
-//     above noLoad only past twice that spread. While
+//     interval, a heavy tail's, is no noLoad unless none is known), and a
+//     latency counts as above noLoad only past twice that spread (and,
+//     past the start, the spread of the reading noLoad comes from, when
+//     that was past a tenth). While
 //     the handlers keep up, a call takes noLoad and the limit grows;
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
 //     every call let in past what they can serve at once, and the limit
@@ -158,9 +159,9 @@ type Limiter struct {
 	// noLoad's recent minima, one per second.
 	minima    [maxNoLoadSeconds]time.Duration
 	minimaSec int64
-	// rough is the spread of the latency noLoad was read from, when past
-	// maxSpread (few calls, or a heavy tail's); 0 otherwise.
-	rough float64
+	// The spread each minimum was told to, when past maxSpread (few
+	// calls, or a heavy tail's); 0 otherwise.
+	minimaSpread [maxNoLoadSeconds]float64
 
 	// Arrivals and completions per tick, over the last rateTicks.
 	ticks      [rateTicks]tickCounts
@@ -557,15 +558,15 @@ func (l *Limiter) rejectOldest(i int) {
 }
 
 // handOff lets waiting calls in while the handlers have room. While
-// overloaded, or starting, the highest level goes first, and within a
-// level the newest. Otherwise the oldest call goes first, whatever its
-// level: the handlers will serve every call, and by level the lowest
-// would wait longest, past its caller's deadline, for no level's gain.
-// Callers hold l.mu.
+// overloaded, starting, or before capacity is known, the highest level
+// goes first, and within a level the newest. Otherwise the oldest call
+// goes first, whatever its level: the handlers will serve every call, and
+// by level the lowest would wait longest, past its caller's deadline, for
+// no level's gain. Callers hold l.mu.
 func (l *Limiter) handOff(now time.Time) {
 	for l.queued > 0 && l.inFlight < l.allowed() {
 		var w *waiter
-		if l.overload || l.starting {
+		if l.overload || l.starting || l.capacity == 0 {
 			for i := criticality.Levels - 1; w == nil; i-- {
 				if q := &l.waiting[i]; q.len > 0 {
 					w = q.popBack()
@@ -726,7 +727,7 @@ func past(rate, level float64, n int) bool {
 // hold l.mu.
 func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
 	sum := 0
-	for t := last; t > last-int64(n); t-- {
+	for t := last; t > last-int64(n) && t >= 0; t-- {
 		c := &l.ticks[t%rateTicks]
 		switch {
 		case c.n != t: // stale: no call in that tick
@@ -791,6 +792,19 @@ func (l *Limiter) noLoad() time.Duration {
 	return m
 }
 
+// noLoadSpread is the spread noLoad was told to, when past maxSpread (a
+// heavy tail's few calls); 0 otherwise. Callers hold l.mu.
+func (l *Limiter) noLoadSpread() float64 {
+	var m time.Duration
+	var spread float64
+	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
+		if d := l.minima[s%maxNoLoadSeconds]; d > 0 && (m == 0 || d < m) {
+			m, spread = d, l.minimaSpread[s%maxNoLoadSeconds]
+		}
+	}
+	return spread
+}
+
 // memory is how many seconds noLoad remembers: noLoadProbes probes.
 // Callers hold l.mu.
 func (l *Limiter) memory() int64 {
@@ -823,19 +837,24 @@ func (l *Limiter) adjust(now time.Time) {
 		l.perCall += tailWeight * (sd - l.perCall)
 	}
 	sec := now.Unix()
-	if s := l.interval.spread(); s <= maxSpread || l.noLoad() == 0 || s < l.rough {
+	if s := l.interval.spread(); s <= maxSpread || l.noLoad() == 0 {
 		// An interval whose latency is still spread past maxSpread (a
 		// heavy tail's, ended on maxInterval, or the start's few calls)
-		// tells no noLoad, unless none is known or it tells it closer
-		// than the rough one known: the lowest of a few such is well
-		// below the handlers' own, and would hold the limit below what
-		// they serve at once.
+		// tells no noLoad, unless none is known: the lowest of a few such
+		// is well below the handlers' own, and would hold the limit below
+		// what they serve at once.
 		l.noteNoLoad(now, latency, s)
 	}
 	if l.full {
 		// The latency is above noLoad only past what the spread of the
-		// interval's own calls explains.
-		slack := math.Exp(tolerance * l.interval.spread())
+		// interval's own calls explains, and past the start that of
+		// noLoad's reading (the start's own spread is a queue's: its first
+		// calls queue one behind another in handlers that serve fewer).
+		spread := l.interval.spread()
+		if !l.starting {
+			spread = math.Hypot(spread, l.noLoadSpread())
+		}
+		slack := math.Exp(tolerance * spread)
 		gradient := min(1, float64(l.noLoad())*slack/float64(latency))
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
 		started := l.starting && gradient < startEnd
@@ -897,20 +916,19 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 }
 
 // noteNoLoad notes latency, an interval's or a probe's told to within
-// spread, among noLoad's minima. A latency told closer than a rough
-// noLoad (one told past maxSpread) replaces it: the lowest of two rough
-// readings is lower than either's mean. Callers hold l.mu.
+// spread, among noLoad's minima. Callers hold l.mu.
 func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration, spread float64) {
-	if l.rough > 0 && spread < l.rough {
-		l.minima, l.rough = [maxNoLoadSeconds]time.Duration{}, 0
-	}
-	if spread > maxSpread {
-		l.rough = spread
-	}
 	sec := now.Unix()
+	last := l.minimaSec
+	toSecond(l.minimaSpread[:], &last, sec)
 	toSecond(l.minima[:], &l.minimaSec, sec)
-	if m := &l.minima[sec%maxNoLoadSeconds]; *m == 0 || latency < *m {
+	i := sec % maxNoLoadSeconds
+	if m := &l.minima[i]; *m == 0 || latency < *m {
 		*m = max(latency, 1)
+		l.minimaSpread[i] = 0
+		if spread > maxSpread {
+			l.minimaSpread[i] = spread
+		}
 	}
 }
 
