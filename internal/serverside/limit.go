@@ -81,9 +81,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     the queue holds only √limit calls and serves the highest level
 //     first, the newest first within it; the lowest level's oldest call
 //     is rejected to make room, and a call that would be the lowest is
-//     rejected at once; a call left waiting longer than
-//     0.3 noLoad (half as much again per level above the lowest; never
-//     at the highest) is rejected too, so that what is served has not
+//     rejected at once; a call left waiting longer than 0.3 noLoad
+//     (half as much again per level above the lowest; never at the
+//     highest) is rejected too, so that what is served has not
 //     waited long; and the limit goes no higher than the calls the
 //     handlers serve at once, capacity × noLoad (Little's law; noLoad
 //     times the ratio of the calls' mean latency to their geometric
@@ -106,9 +106,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // waits only behind higher or equal levels, and only the lowest level
 // waiting is ever rejected; otherwise none is rejected, and calls go in
 // in the order they came (by level, the lowest would wait longest, past
-// its callers' deadlines, for no level's gain). The zero value is not usable: make one with
-// [NewLimiter]. A Limiter is safe for concurrent use by multiple
-// goroutines.
+// its callers' deadlines, for no level's gain). The zero value is not
+// usable: make one with [NewLimiter]. A Limiter is safe for concurrent
+// use by multiple goroutines.
 type Limiter struct {
 	clock clock.Clock
 	// system is true when clock is the system clock, read then as made
@@ -320,11 +320,12 @@ func (s *Slot) Hold(m *chain.Mark) {
 }
 
 // Release gives the slot back: the next call waiting goes in (see
-// Limiter for which). When served is true (the handler answered its caller,
-// still there, and did not fail), the slot's latency, less its time on
-// guarded calls, counts toward the limit: a failure's says nothing of the
-// server's load (a dependency that fails at once, or hangs until the
-// caller leaves), nor does that of a call ended early as its caller left.
+// Limiter for which). When served is true (the handler answered its
+// caller, still there, and did not fail), the slot's latency, less its
+// time on guarded calls, counts toward the limit: a failure's says
+// nothing of the server's load (a dependency that fails at once, or hangs
+// until the caller leaves), nor does that of a call ended early as its
+// caller left.
 // Release of the zero Slot does nothing.
 func (s Slot) Release(served bool) {
 	l := s.l
@@ -783,18 +784,19 @@ func (l *Limiter) peak(last int64) float64 {
 // noLoad is the lowest latency of the intervals and probes of the last
 // memory() seconds, 0 before the first. Callers hold l.mu.
 func (l *Limiter) noLoad() time.Duration {
-	var m time.Duration
-	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
-		if d := l.minima[s%maxNoLoadSeconds]; d > 0 && (m == 0 || d < m) {
-			m = d
-		}
-	}
-	return m
+	d, _ := l.lowest()
+	return d
 }
 
 // noLoadSpread is the spread noLoad was told to, when past maxSpread (a
 // heavy tail's few calls); 0 otherwise. Callers hold l.mu.
 func (l *Limiter) noLoadSpread() float64 {
+	_, spread := l.lowest()
+	return spread
+}
+
+// lowest is noLoad and the spread it was told to. Callers hold l.mu.
+func (l *Limiter) lowest() (time.Duration, float64) {
 	var m time.Duration
 	var spread float64
 	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
@@ -802,7 +804,7 @@ func (l *Limiter) noLoadSpread() float64 {
 			m, spread = d, l.minimaSpread[s%maxNoLoadSeconds]
 		}
 	}
-	return spread
+	return m, spread
 }
 
 // memory is how many seconds noLoad remembers: noLoadProbes probes.
