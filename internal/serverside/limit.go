@@ -82,9 +82,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     first, the newest first within it; the lowest level's oldest call
 //     is rejected to make room, and a call that would be the lowest is
 //     rejected at once; a call left waiting longer than 0.3 noLoad
-//     (half as much again per level above the lowest; never at the
-//     highest) is rejected too, so that what is served has not
-//     waited long; and the limit goes no higher than the calls the
+//     (half as much again per level above the lowest) is rejected too,
+//     so that what is served has not waited long; no wait rejects the
+//     highest level, which goes in in the order it came, its share of
+//     the queue bounding its wait; and the limit goes no higher than the calls the
 //     handlers serve at once, capacity × noLoad (Little's law; noLoad
 //     times the ratio of the calls' mean latency to their geometric
 //     mean, 2.2 for a heavy tail), plus ½√ of them: calls let in past
@@ -560,7 +561,8 @@ func (l *Limiter) rejectOldest(i int) {
 
 // handOff lets waiting calls in while the handlers have room. While
 // overloaded, starting, or before capacity is known, the highest level
-// goes first, and within a level the newest. Otherwise the oldest call
+// goes first, and within a level the newest (but for the highest level in
+// overload, in the order it came: see expire). Otherwise the oldest call
 // goes first, whatever its level: the handlers will serve every call, and
 // by level the lowest would wait longest, past its caller's deadline, for
 // no level's gain. Callers hold l.mu.
@@ -569,7 +571,15 @@ func (l *Limiter) handOff(now time.Time) {
 		var w *waiter
 		if l.overload || l.starting || l.capacity == 0 {
 			for i := criticality.Levels - 1; w == nil; i-- {
-				if q := &l.waiting[i]; q.len > 0 {
+				q := &l.waiting[i]
+				switch {
+				case q.len == 0:
+				case i == criticality.Levels-1 && l.overload && !l.starting:
+					// No wait rejects the highest level in overload: in
+					// order, its share of the queue bounds its wait; newest
+					// first, a burst's first call would wait out the burst.
+					w = q.popFront()
+				default:
 					w = q.popBack()
 				}
 			}

@@ -139,6 +139,44 @@ func TestLimiter_Release_order(t *testing.T) {
 	}
 }
 
+// In overload a level's calls go in newest first, but for the highest
+// level's: no wait rejects them, so a burst's first call would wait out
+// the whole burst behind the calls after it.
+func TestLimiter_Release_overloadedWithinALevel(t *testing.T) {
+	for _, tc := range []struct {
+		level  criticality.Level
+		oldest bool
+	}{
+		{level: criticality.CriticalPlus, oldest: true},
+		{level: criticality.Critical},
+		{level: criticality.SheddablePlus},
+	} {
+		t.Run(tc.level.String(), func(t *testing.T) {
+			l, mock := newMockLimiter()
+			l.Force(2, true)
+			l.capacity = 200
+			l.tick = mock.Now().UnixNano() / int64(tickLength) // no tick ends: overload stays as forced
+			slots := fill(t, l, 2)
+			older := acquireAsync(t, l, context.Background(), tc.level)
+			mock.Add(time.Millisecond)
+			newer := acquireAsync(t, l, context.Background(), tc.level)
+			first, second := newer, older
+			if tc.oldest {
+				first, second = older, newer
+			}
+			slots[0].Release(true)
+			select {
+			case got := <-first:
+				require.NoError(t, got.err)
+			case <-second:
+				t.Fatal("the other call went in first")
+			}
+			slots[1].Release(true)
+			require.NoError(t, (<-second).err)
+		})
+	}
+}
+
 func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
 	l, _ := newMockLimiter()
 	l.Force(4, false)
