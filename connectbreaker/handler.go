@@ -224,23 +224,27 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 			return ctx, ov, nil, slot, "", contextError(err)
 		}
 	}
-	if err == nil {
-		if h.o.limit {
-			slot, err = ov.Limiter(b, h.o.clock).Acquire(ctx, c)
-			if err != nil {
-				srebreaker.Ignore(p) // not served: it says nothing of the dependency
-				if err != serverside.ErrOverloaded {
-					return ctx, ov, nil, slot, "", contextError(err) // the client has gone
-				}
-				return ctx, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
-			}
+	probe := false
+	if err != nil {
+		if probe = ov.Probe(); !probe {
+			return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
 		}
-		return ctx, ov, p, slot, ov.Served(attempt), nil
+		p = serverside.Probe{}
 	}
-	if ov.Probe() {
-		return ctx, ov, serverside.Probe{}, slot, ov.Advice(), nil
+	if h.o.limit { // a probe too takes its room: it is the server's work
+		slot, err = ov.Limiter(b, h.o.clock).Acquire(ctx, c)
+		if err != nil {
+			srebreaker.Ignore(p) // not served: it says nothing of the dependency
+			if err != serverside.ErrOverloaded {
+				return ctx, ov, nil, slot, "", contextError(err) // the client has gone
+			}
+			return ctx, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
+		}
 	}
-	return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
+	if probe {
+		return ctx, ov, p, slot, ov.Advice(), nil
+	}
+	return ctx, ov, p, slot, ov.Served(attempt), nil
 }
 
 // finish records how a served call ended on p and in ov, and reports

@@ -20,6 +20,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/connectbreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // callKey is the key of the test service's Call on a HandlerInterceptor
@@ -275,6 +276,74 @@ func TestHandlerInterceptor_overloadLimit_freesTheRoomOfAGuardedCall(t *testing.
 			releaseAll()
 			assert.NoError(t, <-done)
 			assert.NoError(t, <-done)
+		})
+	}
+}
+
+// TestHandlerInterceptor_overloadLimit_probeTakesItsRoom: a call the
+// breaker drops but the interceptor serves all the same as a probe (its
+// dependency looks down) waits for its room in the overload limit like
+// any call.
+func TestHandlerInterceptor_overloadLimit_probeTakesItsRoom(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			reg := breaker.MustNewRegistry()
+			hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(reg),
+				connectbreaker.WithOverloadClock(clock.NewMock())) // no time passes: the limit never doubles on a stall
+			held, hold := make(chan struct{}, 1), make(chan struct{})
+			var probes atomic.Int32
+			mux := http.NewServeMux()
+			mux.Handle(callProcedure, connect.NewUnaryHandler(callProcedure,
+				func(ctx context.Context, req *connect.Request[msg]) (*connect.Response[msg], error) {
+					switch req.Msg.GetValue() {
+					case "fail":
+						return nil, connect.NewError(connect.CodeInternal, errors.New("the dependency is down"))
+					case "hold":
+						held <- struct{}{}
+						<-hold
+					default:
+						probes.Add(1)
+					}
+					return connect.NewResponse(req.Msg), nil
+				}, connect.WithInterceptors(hi)))
+			base := serve(t, mux)
+			var releasing sync.Once
+			release := func() { releasing.Do(func() { close(hold) }) }
+			t.Cleanup(release) // before the server closes
+			client := connect.NewClient[msg, msg](w.httpClient(t), base+callProcedure, w.options()...)
+			call := func(v string) error {
+				_, err := client.CallUnary(context.Background(), connect.NewRequest(wrapperspb.String(v)))
+				return err
+			}
+			for range 3 { // three failures in a row: the dependency looks down
+				require.Equal(t, connect.CodeInternal, connect.CodeOf(call("fail")))
+			}
+			connectbreaker.ForceOverload(hi, callKey, 1, false)
+			holding := make(chan error, 1)
+			go func() { holding <- call("hold") }()
+			await(t, held, "the call taking the only room never reached the handler")
+			b := reg.Get(callKey)
+			require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Hour}))
+			for range 39 {
+				require.Equal(t, connect.CodeUnavailable, connect.CodeOf(call("probe")), "dropped")
+			}
+			probe := make(chan error, 1)
+			go func() { probe <- call("probe") }() // the 40th drop in a row
+			deadline := time.Now().Add(limitBound)
+			for b.Stats().Overload.Queued == 0 {
+				select {
+				case err := <-probe:
+					t.Fatalf("the probe was answered (%v) while the only room was taken", err)
+				default:
+				}
+				require.True(t, time.Now().Before(deadline), "the probe never reached the queue")
+				runtime.Gosched()
+			}
+			assert.Zero(t, probes.Load(), "the probe waits")
+			release()
+			assert.NoError(t, <-holding)
+			assert.NoError(t, <-probe, "served once the room is free")
+			assert.Equal(t, int32(1), probes.Load())
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // bound is how long a test waits for what should happen at once: a bound
@@ -257,4 +259,62 @@ func TestUnaryServerInterceptor_overloadLimit_freesTheRoomOfAGuardedCall(t *test
 	st = serverReg.Get(serverKey(callMethod)).Stats().Overload
 	assert.Equal(t, 0, st.InFlight, "both calls have given their room back")
 	assert.Equal(t, 0, st.Queued)
+}
+
+// TestUnaryServerInterceptor_overloadLimit_probeTakesItsRoom: a call the
+// breaker drops but the interceptor serves all the same as a probe (its
+// dependency looks down) waits for its room in the overload limit like
+// any call.
+func TestUnaryServerInterceptor_overloadLimit_probeTakesItsRoom(t *testing.T) {
+	reg := breaker.MustNewRegistry()
+	si, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(reg),
+		grpcbreaker.WithOverloadClock(clock.NewMock())) // no time passes: the limit never doubles on a stall
+	require.NoError(t, err)
+	held, hold := make(chan struct{}, 1), make(chan struct{})
+	var probes atomic.Int32
+	addr := startFunc(t, func(ctx context.Context, v string) (string, error) {
+		switch v {
+		case "fail":
+			return "", status.Error(codes.Internal, "the dependency is down")
+		case "hold":
+			held <- struct{}{}
+			<-hold
+		default:
+			probes.Add(1)
+		}
+		return v, nil
+	}, grpc.UnaryInterceptor(si.Unary()))
+	var releasing sync.Once
+	release := func() { releasing.Do(func() { close(hold) }) }
+	t.Cleanup(release) // before the server stops
+	conn := dial(t, addr)
+	for range 3 { // three failures in a row: the dependency looks down
+		_, err := call(context.Background(), conn, "fail")
+		require.Equal(t, codes.Internal, status.Code(err))
+	}
+	grpcbreaker.ForceOverload(si, serverKey(callMethod), 1, false)
+	holding := make(chan error, 1)
+	go func() { _, err := call(context.Background(), conn, "hold"); holding <- err }()
+	receive(t, held, "the call taking the only room")
+	b := reg.Get(serverKey(callMethod))
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Hour}))
+	for range 39 {
+		_, err := call(context.Background(), conn, "probe")
+		require.Equal(t, codes.Unavailable, status.Code(err), "dropped")
+	}
+	probe := make(chan error, 1)
+	go func() { _, err := call(context.Background(), conn, "probe"); probe <- err }() // the 40th drop in a row
+	spinUntil(t, "the probe in the queue", func() bool {
+		select {
+		case err := <-probe:
+			t.Fatalf("the probe was answered (%v) while the only room was taken", err)
+		default:
+		}
+		return b.Stats().Overload.Queued == 1
+	})
+	assert.Zero(t, probes.Load(), "the probe waits")
+	release()
+	assert.NoError(t, receive(t, holding, "the answer of the call taking the room"))
+	assert.NoError(t, receive(t, probe, "the probe's answer"), "served once the room is free")
+	assert.Equal(t, int32(1), probes.Load())
 }

@@ -160,7 +160,8 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 // admit asks the breaker for the call's key about an incoming call, as
 // serverAdmit does, and returns the memory of that key too. A call the
 // breaker drops is served all the same when it is a probe (see
-// serverside.Overload.Probe), with the promise serverside.Probe{}; otherwise its error carries
+// serverside.Overload.Probe), with the promise serverside.Probe{}, once it
+// has its room in the overload limit like any call; otherwise its error carries
 // the interceptor's advice, which admit returns too, for the trailer (""
 // for a call whose client has gone). For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding.
@@ -170,30 +171,34 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 	ov = ms.Of(key)
 	b := o.get(key)
 	ctx, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
-	if err == nil {
-		if o.limit {
-			slot, err = ov.Limiter(b, o.clock).Acquire(ctx, criticality.From(ctx))
-			if err != nil {
-				srebreaker.Ignore(p) // not served: it says nothing of the dependency
-				if err != serverside.ErrOverloaded {
-					return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
-				}
-				advice = ov.Rejecting(attempt)
-				return ctx, ov, nil, slot, advice, overloadedStatus(advice).Err()
-			}
+	probe := false
+	if err != nil {
+		var shed *shedError
+		if !errors.As(err, &shed) {
+			return ctx, ov, nil, slot, "", err // the client has gone
 		}
-		return ctx, ov, p, slot, ov.Served(attempt), nil
+		if probe = ov.Probe(); !probe {
+			advice = ov.Shedding(attempt)
+			shed.advise(advice)
+			return ctx, ov, nil, slot, advice, shed
+		}
+		p = serverside.Probe{}
 	}
-	var shed *shedError
-	if !errors.As(err, &shed) {
-		return ctx, ov, nil, slot, "", err // the client has gone
+	if o.limit { // a probe too takes its room: it is the server's work
+		slot, err = ov.Limiter(b, o.clock).Acquire(ctx, criticality.From(ctx))
+		if err != nil {
+			srebreaker.Ignore(p) // not served: it says nothing of the dependency
+			if err != serverside.ErrOverloaded {
+				return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
+			}
+			advice = ov.Rejecting(attempt)
+			return ctx, ov, nil, slot, advice, overloadedStatus(advice).Err()
+		}
 	}
-	if ov.Probe() {
-		return ctx, ov, serverside.Probe{}, slot, ov.Advice(), nil
+	if probe {
+		return ctx, ov, p, slot, ov.Advice(), nil
 	}
-	advice = ov.Shedding(attempt)
-	shed.advise(advice)
-	return ctx, ov, nil, slot, advice, shed
+	return ctx, ov, p, slot, ov.Served(attempt), nil
 }
 
 // finish records how a served call ended on p and in ov, and reports

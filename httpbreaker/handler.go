@@ -163,28 +163,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ov := h.memories.Of(key)
 	b := h.breakers(key)
 	r, p, err := admit(b, r, h.policy)
+	probe := false
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
 			return
 		}
-		if ov.Probe() {
-			if h.serve(ov, serverside.Probe{}, serverside.Slot{}, w, r, ov.Advice()) {
-				panic(nil) // raised again: see serve
-			}
+		if probe = ov.Probe(); !probe {
+			hdr := w.Header()
+			hdr.Set("Retry-After", h.retryAfter)
+			hdr.Set(RetryHeader, ov.Shedding(attempt))
+			hdr.Set("Content-Type", "text/plain; charset=utf-8")
+			hdr.Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(shedBody))
 			return
 		}
-		hdr := w.Header()
-		hdr.Set("Retry-After", h.retryAfter)
-		hdr.Set(RetryHeader, ov.Shedding(attempt))
-		hdr.Set("Content-Type", "text/plain; charset=utf-8")
-		hdr.Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(shedBody))
-		return
+		p = serverside.Probe{}
 	}
 
 	var slot serverside.Slot
-	if h.limit {
+	if h.limit { // a probe too takes its room: it is the server's work
 		slot, err = ov.Limiter(b, h.clock).Acquire(r.Context(), criticality.From(r.Context()))
 		if err != nil {
 			srebreaker.Ignore(p) // not served: it says nothing of the dependency
@@ -194,7 +192,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return // otherwise the client has gone: nothing to answer
 		}
 	}
-	if h.serve(ov, p, slot, w, r, ov.Served(attempt)) {
+	advice := ov.Advice()
+	if !probe {
+		advice = ov.Served(attempt)
+	}
+	if h.serve(ov, p, slot, w, r, advice) {
 		panic(nil) // raised again: see serve
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt runs a
@@ -200,4 +201,67 @@ func TestHandler_overloadLimit_figuresFollowANewBreaker(t *testing.T) {
 	st := reg.Get(httpbreaker.DefaultHandlerKey).Stats()
 	require.NotNil(t, st.Overload, "the new breaker carries the limit's figures")
 	assert.Equal(t, int64(1), st.Successes, "it is the new breaker: it has seen one request")
+}
+
+// TestHandler_overloadLimit_probeTakesItsRoom: a request the breaker drops
+// but the Handler serves all the same as a probe (its dependency looks
+// down) waits for its room in the overload limit like any request.
+func TestHandler_overloadLimit_probeTakesItsRoom(t *testing.T) {
+	reg := breaker.MustNewRegistry()
+	held, hold := make(chan struct{}, 1), make(chan struct{})
+	var probes atomic.Int32
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+		case "/hold":
+			held <- struct{}{}
+			<-hold
+		default:
+			probes.Add(1)
+		}
+	}), httpbreaker.WithRegistry(reg))
+	httpbreaker.SetOverloadClock(h, clock.NewMock()) // no time passes: the limit never doubles on a stall
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var releasing sync.Once
+	release := func() { releasing.Do(func() { close(hold) }) }
+	defer release() // before the server closes
+	get := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 3 { // three failures in a row: the dependency looks down
+		require.Equal(t, http.StatusInternalServerError, get("/fail"))
+	}
+	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, false)
+	holding := make(chan int, 1)
+	go func() { holding <- get("/hold") }()
+	<-held // the only room is taken
+	b := reg.Get(httpbreaker.DefaultHandlerKey)
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Hour}))
+	for range 39 {
+		require.Equal(t, http.StatusServiceUnavailable, get("/probe"), "dropped")
+	}
+	probe := make(chan int, 1)
+	go func() { probe <- get("/probe") }() // the 40th drop in a row: a probe
+	for b.Stats().Overload.Queued == 0 {
+		select {
+		case code := <-probe:
+			t.Fatalf("the probe was answered (%d) while the only room was taken", code)
+		default:
+			runtime.Gosched()
+		}
+	}
+	assert.Zero(t, probes.Load(), "the probe waits")
+	release()
+	assert.Equal(t, http.StatusOK, <-holding)
+	assert.Equal(t, http.StatusOK, <-probe, "served once the room is free")
+	assert.Equal(t, int32(1), probes.Load())
 }
