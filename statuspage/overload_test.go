@@ -105,3 +105,28 @@ func TestPage_ServeHTTP_overloadOfAHandler(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, snapshot(t, page).Breakers[0].Overload.InFlight, "answered")
 }
+
+// Past WithLimit, an overloaded server's breaker, which drops nothing, is
+// kept before one whose dependency fails: the page shows the server
+// turning calls away.
+func TestPage_ServeHTTP_limitKeepsOverloaded(t *testing.T) {
+	_, r := fixture(t)
+	calls(t, r.Get("payments"), 0, 20, "down")
+	calls(t, r.Get("server:http"), 20, 0, "")
+	srv := overloaded{Breaker: r.Get("server:http"), overload: breaker.OverloadStats{Limit: 4, Overloaded: true}}
+	calm := overloaded{Breaker: r.Get("server:grpc"), overload: breaker.OverloadStats{Limit: 4}}
+	for _, tc := range []struct {
+		name string
+		src  breakers
+		want string
+	}{
+		{"overloaded", breakers{r.Get("payments"), srv}, "server:http"},
+		{"not overloaded", breakers{r.Get("payments"), calm}, "payments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := snapshot(t, statuspage.MustNew(tc.src, statuspage.WithLimit(1)))
+			require.Len(t, s.Breakers, 1)
+			assert.Equal(t, tc.want, s.Breakers[0].Name)
+		})
+	}
+}

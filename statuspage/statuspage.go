@@ -57,8 +57,9 @@ func WithClock(c clock.Clock) Option {
 // WithLimit sets how many breakers the page shows at most, and so how many
 // histories it keeps: [DefaultLimit] by default, from 1 to 10000. When
 // the source holds more, the page shows those holding an operator's
-// override, then those with the highest drop probability (then the most
-// failures, then by name), and says how many it left out. Another value is an error from [New].
+// override, then those of servers overloaded now, then those with the
+// highest drop probability (then the most failures, then by name), and
+// says how many it left out. Another value is an error from [New].
 func WithLimit(n int) Option {
 	return func(o *options) { o.limit = n }
 }
@@ -355,13 +356,20 @@ func (p *Page) pick() (picked []shown, total int) {
 	return picked, total
 }
 
-// worstFirst orders breakers holding an override first, then by drop
-// probability, then failures in the window, highest first, then by name: a
-// breaker an operator has a hand on stays on the page.
+// worstFirst orders breakers holding an override first, then those of
+// servers overloaded now, then by drop probability, then failures in the
+// window, highest first, then by name: a breaker an operator has a hand
+// on stays on the page, and so does a server turning calls away, whose
+// breaker drops none.
 func worstFirst(a, b shown) int {
 	switch {
 	case (a.stats.Override != nil) != (b.stats.Override != nil):
 		if a.stats.Override != nil {
+			return -1
+		}
+		return 1
+	case overloadedNow(a.stats) != overloadedNow(b.stats):
+		if overloadedNow(a.stats) {
 			return -1
 		}
 		return 1
@@ -378,6 +386,10 @@ func worstFirst(a, b shown) int {
 	}
 	return strings.Compare(a.name, b.name)
 }
+
+// overloadedNow reports whether s is a server's breaker whose overload
+// limit finds the server overloaded.
+func overloadedNow(s breaker.Stats) bool { return s.Overload != nil && s.Overload.Overloaded }
 
 // status returns what the page shows of a breaker named name with stats s,
 // its history aside.
