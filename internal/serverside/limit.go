@@ -874,11 +874,13 @@ func (l *Limiter) adjust(now time.Time) {
 		// In overload the limit stops near what the handlers serve at
 		// once, so latency far past noLoad is less a queue inside than
 		// handlers that have slowed: a probe tells which now, not in up to
-		// a second, and the limit holds meanwhile. Left to the gradient,
-		// it falls below the handlers' slots on the old noLoad, and they
-		// idle until the next probe.
-		slowed := l.overload && !l.starting && gradient < slowedGradient &&
-			now.Sub(l.probeEnded) >= slowedProbeGap
+		// a second (or once slowedProbeGap has passed since the last), and
+		// the limit holds meanwhile. Left to the gradient, it falls below
+		// the handlers' slots on the old noLoad, and they idle until the
+		// probe; which, in overload, lets in what they serve at once only
+		// while the limit is above it.
+		slowed := l.overload && !l.starting && gradient < slowedGradient
+		probeSlowed := slowed && now.Sub(l.probeEnded) >= slowedProbeGap
 		if l.starting {
 			next = 2 * l.limit
 		} else if slowed {
@@ -897,7 +899,7 @@ func (l *Limiter) adjust(now time.Time) {
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer
 		// calls lets the handlers' own queue drain, for noLoad.
-		if sec >= l.probeSec+l.probeEvery || started || slowed {
+		if sec >= l.probeSec+l.probeEvery || started || probeSlowed {
 			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
 			if started { // the start's probes let in more calls than this one
@@ -960,15 +962,29 @@ func (l *Limiter) endProbe(now time.Time) {
 	if spread <= maxSpread {
 		latency := l.probed.mean()
 		at := l.allowed()
-		if float64(latency) >= (1-probeNoise)*float64(l.latency) && at <= l.probedAt {
+		drainedNone := float64(latency) >= (1-probeNoise)*float64(l.latency) && at <= l.probedAt
+		// In overload a probe lets in what the handlers serve at once:
+		// latency still far past noLoad, once their queue has drained, is
+		// their service itself.
+		slower := l.overload && float64(latency)*slowedGradient >= float64(l.noLoad()) &&
+			float64(at) <= math.Round(l.atOnce())
+		old := l.noLoad()
+		if drainedNone || slower {
 			// The probe drained no queue (its latency is the interval's
 			// before, but for noise), with no more calls in than the last
-			// probe: the handlers take longer (their service slowed, or
-			// they lost room), and what they took before is no longer
-			// theirs.
+			// probe, or the handlers are slower past doubt: they take
+			// longer (their service slowed, or they lost room), and what
+			// they took before is no longer theirs.
 			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
 		l.noteNoLoad(now, latency, spread)
+		if slower && old > 0 {
+			// As many calls at once as before (Little's law), each taking
+			// longer: they serve as many times fewer a second. Measured,
+			// capacity would take seconds to fall, while it keeps the
+			// limit, and a probe, above the handlers' slots.
+			l.capacity *= float64(old) / float64(latency)
+		}
 		if l.deep && l.latency > 0 {
 			// The start ended on latency past the noLoad it read; with the
 			// handlers' own, the limit moves at once to what the start's

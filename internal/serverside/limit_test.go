@@ -397,7 +397,8 @@ func TestLimiter_adjust_overloadedStopsAtWhatTheHandlersServe(t *testing.T) {
 // to the next (their service slowed). The limit holds where the gradient
 // on the old noLoad would take it below the 4 slots, a probe starts at
 // once, and its calls, which take 40 ms with no queue to drain, replace
-// noLoad; a second slowed interval right after it probes no more.
+// noLoad. Right after a probe, a slowed interval holds the limit too,
+// and probes once slowedProbeGap has passed.
 func TestLimiter_adjust_overloadedProbesHandlersThatSlowed(t *testing.T) {
 	l, now := newStartedLimiter(20*time.Millisecond, 5)
 	l.overload, l.capacity, l.probedAt = true, 200, 4
@@ -421,12 +422,32 @@ func TestLimiter_adjust_overloadedProbesHandlersThatSlowed(t *testing.T) {
 	l.endProbe(now)
 	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3, "the handlers are slower: noLoad follows")
 
+	// The limit of 5 leaves a call queued inside the 4 handlers, now of
+	// 40 ms: an interval takes 50, and the probe, which drains that
+	// queue, 40: twice noLoad, the handlers slower past doubt.
+	l, now = newStartedLimiter(20*time.Millisecond, 5)
+	l.overload, l.capacity, l.probedAt = true, 200, 4
+	now = now.Add(300 * time.Millisecond)
+	interval(50 * time.Millisecond)
+	require.True(t, l.probing)
+	for range minSamples / 2 {
+		l.probed.add(math.Log(float64(40 * time.Millisecond)))
+	}
+	l.endProbe(now.Add(50 * time.Millisecond))
+	assert.InDelta(t, float64(40*time.Millisecond), float64(l.noLoad()), 1e3,
+		"a probe that drained the queue inside and still takes twice noLoad: noLoad follows")
+	assert.InDelta(t, 100, l.capacity, 1, "and capacity halves: the handlers serve as many at once, each twice as long")
+
 	l, now = newStartedLimiter(20*time.Millisecond, 5)
 	l.overload, l.capacity = true, 200
 	l.probeEnded = now.Add(-minInterval) // a probe has just ended
 	interval(40 * time.Millisecond)
 	assert.False(t, l.probing, "no probe right after one")
-	assert.Less(t, l.limit, 5.0, "the gradient moves the limit")
+	assert.Equal(t, 5.0, l.limit, "the limit holds till the next probe, above the handlers' 4 slots")
+	now = l.probeEnded.Add(slowedProbeGap)
+	interval(40 * time.Millisecond)
+	require.True(t, l.probing, "a probe starts once the gap has passed")
+	assert.Equal(t, 4, l.allowed(), "and lets in what the handlers serve at once")
 
 	l, now = newStartedLimiter(20*time.Millisecond, 5)
 	l.capacity = 200 // not overloaded: the limit may hold a queue inside
