@@ -192,8 +192,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return // otherwise the client has gone: nothing to answer
 		}
 	}
-	advice := ov.Advice()
-	if !probe {
+	var advice string
+	if probe {
+		advice = ov.Advice()
+	} else {
 		advice = ov.Served(attempt)
 	}
 	if h.serve(ov, p, slot, w, r, advice) {

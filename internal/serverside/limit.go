@@ -85,15 +85,18 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     (half as much again per level above the lowest) is rejected too,
 //     so that what is served has not waited long; no wait rejects the
 //     highest level, which goes in in the order it came, its share of
-//     the queue bounding its wait; and the limit goes no higher than the calls the
-//     handlers serve at once, capacity × noLoad (Little's law; noLoad
-//     times the ratio of the calls' mean latency to their geometric
-//     mean, 2.2 for a heavy tail), plus ½√ of them: calls let in past
-//     that only wait inside, where no level goes first. So latency half
-//     as much again past noLoad is then the handlers slowing more than
-//     a queue inside: a probe starts at once (not in up to a second),
-//     the limit held until it ends, so that the old noLoad does not
-//     take the limit below the handlers' slots meanwhile. It ends when
+//     the queue bounding its wait; and the limit goes no higher than
+//     the calls the handlers serve at once, capacity × noLoad (Little's
+//     law; noLoad times the ratio of the calls' mean latency to their
+//     geometric mean, 2.2 for a heavy tail), plus ½√ of them: calls let
+//     in past that only wait inside, where no level goes first. So
+//     latency half as much again past noLoad is then the handlers
+//     slowing more than a queue inside: the limit holds, so that the old
+//     noLoad does not take it below the handlers' slots, and a probe
+//     starts at once (not in up to a second; 300 ms after the last at
+//     least). If its calls, the handlers' queue drained, still take half
+//     as much again, they are the new noLoad, and capacity falls as many
+//     times (as many calls at once, each longer). Overload ends when
 //     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
 //     half second. Each of these counts must be past its mark by more
 //     than chance, twice the √ of the calls the mark stands for: a half
@@ -966,9 +969,9 @@ func (l *Limiter) endProbe(now time.Time) {
 		// In overload a probe lets in what the handlers serve at once:
 		// latency still far past noLoad, once their queue has drained, is
 		// their service itself.
-		slower := l.overload && float64(latency)*slowedGradient >= float64(l.noLoad()) &&
-			float64(at) <= math.Round(l.atOnce())
 		old := l.noLoad()
+		slower := l.overload && old > 0 && float64(latency)*slowedGradient >= float64(old) &&
+			float64(at) <= math.Round(l.atOnce())
 		if drainedNone || slower {
 			// The probe drained no queue (its latency is the interval's
 			// before, but for noise), with no more calls in than the last
@@ -978,7 +981,7 @@ func (l *Limiter) endProbe(now time.Time) {
 			l.minima = [maxNoLoadSeconds]time.Duration{}
 		}
 		l.noteNoLoad(now, latency, spread)
-		if slower && old > 0 {
+		if slower {
 			// As many calls at once as before (Little's law), each taking
 			// longer: they serve as many times fewer a second. Measured,
 			// capacity would take seconds to fall, while it keeps the
