@@ -103,6 +103,35 @@ func TestLimiter_Acquire_queuesPastTheLimit(t *testing.T) {
 	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
 }
 
+// olderFirst forces a limiter to 2 calls at once, overloaded or not, with
+// capacity, and holds both; queues a call at older, then, a millisecond
+// later, one at newer; frees a slot and reports whether the older call
+// went in. The other goes in once the second slot is free.
+func olderFirst(t *testing.T, overloaded bool, capacity float64, older, newer criticality.Level) bool {
+	t.Helper()
+	l, mock := newMockLimiter()
+	l.Force(2, overloaded)
+	l.capacity = capacity
+	l.tick = mock.Now().UnixNano() / int64(tickLength) // no tick ends: overload stays as forced
+	slots := fill(t, l, 2)
+	o := acquireAsync(t, l, context.Background(), older)
+	mock.Add(time.Millisecond)
+	n := acquireAsync(t, l, context.Background(), newer)
+	slots[0].Release(true)
+	var got acquired
+	wasOlder, other := false, o
+	select {
+	case got = <-o:
+		wasOlder, other = true, n
+	case got = <-n:
+	}
+	require.NoError(t, got.err)
+	assert.Empty(t, other, "the other still waits")
+	slots[1].Release(true)
+	require.NoError(t, (<-other).err)
+	return wasOlder
+}
+
 // TestLimiter_Release_order: while the handlers are known to serve every
 // call, the oldest goes in first, whatever its level; overloaded, or
 // before capacity is known, the highest level goes first.
@@ -118,23 +147,7 @@ func TestLimiter_Release_order(t *testing.T) {
 		{name: "capacity not known: the highest level first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, mock := newMockLimiter()
-			l.Force(2, tc.overloaded)
-			l.capacity = tc.capacity
-			l.tick = mock.Now().UnixNano() / int64(tickLength) // no tick ends: overload stays as forced
-			slots := fill(t, l, 2)
-			low := acquireAsync(t, l, context.Background(), criticality.SheddablePlus)
-			mock.Add(time.Millisecond)
-			high := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
-			first, second := high, low
-			if tc.oldest {
-				first, second = low, high
-			}
-			slots[0].Release(true)
-			require.NoError(t, (<-first).err)
-			assert.Empty(t, second, "the other still waits")
-			slots[1].Release(true)
-			require.NoError(t, (<-second).err)
+			assert.Equal(t, tc.oldest, olderFirst(t, tc.overloaded, tc.capacity, criticality.SheddablePlus, criticality.CriticalPlus))
 		})
 	}
 }
@@ -152,27 +165,7 @@ func TestLimiter_Release_overloadedWithinALevel(t *testing.T) {
 		{level: criticality.SheddablePlus},
 	} {
 		t.Run(tc.level.String(), func(t *testing.T) {
-			l, mock := newMockLimiter()
-			l.Force(2, true)
-			l.capacity = 200
-			l.tick = mock.Now().UnixNano() / int64(tickLength) // no tick ends: overload stays as forced
-			slots := fill(t, l, 2)
-			older := acquireAsync(t, l, context.Background(), tc.level)
-			mock.Add(time.Millisecond)
-			newer := acquireAsync(t, l, context.Background(), tc.level)
-			first, second := newer, older
-			if tc.oldest {
-				first, second = older, newer
-			}
-			slots[0].Release(true)
-			select {
-			case got := <-first:
-				require.NoError(t, got.err)
-			case <-second:
-				t.Fatal("the other call went in first")
-			}
-			slots[1].Release(true)
-			require.NoError(t, (<-second).err)
+			assert.Equal(t, tc.oldest, olderFirst(t, true, 200, tc.level, tc.level))
 		})
 	}
 }
