@@ -55,10 +55,19 @@ type server struct {
 	err  error
 }
 
+// start runs run once for every test of the package. A free port may be
+// taken by another process (another package's test, a client's outgoing
+// connection) before the server binds it: a server that exits on
+// "Address already in use" is started again, on another, up to 5 times.
 func (s *server) start(run func() (addr string, stop func(), err error)) (string, error) {
 	s.once.Do(func() {
 		var stop func()
-		s.addr, stop, s.err = run()
+		for range 5 {
+			s.addr, stop, s.err = run()
+			if s.err == nil || !strings.Contains(s.err.Error(), "Address already in use") {
+				break
+			}
+		}
 		if stop != nil {
 			startMu.Lock()
 			stops = append(stops, stop)

@@ -2,6 +2,7 @@ package goredisbreaker_test
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -27,31 +28,59 @@ type server struct {
 
 // newServer starts a redis-server on a free port of 127.0.0.1 and stops it
 // when the test ends. make test installs redis-server (Debian's package)
-// when it is missing; without it the test fails rather than skips.
+// when it is missing; without it the test fails rather than skips. The
+// port may be taken by another process (another package's test, a
+// client's outgoing connection) before redis-server binds it: newServer
+// then tries another, up to 5 times.
 func newServer(t testing.TB) *server {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	s := &server{t: t, addr: addr, dir: t.TempDir()}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
+	for attempt := 1; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		s := &server{t: t, addr: addr, dir: t.TempDir()}
+		taken, err := s.run()
+		if err == nil {
+			t.Cleanup(s.stop)
+			return s
+		}
+		if !taken || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
 }
 
-// start runs redis-server on s.addr and returns once it accepts connections.
+// start runs redis-server on s.addr and returns once it accepts
+// connections; a server that exits first fails the test.
 func (s *server) start() {
 	s.t.Helper()
+	if _, err := s.run(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// run runs redis-server on s.addr and returns once it accepts connections,
+// or an error quoting the first lines it logged once it exited; taken
+// reports that its port was in use.
+func (s *server) run() (taken bool, err error) {
 	path, err := exec.LookPath("redis-server")
-	require.NoError(s.t, err, "redis-server not found: make redis installs it (apt-get install redis-server)")
+	if err != nil {
+		return false, fmt.Errorf("redis-server not found: make redis installs it (apt-get install redis-server): %w", err)
+	}
 	_, port, err := net.SplitHostPort(s.addr)
-	require.NoError(s.t, err)
+	if err != nil {
+		return false, err
+	}
 	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--daemonize", "no", "--loglevel", "notice")
 	out, err := cmd.StdoutPipe()
-	require.NoError(s.t, err)
-	require.NoError(s.t, cmd.Start())
+	if err != nil {
+		return false, err
+	}
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
 	var seen []string
 	scanner := bufio.NewScanner(out)
 	for scanner.Scan() {
@@ -63,14 +92,15 @@ func (s *server) start() {
 				}
 				close(done)
 			}(s.done)
-			return
+			return false, nil
 		}
+		taken = taken || strings.Contains(line, "Address already in use")
 		if len(seen) < 20 {
 			seen = append(seen, line)
 		}
 	}
 	_ = cmd.Wait()
-	s.t.Fatalf("redis-server on %s exited before accepting connections:\n%s", s.addr, strings.Join(seen, "\n"))
+	return taken, fmt.Errorf("redis-server on %s exited before accepting connections:\n%s", s.addr, strings.Join(seen, "\n"))
 }
 
 // stop kills the server and waits until it is gone; start can follow.

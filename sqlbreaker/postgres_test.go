@@ -55,11 +55,8 @@ type pgServer struct {
 func startPostgres(t testing.TB, settings ...string) *pgServer {
 	t.Helper()
 	s := &pgServer{t: t, bin: postgresBin(t), settings: settings}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	_, s.port, _ = net.SplitHostPort(l.Addr().String())
-	require.NoError(t, l.Close())
-
+	s.port = freePort(t)
+	var err error
 	s.dir, err = os.MkdirTemp("", "sqlbreaker-pg-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(s.dir) })
@@ -76,9 +73,30 @@ func startPostgres(t testing.TB, settings ...string) *pgServer {
 	out, err := initdb.CombinedOutput()
 	require.NoError(t, err, "initdb: %s", out)
 
-	s.start()
+	// The port may be taken by another process (another package's test, a
+	// client's outgoing connection) before postgres binds it: then another.
+	for attempt := 1; ; attempt++ {
+		taken, err := s.run()
+		if err == nil {
+			break
+		}
+		if !taken || attempt == 5 {
+			t.Fatal(err)
+		}
+		s.port = freePort(t)
+	}
 	t.Cleanup(s.stop)
 	return s
+}
+
+// freePort returns a port of 127.0.0.1 nobody listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	require.NoError(t, l.Close())
+	return port
 }
 
 // postgresBin returns the directory of the newest PostgreSQL's server
@@ -121,6 +139,15 @@ func (s *pgServer) command(name string, args ...string) *exec.Cmd {
 // shared memory.
 func (s *pgServer) start() {
 	s.t.Helper()
+	if _, err := s.run(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// run runs postgres as start does, and returns an error quoting its log
+// when it exits or is not ready in time; taken reports that its port was
+// in use.
+func (s *pgServer) run() (taken bool, err error) {
 	args := []string{"-D", s.data(), "-h", "127.0.0.1", "-p", s.port, "-k", "",
 		"-c", "fsync=off", "-c", "full_page_writes=off"}
 	for _, kv := range s.settings {
@@ -130,7 +157,10 @@ func (s *pgServer) start() {
 	s.log = newLogWatch("database system is ready to accept connections")
 	s.cmd.Stderr = s.log
 	s.cmd.Stdout = s.log
-	require.NoError(s.t, s.cmd.Start())
+	if err := s.cmd.Start(); err != nil {
+		s.cmd = nil
+		return false, err
+	}
 	s.done = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) {
 		_ = cmd.Wait()
@@ -138,11 +168,15 @@ func (s *pgServer) start() {
 	}(s.cmd, s.done)
 	select {
 	case <-s.log.ready:
+		return false, nil
 	case <-s.done:
-		s.t.Fatalf("postgres on port %s exited before accepting connections:\n%s", s.port, s.log)
+		s.cmd = nil
+		log := s.log.String()
+		return strings.Contains(log, "Address already in use"),
+			fmt.Errorf("postgres on port %s exited before accepting connections:\n%s", s.port, log)
 	case <-time.After(30 * time.Second):
 		s.kill()
-		s.t.Fatalf("postgres on port %s not ready after 30s:\n%s", s.port, s.log)
+		return false, fmt.Errorf("postgres on port %s not ready after 30s:\n%s", s.port, s.log)
 	}
 }
 

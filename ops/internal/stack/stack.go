@@ -477,14 +477,26 @@ type Redis struct {
 }
 
 // StartRedis starts redis-server (Debian's package; make redis installs
-// it) on a free port of 127.0.0.1, in dir.
+// it) on a free port of 127.0.0.1, in dir. Another program may take the
+// port before redis-server does: a server that exits on "Address already
+// in use" is started again on another, up to 5 times.
 func StartRedis(dir string) (*Redis, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	var err error
+	for range 5 {
+		var port int
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+		r := &Redis{dir: dir, port: strconv.Itoa(port)}
+		if err = r.Start(); err == nil {
+			return r, nil
+		}
+		r.cmd = nil // it exited
+		if !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
 	}
-	r := &Redis{dir: dir, port: strconv.Itoa(port)}
-	return r, r.Start()
+	return nil, err
 }
 
 // Addr is the server's host:port.

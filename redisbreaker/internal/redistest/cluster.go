@@ -58,15 +58,13 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	c := &Cluster{t: t, killed: make(map[string]int64)}
 	addrs := make([]string, 0, masters*(1+replicasPerMaster))
 	for range masters * (1 + replicasPerMaster) {
-		s := &Server{t: t, addr: freeAddr(t), dir: t.TempDir()}
-		_, bus, _ := strings.Cut(freeAddr(t), ":")
-		s.args = []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-port", bus, "--cluster-node-timeout", strconv.FormatInt(NodeTimeout.Milliseconds(), 10),
-			"--cluster-require-full-coverage", "no",
-			// A replica's first sync starts at once rather than after 5 s.
-			"--repl-diskless-sync-delay", "0"}
-		s.Start()
-		t.Cleanup(s.Stop)
+		s := startNew(t, 2, func(bus []string) []string {
+			return []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+				"--cluster-port", bus[0], "--cluster-node-timeout", strconv.FormatInt(NodeTimeout.Milliseconds(), 10),
+				"--cluster-require-full-coverage", "no",
+				// A replica's first sync starts at once rather than after 5 s.
+				"--repl-diskless-sync-delay", "0"}
+		})
 		c.nodes = append(c.nodes, s)
 		addrs = append(addrs, s.addr)
 	}

@@ -2,6 +2,8 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -32,22 +34,54 @@ type Server struct {
 // is missing; without it the test fails rather than skips.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, addr: freeAddr(t), dir: t.TempDir()}
-	s.Start()
-	t.Cleanup(s.Stop)
-	return s
+	return startNew(t, 1, func([]string) []string { return nil })
 }
 
-// freeAddr returns an address of 127.0.0.1 with a port nobody listens on
-// now; another process may take it before the server does, which a test
-// sees as the server failing to start.
-func freeAddr(t testing.TB) string {
+// portAttempts bounds how often [startNew] picks other ports after another
+// process took one of the server's before it bound it.
+const portAttempts = 5
+
+// errPortTaken is the cause [Server.start] gives when redis-server could
+// not listen on one of its ports because another process already does.
+var errPortTaken = errors.New("a port was taken by another process")
+
+// startNew starts a server that never ran before on free ports of
+// 127.0.0.1: the first for clients, the others given to args, which returns
+// the server's arguments beyond the address, the directory and
+// persistence. A free port may be taken by another process (a test of
+// another package, a client's outgoing connection) before redis-server
+// binds it; startNew then tries again on other ports and in another
+// directory, up to [portAttempts] times. The server is stopped when the
+// test ends.
+func startNew(t testing.TB, ports int, args func(ports []string) []string) *Server {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	for attempt := 1; ; attempt++ {
+		free := freePorts(t, ports)
+		s := &Server{t: t, addr: net.JoinHostPort("127.0.0.1", free[0]), dir: t.TempDir(), args: args(free[1:])}
+		err := s.start()
+		if err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			t.Fatal(err)
+		}
+	}
+}
+
+// freePorts returns n distinct ports of 127.0.0.1 that nobody listens on
+// now. All n are held at once, so that none is returned twice; once they
+// are released another process may take one, which [startNew] handles.
+func freePorts(t testing.TB, n int) []string {
+	t.Helper()
+	ports := make([]string, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer func() { _ = l.Close() }()
+		_, ports[i], _ = net.SplitHostPort(l.Addr().String())
+	}
+	return ports
 }
 
 // Addr returns the server's address, 127.0.0.1:port. It stays the same
@@ -58,21 +92,38 @@ func (s *Server) Addr() string { return s.addr }
 // accepts connections; after [Server.Stop] it starts the server again, on
 // the same port and with the same directory (a cluster node keeps its
 // cluster config file there, and so its identity). Calling it while the
-// server runs fails the test.
+// server runs fails the test, and so does a server that exits before it
+// accepts connections.
 func (s *Server) Start() {
 	s.t.Helper()
 	require.Nil(s.t, s.cmd, "%s already runs", s)
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// start runs redis-server and waits until it accepts connections. Its
+// error, when it exits first, quotes the first lines it logged, and wraps
+// [errPortTaken] when one of its ports was in use.
+func (s *Server) start() error {
 	path, err := exec.LookPath("redis-server")
-	require.NoError(s.t, err, "redis-server not found: make test installs it (apt-get install redis-server)")
+	if err != nil {
+		return fmt.Errorf("redis-server not found: make test installs it (apt-get install redis-server): %w", err)
+	}
 	_, port, _ := net.SplitHostPort(s.addr)
 	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--daemonize", "no", "--loglevel", "notice"}, s.args...)
 	cmd := exec.Command(path, args...)
 	out, err := cmd.StdoutPipe()
-	require.NoError(s.t, err)
-	require.NoError(s.t, cmd.Start())
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
 	// redis-server says when it is ready; the first lines tell why not.
 	var seen []string
+	taken := false
 	scanner := bufio.NewScanner(out)
 	for scanner.Scan() {
 		line := scanner.Text()
@@ -82,14 +133,19 @@ func (s *Server) Start() {
 				}
 			}()
 			s.cmd = cmd
-			return
+			return nil
 		}
+		taken = taken || strings.Contains(line, "Address already in use")
 		if len(seen) < 20 {
 			seen = append(seen, line)
 		}
 	}
 	_ = cmd.Wait()
-	s.t.Fatalf("%s exited before accepting connections:\n%s", s, strings.Join(seen, "\n"))
+	err = fmt.Errorf("%s exited before accepting connections:\n%s", s, strings.Join(seen, "\n"))
+	if taken {
+		err = fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
 }
 
 // Stop kills the server (SIGKILL, so nothing is flushed or handed over)
