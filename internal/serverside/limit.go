@@ -77,7 +77,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     half second (more than 1.3× over 2 s and 1.1× over the last half
 //     second, or 2× over half a second; over 2 s, 1.3× the most they
 //     served in the last 4 s, or over the 2 s: with a heavy tail, slow
-//     calls hold every slot for a second or two, which is no overload),
+//     calls hold every slot for a second or two, which is no overload;
+//     or past capacity over the last half second while the queue lost
+//     2 % of the calls that arrived, full or their callers gone: a
+//     queue served oldest first that outgrew its callers' deadlines),
 //     the queue holds only √limit calls and serves the highest level
 //     first, the newest first within it; the lowest level's oldest call
 //     is rejected to make room, and a call that would be the lowest is
@@ -97,7 +100,7 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     least). If its calls, the handlers' queue drained, still take half
 //     as much again, they are the new noLoad, and capacity falls as many
 //     times (as many calls at once, each longer). Overload ends when
-//     arrivals fall below 1.1× capacity over 2 s, or 0.9× over the last
+//     arrivals fall below capacity over 2 s, or 0.9× over the last
 //     half second. Each of these counts must be past its mark by more
 //     than chance, twice the √ of the calls the mark stands for: a half
 //     second of handlers that serve 10 calls a second holds 5.
@@ -193,6 +196,9 @@ type tickCounts struct {
 	n           int64 // the tick's number, to tell a stale entry
 	arrivals    int
 	completions int
+	// lost counts the calls the queue lost: turned away as it was full,
+	// or whose callers left while they waited in it.
+	lost int
 }
 
 const (
@@ -231,6 +237,12 @@ const (
 	// chance.
 	shortTicks = 5
 	countNoise = 2
+	// lostShare is the share of the calls that arrived over the short
+	// window that the queue may lose (full, or its callers gone) before
+	// an overload starts with arrivals past capacity: arrivals 5 % past
+	// it lose those 5 % once the queue holds as much as the callers
+	// wait, and an impatient caller now and then loses fewer.
+	lostShare = 0.02
 	// peakSeconds is how long the overload rule's long window remembers
 	// the highest capacity (see Limiter.peak).
 	peakSeconds = 4
@@ -424,6 +436,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	l.full = true
 	if !l.room(level.Index()) {
 		l.rejected[level.Index()]++
+		l.ticks[l.tick%rateTicks].lost++
 		l.mu.Unlock()
 		return Slot{}, ErrOverloaded
 	}
@@ -444,6 +457,8 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 		if w.state == waiting {
 			l.waiting[level.Index()].remove(w)
 			l.queued--
+			l.advance(l.now())
+			l.ticks[l.tick%rateTicks].lost++
 			l.mu.Unlock()
 			putWaiter(w)
 			return Slot{}, ctx.Err()
@@ -710,16 +725,22 @@ func (l *Limiter) endTick(t int64) {
 	// The window's full ticks: those before t.
 	long := l.perSecond(t-1, rateTicks, false)
 	short := l.perSecond(t-1, shortTicks, false)
+	lost := l.lost(t-1, shortTicks)
 	// Arrivals below capacity over the short window end an overload at
 	// once (4× then 0.5×: the long window stays high for 1.7 s, while the
 	// queue, kept short, rejects what a server with room would serve), and
 	// keep the long window from starting another.
 	c := l.capacity
 	switch {
-	case !l.overload && (past(long, 1.3*l.peak(t-1), rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks)):
+	case !l.overload && (past(long, 1.3*l.peak(t-1), rateTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks) ||
+		// A queue that grew full, or past its callers' deadlines: served
+		// oldest first, each call waits out those before it, to be lost in
+		// turn. Arrivals a little past capacity (the CPU's, under handlers
+		// of many slots) grow such a queue on their own.
+		past(short, c, shortTicks) && lost > lostShare*short*shortTicks*tickLength.Seconds()):
 		l.overload = true
 		l.trim()
-	case l.overload && (past(-long, -1.1*c, rateTicks) || past(-short, -0.9*c, shortTicks)):
+	case l.overload && (past(-long, -c, rateTicks) || past(-short, -0.9*c, shortTicks)):
 		l.overload = false
 	}
 }
@@ -734,6 +755,18 @@ func past(rate, level float64, n int) bool {
 	k := rate * span
 	at := level * span
 	return k > at+countNoise*math.Sqrt(math.Abs(at))
+}
+
+// lost is how many calls the queue lost (see tickCounts) over the n ticks
+// up to tick last, last included. Callers hold l.mu.
+func (l *Limiter) lost(last int64, n int) float64 {
+	sum := 0
+	for t := last; t > last-int64(n) && t >= 0; t-- {
+		if c := &l.ticks[t%rateTicks]; c.n == t {
+			sum += c.lost
+		}
+	}
+	return float64(sum)
 }
 
 // perSecond is the calls per second over the n ticks up to tick last,

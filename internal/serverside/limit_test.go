@@ -201,8 +201,33 @@ func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
 	assert.ErrorIs(t, got.err, context.Canceled)
 	assert.Equal(t, 0, l.Stats().Queued)
 	assert.Equal(t, [4]int64{}, l.Stats().Rejected, "a caller that left is no rejection")
+	l.mu.Lock()
+	assert.Equal(t, 1.0, l.lost(l.tick, shortTicks), "counted for the overload rule")
+	l.mu.Unlock()
 	slots[0].Release(true)
 	assert.Equal(t, initialLimit-1, l.Stats().InFlight)
+}
+
+// A queue full outside overload turns a call away: a call the queue
+// lost, which the overload rule counts.
+func TestLimiter_Acquire_fullQueueLosesACall(t *testing.T) {
+	l, _ := newStartedLimiter(100*time.Millisecond, 1)
+	fill(t, l, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	var waiting []<-chan acquired
+	for range l.queueCap(0) { // a second of waiting, 10 calls
+		waiting = append(waiting, acquireAsync(t, l, ctx, criticality.Default))
+	}
+	_, err := l.Acquire(context.Background(), criticality.Default)
+	assert.ErrorIs(t, err, ErrOverloaded)
+	l.mu.Lock()
+	assert.Equal(t, 1.0, l.lost(l.tick, shortTicks))
+	assert.False(t, l.overload, "the overload rule judges it at the tick's end")
+	l.mu.Unlock()
+	cancel()
+	for _, w := range waiting {
+		assert.ErrorIs(t, (<-w).err, context.Canceled)
+	}
 }
 
 func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
@@ -215,6 +240,7 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		peak          float64 // capacity's highest, peakAgo seconds ago
 		peakAgo       int64
 		completions   int // per tick over the 2 s before the last 0.5 s
+		lost          int // calls the queue lost over the last 0.5 s, in its last tick
 		want          bool
 	}{
 		// 200 calls a second: 20 a tick; chance is 2√ of a window's count.
@@ -225,7 +251,9 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "a burst of 3x for 0.5 s", perTick: 18, lastHalf: 60, want: true},
 		{name: "a burst of 3x for 0.2 s", perTick: 18, lastHalf: 30, want: false},
 		{name: "stays overloaded at 1.2x", perTick: 24, wasOverloaded: true, want: true},
-		{name: "ends below 1.1x past chance", perTick: 19, wasOverloaded: true, want: false},
+		{name: "stays overloaded at 1.05x", perTick: 21, wasOverloaded: true, want: true},
+		{name: "stays overloaded within chance of capacity", perTick: 19, wasOverloaded: true, want: true},
+		{name: "ends below capacity past chance", perTick: 17, wasOverloaded: true, want: false},
 		{name: "ends once the last 0.5 s fall below 0.9x past chance", perTick: 80, lastHalf: 13, wasOverloaded: true, want: false},
 		{name: "4x before the last 0.5 s at 0.5x starts none", perTick: 80, lastHalf: 10, want: false},
 		{name: "1.5x over 2 s, the last 0.5 s at capacity, starts none", perTick: 30, lastHalf: 20, want: false},
@@ -243,6 +271,12 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "1.5x a capacity that dipped, 1.3x its completions: none", capacity: 120, perTick: 19, completions: 20, want: false},
 		{name: "1.5x a capacity, its completions no more: starts", capacity: 120, perTick: 19, completions: 10, want: true},
 		{name: "2x a capacity that dipped over 0.5 s, below its completions: starts", capacity: 120, perTick: 19, lastHalf: 40, completions: 20, want: true},
+		// Arrivals a little past capacity grow the queue (oldest first)
+		// until it is full or its calls wait out their callers' deadlines.
+		{name: "1.3x, the queue lost 2.3 %: starts", perTick: 26, lost: 3, want: true},
+		{name: "1.3x, the queue lost 1.5 %: none", perTick: 26, lost: 2, want: false},
+		{name: "0.9x, the queue lost calls: none", perTick: 18, lost: 50, want: false},
+		{name: "1.1x, within chance of capacity, the queue lost calls: none", perTick: 22, lost: 50, want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
@@ -258,7 +292,11 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 				if i <= shortTicks {
 					c = 0
 				}
-				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n, completions: c}
+				lost := 0
+				if i == 1 {
+					lost = tc.lost
+				}
+				l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: n, completions: c, lost: lost}
 			}
 			if tc.peak > 0 {
 				sec := now * int64(tickLength) / int64(time.Second)
