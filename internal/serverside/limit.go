@@ -191,6 +191,15 @@ type Limiter struct {
 	rejected [criticality.Levels]int64 // guarded by mu; since the limiter was made
 }
 
+// counted names a count of tickCounts.
+type counted int
+
+const (
+	arrivals counted = iota
+	completions
+	losses
+)
+
 // tickCounts are the counts of one tick.
 type tickCounts struct {
 	n           int64 // the tick's number, to tell a stale entry
@@ -710,7 +719,7 @@ func (l *Limiter) endTick(t int64) {
 		}
 	}
 	if l.capacity > 0 { // the handlers served that many: they can
-		l.capacity = max(l.capacity, l.perSecond(l.tick, shortTicks, true))
+		l.capacity = max(l.capacity, l.perSecond(l.tick, shortTicks, completions))
 		l.notePeak(t)
 	}
 	l.tick = t
@@ -723,9 +732,9 @@ func (l *Limiter) endTick(t int64) {
 		return
 	}
 	// The window's full ticks: those before t.
-	long := l.perSecond(t-1, rateTicks, false)
-	short := l.perSecond(t-1, shortTicks, false)
-	lost := l.lost(t-1, shortTicks)
+	long := l.perSecond(t-1, rateTicks, arrivals)
+	short := l.perSecond(t-1, shortTicks, arrivals)
+	lost := l.perSecond(t-1, shortTicks, losses)
 	// Arrivals below capacity over the short window end an overload at
 	// once (4× then 0.5×: the long window stays high for 1.7 s, while the
 	// queue, kept short, rejects what a server with room would serve), and
@@ -737,7 +746,7 @@ func (l *Limiter) endTick(t int64) {
 		// oldest first, each call waits out those before it, to be lost in
 		// turn. Arrivals a little past capacity (the CPU's, under handlers
 		// of many slots) grow such a queue on their own.
-		past(short, c, shortTicks) && lost > lostShare*short*shortTicks*tickLength.Seconds()):
+		past(short, c, shortTicks) && lost > lostShare*short):
 		l.overload = true
 		l.trim()
 	case l.overload && (past(-long, -c, rateTicks) || past(-short, -0.9*c, shortTicks)):
@@ -757,29 +766,19 @@ func past(rate, level float64, n int) bool {
 	return k > at+countNoise*math.Sqrt(math.Abs(at))
 }
 
-// lost is how many calls the queue lost (see tickCounts) over the n ticks
-// up to tick last, last included. Callers hold l.mu.
-func (l *Limiter) lost(last int64, n int) float64 {
-	sum := 0
-	for t := last; t > last-int64(n) && t >= 0; t-- {
-		if c := &l.ticks[t%rateTicks]; c.n == t {
-			sum += c.lost
-		}
-	}
-	return float64(sum)
-}
-
 // perSecond is the calls per second over the n ticks up to tick last,
-// last included: those that arrived, or those that completed. Callers
-// hold l.mu.
-func (l *Limiter) perSecond(last int64, n int, completed bool) float64 {
+// last included, of what: those that arrived, completed, or the queue lost.
+// Callers hold l.mu.
+func (l *Limiter) perSecond(last int64, n int, what counted) float64 {
 	sum := 0
 	for t := last; t > last-int64(n) && t >= 0; t-- {
 		c := &l.ticks[t%rateTicks]
 		switch {
 		case c.n != t: // stale: no call in that tick
-		case completed:
+		case what == completions:
 			sum += c.completions
+		case what == losses:
+			sum += c.lost
 		default:
 			sum += c.arrivals
 		}
@@ -820,7 +819,7 @@ func toSecond[T any](ring []T, last *int64, sec int64) {
 // serve in the long run (or is first measured then); arrivals past that
 // for a second are no overload. Callers hold l.mu.
 func (l *Limiter) peak(last int64) float64 {
-	p := max(l.capacity, l.perSecond(last, rateTicks, true))
+	p := max(l.capacity, l.perSecond(last, rateTicks, completions))
 	for _, c := range l.peaks {
 		p = max(p, c)
 	}
