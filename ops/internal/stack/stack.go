@@ -491,7 +491,6 @@ func StartRedis(dir string) (*Redis, error) {
 		if err = r.Start(); err == nil {
 			return r, nil
 		}
-		r.cmd = nil // it exited
 		if !strings.Contains(err.Error(), "Address already in use") {
 			break
 		}
