@@ -32,10 +32,13 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     in until latency rises a quarter above the lowest seen: few calls
 //     at first show the handlers' latency with no queue inside. Till
 //     then the queue is bounded by maxQueue alone and serves the newest
-//     first, so a backlog of the start ages out with its callers. The
-//     first probe past the start (below) lets in a quarter of the limit:
-//     4 calls at once queue inside handlers that serve fewer, and the
-//     lowest latency the start saw may be a queue's.
+//     first, so a backlog of the start ages out with its callers. No
+//     probe (below) interrupts the start. The first probe past it lets
+//     in a quarter of the limit: 4 calls at once queue inside handlers
+//     that serve fewer, and the lowest latency the start saw may be a
+//     queue's. It lasts until its calls tell noLoad (or 8 of them do
+//     not, or 5 s pass), and the queue meanwhile holds what the calls it lets in
+//     serve in maxWait, not what the start's limit would.
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
@@ -51,9 +54,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
 //     every call let in past what they can serve at once, and the limit
 //     settles at that number plus ½√limit, enough to keep them busy.
-//     Once a second, while the limit is reached, a probe lets in √limit
-//     calls fewer (in overload, as many as the handlers serve at once,
-//     capacity × noLoad: their queue drains, and none of them is idle)
+//     Once a second past the start, while the limit is reached, a probe
+//     lets in √limit calls fewer (in overload, as many as the handlers
+//     serve at once, capacity × noLoad: their queue drains, and none of
+//     them is idle)
 //     until half an interval's calls let in during it have finished, or
 //     two of them and two noLoads (a second at most). The latency of
 //     those calls, which find the handlers' own queue drained, is a
@@ -527,8 +531,14 @@ func (l *Limiter) queueCap(level int) int {
 	if noLoad <= 0 || l.starting {
 		return maxQueue
 	}
-	// The queue drains at limit calls a noLoad.
-	n := float64(maxWait) / float64(noLoad) * l.limit
+	// The queue drains at limit calls a noLoad; during the first probe
+	// past the start, at the calls it lets in: the limit is the start's,
+	// twice what the handlers took at least.
+	drain := l.limit
+	if l.probing && l.deep {
+		drain = float64(l.allowed())
+	}
+	n := float64(maxWait) / float64(noLoad) * drain
 	return int(min(n, maxQueue))
 }
 
@@ -690,7 +700,15 @@ func (l *Limiter) advance(now time.Time) {
 		// it, or at least two once maxProbe (or two noLoads) has passed: one
 		// call tells no spread.
 		d := now.Sub(l.probeStart)
-		if l.probeCalls >= minSamples/2 || d > time.Second && (!l.deep || d > maxDeepProbe) ||
+		if l.deep {
+			// The first probe past the start lasts until its calls tell
+			// noLoad, or minSamples of them do not: missed, the start's
+			// noLoad, read with its calls queued inside, would stay.
+			if l.probeCalls >= minSamples || d > maxDeepProbe ||
+				l.probeCalls >= 2 && d > min(2*l.noLoad(), time.Second) && l.probeSpread() <= maxSpread {
+				l.endProbe(now)
+			}
+		} else if l.probeCalls >= minSamples/2 || d > time.Second ||
 			l.probeCalls >= 2 && d > min(max(maxProbe, 2*l.noLoad()), time.Second) {
 			l.endProbe(now)
 		}
@@ -934,7 +952,7 @@ func (l *Limiter) adjust(now time.Time) {
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer
 		// calls lets the handlers' own queue drain, for noLoad.
-		if sec >= l.probeSec+l.probeEvery || started || probeSlowed {
+		if !l.starting && sec >= l.probeSec+l.probeEvery || started || probeSlowed {
 			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
 			if started { // the start's probes let in more calls than this one
@@ -987,13 +1005,7 @@ func (l *Limiter) noteNoLoad(now time.Time, latency time.Duration, spread float6
 // them at most), tell it to within maxSpread. Callers hold l.mu.
 func (l *Limiter) endProbe(now time.Time) {
 	l.probes++
-	// A probe ends on its first calls to finish, the fastest of those it
-	// let in: their own spread understates a heavy tail's, which the
-	// intervals' calls tell.
-	spread := l.probed.spread()
-	if l.probed.n > 0 {
-		spread = max(spread, l.perCall/math.Sqrt(float64(l.probed.n)))
-	}
+	spread := l.probeSpread()
 	if spread <= maxSpread {
 		latency := l.probed.mean()
 		at := l.allowed()
@@ -1039,6 +1051,18 @@ func (l *Limiter) endProbe(now time.Time) {
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	l.handOff(now)
+}
+
+// probeSpread is the spread the probes' calls tell their latency to. A
+// probe ends on its first calls to finish, the fastest of those it let
+// in: their own spread understates a heavy tail's, which the intervals'
+// calls tell. Callers hold l.mu.
+func (l *Limiter) probeSpread() float64 {
+	spread := l.probed.spread()
+	if l.probed.n > 0 {
+		spread = max(spread, l.perCall/math.Sqrt(float64(l.probed.n)))
+	}
+	return spread
 }
 
 // Force sets the limit and the overload state, and ends the start (the

@@ -619,6 +619,64 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
 }
 
+// TestLimiter_adjust_theStartProbesNothing: while the limit starts, no
+// probe interrupts it, whatever second it is: a probe of handlers that
+// take 200 ms would hold the start back most of a second.
+func TestLimiter_adjust_theStartProbesNothing(t *testing.T) {
+	l, mock := newMockLimiter()
+	mock.Add(3 * time.Second) // seconds past the last probe (none yet)
+	for range minSamples {
+		l.interval.add(math.Log(float64(200 * time.Millisecond)))
+	}
+	l.full = true
+	l.adjust(mock.Now())
+	assert.True(t, l.starting)
+	assert.False(t, l.probing, "no probe in the start")
+	assert.Equal(t, 2.0*initialLimit, l.limit, "the limit doubles at once")
+}
+
+// TestLimiter_advance_theFirstProbeWaitsForNoLoad: the first probe past
+// the start does not end on two calls that tell no noLoad, as the
+// spread of the start's calls (a queue's) says, but once its calls tell
+// it; missed, the start's noLoad, read with 4 calls at once in 2 slots,
+// would stay.
+func TestLimiter_advance_theFirstProbeWaitsForNoLoad(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.noteNoLoad(mock.Now(), 320*time.Millisecond, 0)
+	l.limit, l.starting, l.perCall = 8, false, 0.15 // a quarter of 8 at once
+	l.probing, l.deep, l.probeStart = true, true, mock.Now()
+	release := func(n int) {
+		slots := fill(t, l, n)
+		mock.Add(200 * time.Millisecond)
+		for _, s := range slots {
+			s.Release(true)
+		}
+	}
+	release(2)
+	mock.Add(time.Second) // past two noLoads
+	l.Stats()
+	require.Greater(t, l.probeSpread(), maxSpread)
+	assert.True(t, l.probing, "two calls tell no noLoad at this spread: the probe goes on")
+	release(2)
+	l.Stats()
+	assert.False(t, l.probing, "four do")
+	assert.InDelta(t, float64(200*time.Millisecond), float64(l.noLoad()), 1e3)
+}
+
+// TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn: during the first
+// probe past the start, the queue holds what the calls the probe lets in
+// serve in maxWait, not the start's limit: a queue sized on the limit
+// outlives its callers' deadlines.
+func TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn(t *testing.T) {
+	l, _ := newStartedLimiter(200*time.Millisecond, 8)
+	assert.Equal(t, 40, l.queueCap(0), "8 calls every 200 ms, for a second")
+	l.probing, l.deep = true, true
+	assert.Equal(t, 2, l.allowed())
+	assert.Equal(t, 10, l.queueCap(0), "the probe's 2 calls every 200 ms")
+	l.deep = false
+	assert.Equal(t, 40, l.queueCap(0), "a later probe is short: the limit's")
+}
+
 // TestLimiter_endProbe_aHeavyTailsFastestCallsTellNoNoLoad: a probe ends
 // on the first of its calls to finish, the fastest of a heavy tail's,
 // whose own spread is small; the spread of the intervals' calls says

@@ -325,9 +325,21 @@ func thisMachine() machine {
 	return m
 }
 
-// unloadedLength is how long, at most, the naive handler alone runs at
-// 0.5× to find a resource's unloaded p99: a step, up to 2 s.
-const unloadedLength = 2 * time.Second
+// unloadedLength is how long the naive handler alone runs at 0.5× to find
+// a resource's unloaded p99: a step, up to 2 s, or as long as
+// unloadedCalls take, whichever is longer. A p99 of fewer calls is their
+// slowest but one or two, below the p99 of the same handler over a step
+// (2 s of 2 × 200 ms at 0.5× hold 10 calls).
+const (
+	unloadedLength = 2 * time.Second
+	unloadedCalls  = 200
+)
+
+// unloadedSpan is how long unloadedP99 runs sh's naive handler.
+func (cfg config) unloadedSpan(sh shape) time.Duration {
+	enough := time.Duration(unloadedCalls / (0.5 * sh.capacity()) * float64(time.Second))
+	return max(min(cfg.step, unloadedLength), enough)
+}
 
 // run parses the flags, runs the scenarios and prints their tables.
 func run(args []string, stdout, stderr io.Writer) error {
@@ -400,10 +412,10 @@ func stream(title, label string) uint64 {
 	return h.Sum64()
 }
 
-// unloadedP99 runs the naive handler alone at 0.5× for unloadedLength
-// and returns the p99 of its calls.
+// unloadedP99 runs the naive handler alone at 0.5× for unloadedSpan and
+// returns the p99 of its calls.
 func unloadedP99(cfg config, sh shape, inproc bool) (time.Duration, error) {
-	sc := scenario{phases: []phase{{length: min(cfg.step, unloadedLength), multiple: 0.5}}}
+	sc := scenario{phases: []phase{{length: cfg.unloadedSpan(sh), multiple: 0.5}}}
 	arrivals := schedule(rand.New(rand.NewPCG(cfg.seed, 0)), sc.phases, sh.capacity(), false)
 	r, err := play(arrivals, contender{"none", wrapNone}, sh.w, sh.s, 0, 1, 0, cfg.timeout, inproc, false)
 	if err != nil {
@@ -427,7 +439,7 @@ func (cfg config) notes(g group, inproc bool, unloaded time.Duration) []string {
 	}
 	notes := []string{fmt.Sprintf("W × S = %s: capacity %s calls/s; %v a step; client timeout %v; %s; "+
 		"unloaded p99 %s ms (the naive handler alone at 0.5×, %v); seed %d.",
-		g.shape, thousands(int64(g.shape.capacity())), cfg.step, cfg.timeout, how, num(ms(unloaded)), min(cfg.step, unloadedLength), cfg.seed)}
+		g.shape, thousands(int64(g.shape.capacity())), cfg.step, cfg.timeout, how, num(ms(unloaded)), cfg.unloadedSpan(g.shape), cfg.seed)}
 	if strings.HasPrefix(g.title, "Steady load") {
 		notes = append(notes, fmt.Sprintf("Each row is measured after %v at its rate, on the same server.", steadyWarmUp))
 	}

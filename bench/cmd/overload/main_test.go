@@ -259,6 +259,28 @@ func TestParse_rejects(t *testing.T) {
 	}
 }
 
+// The unloaded p99 is taken over unloadedCalls at least: 2 s of 2 slots
+// of 200 ms at 0.5× hold 10 calls, whose p99 is their slowest.
+func TestUnloadedSpan(t *testing.T) {
+	cfg := config{step: 10 * time.Second}
+	for _, tc := range []struct {
+		sh   shape
+		want time.Duration
+	}{
+		{shape{4, 20 * time.Millisecond}, 2 * time.Second},   // 100 calls/s at 0.5×
+		{shape{32, 5 * time.Millisecond}, 2 * time.Second},   // 3,200 calls/s
+		{shape{2, 200 * time.Millisecond}, 40 * time.Second}, // 5 calls/s
+	} {
+		if got := cfg.unloadedSpan(tc.sh); got != tc.want {
+			t.Errorf("unloadedSpan(%v) = %v, want %v", tc.sh, got, tc.want)
+		}
+	}
+	quick := config{step: 100 * time.Millisecond}
+	if got := quick.unloadedSpan(shape{4, 20 * time.Millisecond}); got != 2*time.Second {
+		t.Errorf("unloadedSpan at a step of 100ms = %v, want 2s (200 calls)", got)
+	}
+}
+
 // A short run, in process, of the static limit: the rows every run must
 // give, whatever the machine's timing.
 func TestRun_inprocShort(t *testing.T) {
