@@ -37,8 +37,8 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     in a quarter of the limit: 4 calls at once queue inside handlers
 //     that serve fewer, and the lowest latency the start saw may be a
 //     queue's. It lasts until its calls tell noLoad (or 8 of them do
-//     not, or 5 s pass), and the queue meanwhile holds what the calls it lets in
-//     serve in maxWait, not what the start's limit would.
+//     not, or 5 s pass), and the queue meanwhile holds what the calls it
+//     lets in serve in maxWait, not what the start's limit would.
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
@@ -955,9 +955,6 @@ func (l *Limiter) adjust(now time.Time) {
 		if !l.starting && sec >= l.probeSec+l.probeEvery || started || probeSlowed {
 			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
-			if started { // the start's probes let in more calls than this one
-				l.probed, l.probes = logLatencies{}, 0
-			}
 		}
 	}
 	l.interval, l.full = logLatencies{}, false
