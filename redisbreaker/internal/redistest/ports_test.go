@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,23 @@ func TestFreePorts_distinct(t *testing.T) {
 		assert.False(t, seen[p], "port %s twice", p)
 		seen[p] = true
 	}
+}
+
+// Ports are picked below the ephemeral range, out of reach of outgoing
+// connections, so that a stopped node's port is still free to start it
+// again on.
+func TestFreePorts_belowTheEphemeralRange(t *testing.T) {
+	lo, hi := pickRange()
+	if hi == 0 {
+		t.Skip("no ephemeral range known here (not Linux)")
+	}
+	for _, p := range freePorts(t, 6) {
+		n, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		assert.True(t, n >= lo && n < hi, "port %d not in [%d, %d)", n, lo, hi)
+	}
+}
+
+func TestListenBelow_emptyRange(t *testing.T) {
+	assert.Nil(t, listenBelow(5, 5))
 }

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,18 +73,71 @@ func startNew(t testing.TB, ports int, args func(ports []string) []string) *Serv
 }
 
 // freePorts returns n distinct ports of 127.0.0.1 that nobody listens on
-// now. All n are held at once, so that none is returned twice; once they
-// are released another process may take one, which [startNew] handles.
+// now, below the kernel's range of ephemeral ports where it has one (see
+// [pickRange]). All n are held at once, so that none is returned twice;
+// once they are released another process may take one, which [startNew]
+// handles.
 func freePorts(t testing.TB, n int) []string {
 	t.Helper()
+	lo, hi := pickRange()
 	ports := make([]string, n)
 	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
+		l := listenBelow(lo, hi)
+		if l == nil {
+			var err error
+			l, err = net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+		}
 		defer func() { _ = l.Close() }()
 		_, ports[i], _ = net.SplitHostPort(l.Addr().String())
 	}
 	return ports
+}
+
+// pickSpan is how many ports below the ephemeral range [freePorts] picks
+// from, and pickTries how many of them it tries at random for one port.
+const (
+	pickSpan  = 10_000
+	pickTries = 50
+)
+
+// pickRange returns the ports [freePorts] picks from, [lo, hi): the
+// pickSpan ports below the kernel's ephemeral range, from which a
+// client's outgoing connection takes its own port. A server stopped to
+// be started again (a cluster node's restart) leaves its port free
+// meanwhile, and an outgoing connection could take it there; below the
+// range, only another test picking at random could. It returns 0, 0 where
+// the range is unknown (not Linux) or leaves too little room below it.
+func pickRange() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < pickSpan+1024 {
+		return 0, 0
+	}
+	return low - pickSpan, low
+}
+
+// listenBelow listens on a free port of [lo, hi) of 127.0.0.1 picked at
+// random, or returns nil when pickTries ports were all taken (or the
+// range is empty).
+func listenBelow(lo, hi int) net.Listener {
+	if hi <= lo {
+		return nil
+	}
+	for range pickTries {
+		port := lo + rand.IntN(hi-lo)
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			return l
+		}
+	}
+	return nil
 }
 
 // Addr returns the server's address, 127.0.0.1:port. It stays the same
