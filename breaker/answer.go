@@ -62,7 +62,18 @@ func (a answer) Reject(reason string) {
 	a.c.countFailure(reason)
 }
 
+// RejectOverloaded records a failure as Reject does, the dependency
+// marked overloaded first (see [srebreaker.OverloadRejecter]).
+func (a answer) RejectOverloaded(reason string) {
+	b := a.c.b
+	b.markOverloaded() // the clock read
+	a.c.countFailure(reason)
+}
+
 // Ignore records nothing: the call is no longer out since it answered.
 func (answer) Ignore() {}
 
-var _ srebreaker.Ignorer = answer{}
+var (
+	_ srebreaker.Ignorer          = answer{}
+	_ srebreaker.OverloadRejecter = answer{}
+)

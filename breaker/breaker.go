@@ -148,9 +148,13 @@ func randomName() string {
 type googleBreaker struct {
 	name     string
 	settings evidence.Settings
-	proba    *proba.Proba // nil: calls draw from math/rand/v2
-	span     int64        // a bucket, in ns
-	window   int64        // the window, in ns
+	// overloadSettings are settings with Overloaded set and an
+	// aggression of 1, judged by while the window holds an overload
+	// rejection (see overloadedAt).
+	overloadSettings evidence.Settings
+	proba            *proba.Proba // nil: calls draw from math/rand/v2
+	span             int64        // a bucket, in ns
+	window           int64        // the window, in ns
 
 	// Read on every call.
 	mode      atomic.Uint32 // see modeFailing; 0 while nothing can be dropped
@@ -173,6 +177,11 @@ type googleBreaker struct {
 	// admitted no call: when the settings' ProbeDue finds it due while
 	// calls are dropped, modeProbe is set (pace.go). Guarded by mu.
 	unadmitted int64
+
+	// overloadedAt is 1 + the number of the newest bucket in which the
+	// dependency rejected a call for overload (RejectOverloaded); 0 before
+	// the first.
+	overloadedAt atomic.Int64
 
 	reasons reasonLog
 	events  *events // nil without listeners
@@ -225,6 +234,11 @@ func newGoogleBreaker(o options) *googleBreaker {
 		span:     int64(o.window / time.Duration(o.buckets)),
 		window:   int64(o.window),
 	}
+	// While the dependency says it is overloaded, the book's formula:
+	// every drop counted and no aggression, about K calls per success.
+	b.overloadSettings = b.settings
+	b.overloadSettings.Overloaded = true
+	b.overloadSettings.Aggression = 1
 	b.clock = o.clock
 	start := b.wallNow()
 	b.start.Store(&start)

@@ -131,6 +131,13 @@ type promise struct{ c *cohort }
 func (p promise) Accept()              { p.c.markSuccess() }
 func (p promise) Reject(reason string) { p.c.markFailure(reason) }
 
+// RejectOverloaded records a failure as Reject does, the dependency
+// marked overloaded first (see [srebreaker.OverloadRejecter]).
+func (p promise) RejectOverloaded(reason string) {
+	p.c.b.markOverloaded()
+	p.c.markFailure(reason)
+}
+
 // Ignore records that the call ended, and nothing else: the call says
 // nothing about the dependency's health (see [srebreaker.Ignorer]), so it
 // leaves the window as if the call had never been admitted.
@@ -234,6 +241,22 @@ func (c *cohort) lateSuccess() {
 // of the clock left it.
 func (b *googleBreaker) liveBucket() int64 {
 	return floorDiv(b.bucketEnd.Load(), b.span) - 1
+}
+
+// markOverloaded notes that the dependency rejected a call for overload
+// in the live bucket, the clock read first.
+func (b *googleBreaker) markOverloaded() {
+	b.advanceIfDue()
+	b.overloadedAt.Store(b.liveBucket() + 1)
+}
+
+// judging returns the settings the breaker judges by: overloadSettings
+// while the window holds an overload rejection, settings otherwise.
+func (b *googleBreaker) judging() *evidence.Settings {
+	if at := b.overloadedAt.Load(); at != 0 && b.liveBucket()-(at-1) < int64(b.settings.Buckets) {
+		return &b.overloadSettings
+	}
+	return &b.settings
 }
 
 // take empties s's share of the live bucket and returns what it held,

@@ -117,8 +117,9 @@ func (b *googleBreaker) levelDropProbabilities(p float64, j *judgement,
 		if !(2*float64(w.Failures)*total > float64(w.Admitted())*(total+float64(all.Failures))) {
 			continue
 		}
-		num, den := b.settings.Ratio(&j.levels[i], lives[i])
-		probs[i] = max(probs[i], b.settings.Probability(num, den))
+		settings := b.judging()
+		num, den := settings.Ratio(&j.levels[i], lives[i])
+		probs[i] = max(probs[i], settings.Probability(num, den))
 	}
 	return probs
 }

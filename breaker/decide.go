@@ -194,11 +194,12 @@ func (b *googleBreaker) markShedding(shedding bool) {
 // probability is the drop probability over sum and the live bucket, and
 // over the fleet's counts too while the breaker holds them: the higher.
 func (b *googleBreaker) probability(sum *evidence.Summary, live evidence.Bucket) float64 {
-	num, den := b.settings.Ratio(sum, live)
+	settings := b.judging()
+	num, den := settings.Ratio(sum, live)
 	if b.mode.Load()&modeFleet != 0 {
-		num, den = b.withFleet(sum, live, num, den) // fleet.go
+		num, den = b.withFleet(settings, sum, live, num, den) // fleet.go
 	}
-	return b.settings.Probability(num, den)
+	return settings.Probability(num, den)
 }
 
 func (b *googleBreaker) Allow() (srebreaker.Promise, error) {

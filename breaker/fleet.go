@@ -158,8 +158,9 @@ func (b *googleBreaker) judgeFleetLocked() {
 // ([evidence.Settings.FleetRatio]) over the fleet's history with the
 // fleet's live bucket, the breaker's and the others' of its time. Stale
 // buckets are ignored, and so are buckets set before the clock stepped
-// back, as of the breaker's newest reading of its clock.
-func (b *googleBreaker) withFleet(sum *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
+// back, as of the breaker's newest reading of its clock. settings are
+// the ones the breaker judges by (judging).
+func (b *googleBreaker) withFleet(settings *evidence.Settings, sum *evidence.Summary, live evidence.Bucket, num, den float64) (float64, float64) {
 	o := b.fleet.others.Load()
 	if o == nil {
 		return num, den
@@ -171,7 +172,7 @@ func (b *googleBreaker) withFleet(sum *evidence.Summary, live evidence.Bucket, n
 	if j == nil || j.others != o {
 		return num, den // being judged: SetOthers judges again once it has
 	}
-	fnum, fden := b.settings.FleetRatio(&j.sum, live.Plus(j.live), sum, live)
+	fnum, fden := settings.FleetRatio(&j.sum, live.Plus(j.live), sum, live)
 	if fnum*den > num*fden { // fnum/fden > num/den, both denominators positive
 		return fnum, fden
 	}

@@ -26,7 +26,13 @@ func (nopPromise) Accept()       {}
 func (nopPromise) Reject(string) {}
 func (nopPromise) Ignore()       {}
 
-var _ srebreaker.Ignorer = nopPromise{}
+// RejectOverloaded records nothing, as Reject does.
+func (nopPromise) RejectOverloaded(string) {}
+
+var (
+	_ srebreaker.Ignorer          = nopPromise{}
+	_ srebreaker.OverloadRejecter = nopPromise{}
+)
 
 func (n nopBreaker) Name() string { return n.name }
 

@@ -78,9 +78,14 @@ func brokenConnection(err error) bool {
 }
 
 // record reports on p how a call that ended with err went (see classify),
+// an overload rejection with srebreaker.RejectOverloaded,
 // and returns it.
 func (o *options) record(p srebreaker.Promise, ctx context.Context, err error) outcome {
 	x := o.classify(ctx, err)
+	if x == failed && Overloaded(err) { // a server with no room: see srebreaker.OverloadRejecter
+		srebreaker.RejectOverloaded(p, err.Error())
+		return x
+	}
 	recordAs(p, x, err)
 	return x
 }

@@ -167,9 +167,9 @@ func TestHandlerInterceptor_overloadLimit_rejectsLowestFirstAndClientsCountIt(t 
 			go func() { queued <- callAt(t.Context(), plain, criticality.Sheddable) }()
 			waitQueued(t, serverReg, callKey)
 
-			clientReg := breaker.MustNewRegistry()
+			clientReg := newRegistry()
 			guarded := connect.NewClient[msg, msg](w.httpClient(t), s.base+callProcedure, w.options(
-				connect.WithInterceptors(connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(clientReg))))...)
+				connect.WithInterceptors(connectbreaker.MustNewClientInterceptor(connectbreaker.WithBreakers(clientReg.Get))))...)
 			_, err := guarded.CallUnary(criticality.With(t.Context(), criticality.Sheddable),
 				connect.NewRequest(wrapperspb.String("held")))
 			require.Error(t, err)
@@ -181,8 +181,11 @@ func TestHandlerInterceptor_overloadLimit_rejectsLowestFirstAndClientsCountIt(t 
 				assert.Equal(t, connectbreaker.RetryLater, ce.Meta().Get(connectbreaker.RetryHeader))
 				assert.Equal(t, "1", ce.Meta().Get(connectbreaker.OverloadHeader))
 			}
-			cst := clientReg.Get(strings.TrimPrefix(s.base, "http://") + callProcedure).Stats()
+			clientKey := strings.TrimPrefix(s.base, "http://") + callProcedure
+			cst := clientReg.Get(clientKey).Stats()
 			assert.Equal(t, int64(1), cst.Failures, "the client's breaker counts the rejection, to throttle what it sends")
+			assert.Equal(t, int64(1), clientReg.CountsFor(clientKey).Overloads.Load(),
+				"as an overload rejection (srebreaker.RejectOverloaded)")
 			assert.Equal(t, int64(0), cst.Successes)
 
 			st := serverReg.Get(callKey).Stats()

@@ -162,8 +162,8 @@ func TestUnaryServerInterceptor_overloadLimit_rejectsLowestFirstAndClientsCountI
 	go func() { _, err := call(sheddable, plain, "hold"); queued <- err }()
 	spinUntil(t, "the second call in the queue", func() bool { return overload().Queued == 1 })
 
-	clientReg := breaker.MustNewRegistry()
-	ci, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithRegistry(clientReg))
+	clientReg := newRegistry()
+	ci, err := grpcbreaker.NewClientInterceptors(grpcbreaker.WithBreakers(clientReg.Get))
 	require.NoError(t, err)
 	guarded := dial(t, addr, grpc.WithUnaryInterceptor(ci.Unary()))
 	var trailer metadata.MD
@@ -177,8 +177,11 @@ func TestUnaryServerInterceptor_overloadLimit_rejectsLowestFirstAndClientsCountI
 	assert.False(t, grpcbreaker.RetryRefused(err))
 	assert.Equal(t, []string{"1000"}, trailer.Get(grpcbreaker.PushbackTrailer))
 	assert.Equal(t, int64(1), es.received.Load(), "the rejected call never reached the handler")
-	cst := clientReg.Get(grpcbreaker.DefaultKey(context.Background(), addr, callMethod)).Stats()
+	clientKey := grpcbreaker.DefaultKey(context.Background(), addr, callMethod)
+	cst := clientReg.Get(clientKey).Stats()
 	assert.Equal(t, int64(1), cst.Failures, "the client's breaker counts the rejection, to throttle what it sends")
+	assert.Equal(t, int64(1), clientReg.CountsFor(clientKey).Overloads.Load(),
+		"as an overload rejection (srebreaker.RejectOverloaded)")
 	assert.Equal(t, int64(0), cst.Successes)
 
 	st := serverReg.Get(serverKey(callMethod)).Stats()

@@ -63,8 +63,8 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 		runtime.Gosched() // the second request is on its way to the queue
 	}
 
-	clientReg := breaker.MustNewRegistry()
-	client := &http.Client{Transport: httpbreaker.MustNewTransport(http.DefaultTransport, httpbreaker.WithRegistry(clientReg))}
+	clientReg := newRegistry()
+	client := &http.Client{Transport: httpbreaker.MustNewTransport(http.DefaultTransport, httpbreaker.WithBreakers(clientReg.Get))}
 	resp := send(client, criticality.Sheddable)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.True(t, httpbreaker.Overloaded(resp), "the rejection says the server is overloaded")
@@ -73,6 +73,8 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 	assert.Equal(t, int64(1), clientReg.Get(srv.Listener.Addr().String()).Stats().Failures,
 		"the client's breaker counts the rejection, to throttle what it sends")
+	assert.Equal(t, int64(1), clientReg.CountsFor(srv.Listener.Addr().String()).Overloads.Load(),
+		"as an overload rejection (srebreaker.RejectOverloaded)")
 
 	st := serverReg.Get(httpbreaker.DefaultHandlerKey).Stats()
 	require.NotNil(t, st.Overload)

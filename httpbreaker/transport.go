@@ -158,7 +158,11 @@ func (t *Transport) send(b breaker.Breaker, p srebreaker.Promise, req *http.Requ
 	resp, err = t.base.RoundTrip(req)
 	o := t.classifier(req, resp, err)
 	recorded = true
-	record(p, o, resp, err)
+	if o == Failure && Overloaded(resp) { // a server with no room: see srebreaker.OverloadRejecter
+		srebreaker.RejectOverloaded(p, failureReason(o, resp, err)+" (the server is overloaded)")
+	} else {
+		record(p, o, resp, err)
+	}
 	if o != Success && (o != Ignore || ShedByServer(resp)) {
 		chain.Failed(req.Context(), b) // see package chain
 	}

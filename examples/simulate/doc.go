@@ -37,7 +37,16 @@
 // per second (1 to 1,000,000), -errors the share of the calls served that
 // fail in every phase but the outage, -capacity the share of the offered
 // rate served while overloaded, and -healthy, -outage, -healed and
-// -overload the length of each phase (0 leaves it out). -latency, a
+// -overload the length of each phase (0 leaves it out). -says-overloaded
+// has the overloaded dependency say why it fails the calls beyond its
+// capacity, as a server with no room that answers so: they are reported
+// with srebreaker.RejectOverloaded, and the breaker then counts its drops
+// as requests while such a rejection is in its window, so that about K
+// calls reach the dependency per success however many are offered. The
+// calls failing at -errors, and the outage's, are rejected as before; off
+// by default, and it changes nothing before the overload phase. It works
+// with -clients and -mix too, and cannot be combined with -record, whose
+// trace says only whether a call succeeded. -latency, a
 // latency as a scenario file gives it (see below), sets every phase's, 0
 // by default; -timeout the client's timeout, none by default.
 // testdata/standard.json is the same scenario as a file;
@@ -149,6 +158,12 @@
 //     worth and one call. So it means the same at any
 //     rate: 2 calls/s offered against a capacity of 1/s serve every other
 //     call. Leave it out for no limit; 0 serves nothing.
+//   - saysOverloaded: true if the dependency says it is overloaded when it
+//     fails the calls beyond the capacity, as -says-overloaded does for the
+//     built-in scenario: they are reported with
+//     srebreaker.RejectOverloaded, those failing at errors with Reject;
+//     default false. Only with a capacity. The table of phases marks its
+//     capacity with a *, and -record refuses such a scenario.
 //   - latency: from a call's admission until its outcome reaches the
 //     breaker; default 0. Meanwhile the call is in flight, and later calls
 //     are decided without knowing its outcome. One of:

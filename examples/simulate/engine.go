@@ -78,6 +78,11 @@ func (bc breakerConfig) options() []breaker.Option {
 // keeps the breaker's hot path free of allocations.
 const failureReason = "dependency failed"
 
+// overloadReason is the reason a call the dependency turned away for lack
+// of capacity is rejected with, through [srebreaker.RejectOverloaded], when
+// its phase says it is overloaded (-says-overloaded, "saysOverloaded").
+const overloadReason = "overloaded"
+
 // timeoutReason is the reason a call the client's timeout ended is rejected
 // with: the text of context.DeadlineExceeded, which such a call returns.
 const timeoutReason = "context deadline exceeded"
@@ -152,13 +157,15 @@ func (d *driver) allow(at time.Time) srebreaker.Promise {
 }
 
 // finish reports the outcome of an admitted call that arrived at at: now if
-// latency is 0, otherwise once the clock reaches at + latency.
-func (d *driver) finish(p srebreaker.Promise, at time.Time, latency time.Duration, ok bool) {
+// latency is 0, otherwise once the clock reaches at + latency. overloaded
+// says a failed call was turned away by a dependency that said it was
+// overloaded; it is ignored when ok.
+func (d *driver) finish(p srebreaker.Promise, at time.Time, latency time.Duration, ok, overloaded bool) {
 	if latency <= 0 {
-		report(p, ok, false)
+		report(p, ok, overloaded, false)
 		return
 	}
-	d.push(call{done: at.Add(latency), p: p, ok: ok})
+	d.push(call{done: at.Add(latency), p: p, ok: ok, overloaded: overloaded})
 }
 
 // timeOut reports an admitted call that arrived at at as failed by the
@@ -183,7 +190,7 @@ func (d *driver) settle(t time.Time) {
 		c := d.inFlight.pop()
 		d.clk.now = c.done
 		d.gauge.add(-1, c.done)
-		report(c.p, c.ok, c.timedOut)
+		report(c.p, c.ok, c.overloaded, c.timedOut)
 	}
 }
 
@@ -193,17 +200,21 @@ func (d *driver) drain() {
 		c := d.inFlight.pop()
 		d.clk.now = c.done
 		d.gauge.add(-1, c.done)
-		report(c.p, c.ok, c.timedOut)
+		report(c.p, c.ok, c.overloaded, c.timedOut)
 	}
 }
 
-// report tells the breaker a call's outcome.
-func report(p srebreaker.Promise, ok, timedOut bool) {
+// report tells the breaker a call's outcome: a success, a timeout, a
+// failure the dependency said was for overload, or any other failure. A
+// timeout is reported as one whatever the dependency would have said.
+func report(p srebreaker.Promise, ok, overloaded, timedOut bool) {
 	switch {
 	case ok:
 		p.Accept()
 	case timedOut:
 		p.Reject(timeoutReason)
+	case overloaded:
+		srebreaker.RejectOverloaded(p, overloadReason)
 	default:
 		p.Reject(failureReason)
 	}
@@ -216,6 +227,9 @@ type call struct {
 	seq  uint64
 	p    srebreaker.Promise
 	ok   bool
+	// overloaded: a failure the dependency said was for overload;
+	// reported with overloadReason through srebreaker.RejectOverloaded.
+	overloaded bool
 	// timedOut: the client's timeout ended the call; reported as a
 	// failure with timeoutReason.
 	timedOut bool

@@ -243,9 +243,10 @@ func simulateFleet(bc breakerConfig, fc fleetConfig, sc scenario) (*result, *fle
 				c := counts{phase: ph.name, offered: 1}
 				if promise := d.allow(epoch.Add(at)); promise != nil {
 					c.allowed = 1
-					ok := capacity.take(since) && !fails(dependencyRand, errorRate)
+					served := capacity.take(since)
+					ok := served && !fails(dependencyRand, errorRate)
 					latency, timedOut := ph.answer(sc.timeout, latencyRand)
-					c.finish(d, promise, epoch.Add(at), latency, ok, timedOut)
+					c.finish(d, promise, epoch.Add(at), latency, ok, ph.saysOverloaded && !served, timedOut)
 				} else {
 					c.dropped = 1
 				}

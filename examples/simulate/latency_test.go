@@ -212,7 +212,7 @@ func TestSimulate_hungCallsTimeOutAfterHealing(t *testing.T) {
 	}{{0, 0}, {900, 0}, {1000, 1}, {1500, 1}} {
 		latency, timedOut := sc.phases[call.phase].answer(sc.timeout, r)
 		var c counts
-		c.finish(d, d.allow(at(call.ms)), at(call.ms), latency, true, timedOut)
+		c.finish(d, d.allow(at(call.ms)), at(call.ms), latency, true, false, timedOut)
 		total.add(c)
 	}
 	d.drain()

@@ -28,7 +28,7 @@ func main() {
 
 // scenarioFlags describe the built-in scenario; a scenario file or a trace
 // replaces them.
-var scenarioFlags = []string{"rate", "errors", "capacity", "healthy", "outage", "healed", "overload", "latency"}
+var scenarioFlags = []string{"rate", "errors", "capacity", "says-overloaded", "healthy", "outage", "healed", "overload", "latency"}
 
 // namedScenarioFlags are those of scenarioFlags a named scenario takes too.
 var namedScenarioFlags = map[string]bool{"rate": true, "latency": true}
@@ -76,6 +76,7 @@ report, the scenario and trace formats.
 	fs.IntVar(&cfg.rate, "rate", cfg.rate, "requests offered per second (1 to 1,000,000); a named scenario runs at its own unless this is given")
 	fs.Float64Var(&cfg.errorRate, "errors", cfg.errorRate, "share of the calls served that fail, in every phase but the outage (0 to 1); in the overload phase the calls beyond -capacity fail too")
 	fs.Float64Var(&cfg.capacity, "capacity", cfg.capacity, "share of the offered rate the dependency serves in the overload phase (0 to 1)")
+	fs.BoolVar(&cfg.saysOverloaded, "says-overloaded", false, "in the overload phase the dependency says it is overloaded when it fails the calls beyond -capacity, and the breaker hears them through srebreaker.RejectOverloaded (counting its drops while they are in its window); the calls failing at -errors are rejected as before")
 	fs.DurationVar(&cfg.phases[healthy].length, "healthy", cfg.phases[healthy].length, "length of the healthy phase, in which -errors of the calls fail (0 leaves it out)")
 	fs.DurationVar(&cfg.phases[outage].length, "outage", cfg.phases[outage].length, "length of the outage phase, in which every call fails (0 leaves it out)")
 	fs.DurationVar(&cfg.phases[healed].length, "healed", cfg.phases[healed].length, "length of the healed phase, in which -errors of the calls fail again (0 leaves it out)")
@@ -230,6 +231,9 @@ func run(cfg config, stdout, stderr io.Writer) error {
 	sc, err := cfg.scenario()
 	if err != nil {
 		return err
+	}
+	if cfg.recordFile != "" && sc.saysOverloaded() {
+		return errors.New("-record: a trace says only whether a call succeeded, not that the dependency said it was overloaded; leave out -says-overloaded or the scenario's saysOverloaded")
 	}
 	var res *result
 	switch {

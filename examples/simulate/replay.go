@@ -77,7 +77,7 @@ func replay(bc breakerConfig, r io.Reader) (*replayResult, error) {
 			} else {
 				res.admittedFailed++
 			}
-			d.finish(p, at, row.latency, row.ok)
+			d.finish(p, at, row.latency, row.ok, false) // a trace does not say why a call failed
 		} else {
 			c.dropped = 1
 			res.dropped++

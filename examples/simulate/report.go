@@ -39,6 +39,9 @@ func trafficLine(cfg config, sc scenario) string {
 	switch {
 	case sc.source == "":
 		line = fmt.Sprintf("%d requests/s offered", cfg.rate)
+		if sc.saysOverloaded() {
+			line += ", the overload's excess rejected as overloaded"
+		}
 	case cfg.named != "":
 		line += fmt.Sprintf(", %d requests/s", cfg.rate)
 	}
@@ -176,12 +179,18 @@ func printPhases(out io.Writer, sc scenario, nameWidth int) {
 		if !math.IsInf(p.capacity, 1) {
 			capacity = fmt.Sprintf("%g", p.capacity)
 		}
+		if p.saysOverloaded {
+			capacity += "*"
+		}
 		r := p.role.String()
 		if r == "" {
 			r = "-"
 		}
 		fmt.Fprintf(out, "%-*s %9v %10g %6.1f%% %10s %*s  %s\n",
 			nameWidth, p.name, p.length, p.rate, 100*p.errors, capacity, latencyWidth, p.distribution.format(p.latency), r)
+	}
+	if sc.saysOverloaded() {
+		fmt.Fprintln(out, "* the calls beyond the capacity are rejected as overloaded (saysOverloaded)")
 	}
 	fmt.Fprintln(out)
 }

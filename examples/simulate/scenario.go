@@ -53,6 +53,11 @@ type phase struct {
 	// distribution is how the latency varies from call to call; the zero
 	// value gives every call latency.
 	distribution distribution
+	// saysOverloaded: the dependency fails the calls beyond capacity saying
+	// it is overloaded, and they are reported with
+	// srebreaker.RejectOverloaded; those failing at the error rate are
+	// rejected as any failure. Only with a capacity.
+	saysOverloaded bool
 }
 
 // requests returns how many calls the phase offers: floor(length·rate).
@@ -115,6 +120,17 @@ func (s scenario) phaseAt(d time.Duration) int {
 		}
 	}
 	return last
+}
+
+// saysOverloaded reports whether any phase's dependency says when it turns
+// calls away for overload.
+func (s scenario) saysOverloaded() bool {
+	for _, p := range s.phases {
+		if p.saysOverloaded {
+			return true
+		}
+	}
+	return false
 }
 
 // hasLatency reports whether any call's outcome may be delayed.
@@ -185,6 +201,8 @@ func (p phase) validate() error {
 		return fmt.Errorf("errors %v: must be between 0 and 1", p.errors)
 	case math.IsNaN(p.capacity) || p.capacity < 0:
 		return fmt.Errorf("capacity %v: must be at least 0 requests/s (leave it out for no limit)", p.capacity)
+	case p.saysOverloaded && math.IsInf(p.capacity, 1):
+		return errors.New("saysOverloaded: no call is beyond the capacity of a phase without one; give a capacity too")
 	}
 	return checkLatency(p.latency, p.distribution)
 }
@@ -206,7 +224,10 @@ type phaseJSON struct {
 	Rate     *float64 `json:"rate"`
 	Errors   float64  `json:"errors"`
 	Capacity *float64 `json:"capacity"`
-	Latency  string   `json:"latency"`
+	// SaysOverloaded: the calls beyond Capacity are rejected as the
+	// dependency's overload (srebreaker.RejectOverloaded).
+	SaysOverloaded bool   `json:"saysOverloaded"`
+	Latency        string `json:"latency"`
 }
 
 // loadScenario reads a scenario file. Errors start with the file name.
@@ -274,7 +295,7 @@ func parseScenario(r io.Reader) (scenario, error) {
 // phase converts what the file says into a phase; the checks of ranges are
 // left to [phase.validate].
 func (pj phaseJSON) phase(i int) (phase, error) {
-	p := phase{name: pj.Name, capacity: math.Inf(1), errors: pj.Errors}
+	p := phase{name: pj.Name, capacity: math.Inf(1), errors: pj.Errors, saysOverloaded: pj.SaysOverloaded}
 	if p.name == "" {
 		p.name = fmt.Sprintf("phase %d", i+1)
 	}

@@ -29,7 +29,8 @@ type config struct {
 	fleetConfig
 
 	// The scenario the flags describe: phases[p] gives only a name and a
-	// length, the rest comes from rate, errorRate and capacity.
+	// length, the rest comes from rate, errorRate, capacity and
+	// saysOverloaded.
 	rate      int     // requests offered per second
 	errorRate float64 // share of the served calls failing outside the outage
 	capacity  float64 // share of the offered rate served while overloaded
@@ -37,6 +38,10 @@ type config struct {
 	mix       mix  // the calls' criticalities (-mix); replaces a scenario file's
 	fifo      bool // -fifo: the dependency serves calls first come, first served; adds to a scenario file's
 	shuffle   bool // -shuffle: each slot's levels in a seeded random order; adds to a scenario file's
+	// saysOverloaded (-says-overloaded): the overloaded dependency rejects
+	// the calls beyond its capacity saying so, and the breaker hears of it
+	// through srebreaker.RejectOverloaded; false fails them as any other.
+	saysOverloaded bool
 
 	scenarioFile string // replaces the flags' scenario when set
 	// fixed is scenarioFile's scenario, read already (-ablation's, from
@@ -166,6 +171,7 @@ func (c config) scenario() (scenario, error) {
 			p.errors = 1
 		case overload: // of the fleet's offered rate, with -clients
 			p.capacity = c.capacity * float64(c.rate) * float64(max(c.clients, 1))
+			p.saysOverloaded = c.saysOverloaded // the only phase with a capacity
 		}
 		s.phases = append(s.phases, p)
 	}
@@ -296,7 +302,7 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 				}
 				ok := served && !fails(dependencyRand, ph.errors)
 				latency, timedOut := ph.answer(sc.timeout, latencyRand)
-				c.finish(d, promise, epoch.Add(at), latency, ok, timedOut)
+				c.finish(d, promise, epoch.Add(at), latency, ok, ph.saysOverloaded && !served, timedOut)
 				if tw != nil {
 					tw.write(at, c.succeeded == 1, latency)
 				}
@@ -333,8 +339,10 @@ func simulateScenario(bc breakerConfig, sc scenario, trace io.Writer) (*result, 
 
 // finish counts an admitted call as succeeded if ok and not timedOut, or as
 // timed out, and has d report it after latency: the call's answer, or the
-// client's timeout.
-func (c *counts) finish(d *driver, p srebreaker.Promise, at time.Time, latency time.Duration, ok, timedOut bool) {
+// client's timeout. overloaded says the call failed because the dependency
+// had no room for it and said so: it is reported with
+// srebreaker.RejectOverloaded, unless the client's timeout ended it first.
+func (c *counts) finish(d *driver, p srebreaker.Promise, at time.Time, latency time.Duration, ok, overloaded, timedOut bool) {
 	if timedOut {
 		c.timedOut = 1
 		d.timeOut(p, at, latency)
@@ -343,7 +351,7 @@ func (c *counts) finish(d *driver, p srebreaker.Promise, at time.Time, latency t
 	if ok {
 		c.succeeded = 1
 	}
-	d.finish(p, at, latency, ok)
+	d.finish(p, at, latency, ok, overloaded)
 }
 
 // fails draws whether a served call fails. It draws only for a rate

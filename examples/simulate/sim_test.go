@@ -222,10 +222,10 @@ func TestDriver_reportsAtAdmissionPlusLatency(t *testing.T) {
 	d := &driver{clk: clk, b: fb}
 	at := func(ms int) time.Time { return epoch.Add(time.Duration(ms) * time.Millisecond) }
 
-	d.finish(d.allow(at(0)), at(0), 300*time.Millisecond, false)
-	d.finish(d.allow(at(100)), at(100), 0, true) // reported at once
-	d.finish(d.allow(at(100)), at(100), 100*time.Millisecond, true)
-	d.finish(d.allow(at(150)), at(150), 50*time.Millisecond, false) // finishes with the previous: after it
+	d.finish(d.allow(at(0)), at(0), 300*time.Millisecond, false, false)
+	d.finish(d.allow(at(100)), at(100), 0, true, false) // reported at once
+	d.finish(d.allow(at(100)), at(100), 100*time.Millisecond, true, false)
+	d.finish(d.allow(at(150)), at(150), 50*time.Millisecond, false, false) // finishes with the previous: after it
 	require.Equal(t, []outcomeAt{{at(100), true}}, fb.outcomes)
 
 	d.allow(at(250)) // settles what finished by 250 ms

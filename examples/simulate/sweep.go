@@ -132,8 +132,12 @@ func runSweep(cfg config, rates []int, seeds []uint64, out io.Writer) error {
 // builtInLine describes the built-in scenario's phases.
 func builtInLine(cfg config) string {
 	p := cfg.phases
-	return fmt.Sprintf("healthy %v, outage %v, healed %v, overload %v at %g %% capacity; %g %% errors outside the outage",
-		p[healthy].length, p[outage].length, p[healed].length, p[overload].length, 100*cfg.capacity, 100*cfg.errorRate)
+	says := ""
+	if cfg.saysOverloaded {
+		says = ", the excess rejected as overloaded"
+	}
+	return fmt.Sprintf("healthy %v, outage %v, healed %v, overload %v at %g %% capacity%s; %g %% errors outside the outage",
+		p[healthy].length, p[outage].length, p[healed].length, p[overload].length, 100*cfg.capacity, says, 100*cfg.errorRate)
 }
 
 // phaseLengths are the lengths of the outage and healed phases, for the

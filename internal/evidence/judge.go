@@ -120,13 +120,13 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	if onWindow && mine == ownUp {
 		return 0, 1
 	}
-	num, den = s.formula(successes, admitted, float64(counts.Drops), protection)
+	num, den = s.formula(successes, admitted, float64(counts.Drops), protection, onWindow || !s.TrustRecent)
 	if onWindow && mine == ownWindow {
 		num, den = 0, 1
 	}
 	if mixed {
 		if newest := sum.Newest.Plus(live); s.shifted(base, newest) {
-			nnum, nden := s.formula(float64(newest.Successes), float64(newest.Admitted()), float64(newest.Drops), s.Protection)
+			nnum, nden := s.formula(float64(newest.Successes), float64(newest.Admitted()), float64(newest.Drops), s.Protection, false)
 			if !(num > 0) || nnum*den > num*nden {
 				num, den = nnum, nden
 			}
@@ -139,9 +139,10 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 }
 
 // formula is the card's numerator and denominator, drops counted when the
-// settings say so.
-func (s *Settings) formula(successes, admitted, drops, protection float64) (num, den float64) {
-	total := admitted + s.countedDrops(drops, admitted)
+// settings say so; whole says the window is judged as it stands (see
+// countedDrops).
+func (s *Settings) formula(successes, admitted, drops, protection float64, whole bool) (num, den float64) {
+	total := admitted + s.countedDrops(drops, admitted, whole)
 	return total - protection - s.K*successes, total + 1
 }
 

@@ -44,7 +44,10 @@ func NewRegistry(opts ...breaker.Option) *Registry {
 // answered before their outcome.
 type Counts struct {
 	Accepts, Rejects, Ignores, Answers atomic.Int64
-	reported                           chan<- struct{}
+	// Overloads are the Rejects recorded as overload rejections
+	// (srebreaker.RejectOverloaded).
+	Overloads atomic.Int64
+	reported  chan<- struct{}
 }
 
 func (c *Counts) report(n *atomic.Int64) {
@@ -135,6 +138,14 @@ type countingPromise struct {
 func (p countingPromise) Accept()              { p.p.Accept(); p.c.report(&p.c.Accepts) }
 func (p countingPromise) Reject(reason string) { p.p.Reject(reason); p.c.report(&p.c.Rejects) }
 func (p countingPromise) Ignore()              { srebreaker.Ignore(p.p); p.c.report(&p.c.Ignores) }
+
+// RejectOverloaded records on the breaker's promise and counts the call
+// among both Overloads and Rejects.
+func (p countingPromise) RejectOverloaded(reason string) {
+	srebreaker.RejectOverloaded(p.p, reason)
+	p.c.Overloads.Add(1)
+	p.c.report(&p.c.Rejects)
+}
 
 // Answered marks the call answered on the breaker's promise, counts it,
 // and returns the promise of its outcome, counting too.
