@@ -310,6 +310,122 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 	}
 }
 
+// A queue that stands, never empty for 1.9 s and not draining, past 5
+// noLoads of calls, while arrivals are at least capacity, is held to 5
+// noLoads of calls: 1.05x is within chance of capacity for seconds, and
+// its queue, served oldest first, would grow to its callers' deadlines. A
+// burst's queue drains, and a queue that empties now and then stands not.
+func TestLimiter_endTick_aStandingQueueIsHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		perTick      int // arrivals; capacity is 20 a tick
+		newer, older int // the fewest queued in each tick of the newer and older second
+		emptyTickAgo int64
+		staleTickAgo int64
+		want         bool
+	}{
+		{name: "1.05x, 30 queued, growing from 25: starts", perTick: 21, newer: 30, older: 25, want: true},
+		{name: "1x, 30 queued, holding: starts", perTick: 20, newer: 30, older: 30, want: true},
+		{name: "0.95x, 30 queued, holding: none", perTick: 19, newer: 30, older: 30, want: false},
+		{name: "1.05x, 30 queued, draining from 40: none", perTick: 21, newer: 30, older: 40, want: false},
+		// 5 noLoads of 20 ms at 200 calls a second: 20 calls.
+		{name: "1.05x, 20 queued: none", perTick: 21, newer: 20, older: 15, want: false},
+		{name: "1.05x, 30 queued, empty 1.5 s ago: none", perTick: 21, newer: 30, older: 25, emptyTickAgo: 15, want: false},
+		{name: "1.05x, 30 queued, a tick 1.8 s ago unseen: none", perTick: 21, newer: 30, older: 25, staleTickAgo: 18, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newStartedLimiter(20*time.Millisecond, 5)
+			l.capacity = 200
+			const now = 1000
+			for i := int64(1); i <= rateTicks; i++ {
+				least := tc.newer
+				if i > standTicks/2 {
+					least = tc.older
+				}
+				if i == tc.emptyTickAgo {
+					least = 0
+				}
+				n := now - i
+				if i == tc.staleTickAgo {
+					n -= rateTicks
+				}
+				l.ticks[(now-i)%rateTicks] = tickCounts{n: n, arrivals: tc.perTick, completions: 20, least: least}
+			}
+			l.tick = now - 1
+			l.queued = tc.newer
+			l.endTick(now)
+			assert.Equal(t, tc.want, l.stands)
+			assert.False(t, l.overload, "no overload: the arrivals are within chance of capacity")
+			if tc.want {
+				assert.Equal(t, 20, l.queueCap(0), "5 noLoads of 20 ms at 200 calls a second")
+				assert.Equal(t, 23, l.queueCap(3), "and one more for each level above the lowest")
+			}
+		})
+	}
+}
+
+// A standing queue is held until a tick sees it empty.
+func TestLimiter_endTick_aStandingQueueEndsOnceEmpty(t *testing.T) {
+	for _, emptied := range []bool{false, true} {
+		l, _ := newStartedLimiter(20*time.Millisecond, 5)
+		l.capacity, l.stands = 200, true
+		const now = 1000
+		for i := int64(1); i <= rateTicks; i++ {
+			l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: 21, completions: 20, least: 20}
+		}
+		if emptied {
+			l.ticks[(now-1)%rateTicks].least = 0
+		}
+		l.tick = now - 1
+		l.endTick(now)
+		assert.Equal(t, !emptied, l.stands, "emptied: %v", emptied)
+		if emptied {
+			assert.Equal(t, int(float64(maxWait)/float64(20*time.Millisecond)*5), l.queueCap(0), "a second of expected wait again")
+		}
+	}
+}
+
+// The fewest calls queued in a tick follow the queue as it drains: the
+// calls handed a slot, rejected, or whose callers left.
+func TestLimiter_least_followsTheQueue(t *testing.T) {
+	l, now := newStartedLimiter(20*time.Millisecond, 1)
+	mock := l.clock.(*clock.Mock)
+	l.mu.Lock()
+	l.advance(now)
+	l.mu.Unlock()
+	first, err := l.Acquire(context.Background(), criticality.Critical)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results := make(chan error, 3)
+	for _, c := range []context.Context{context.Background(), context.Background(), ctx} {
+		go func() {
+			s, err := l.Acquire(c, criticality.Critical)
+			if err == nil {
+				s.Release(true)
+			}
+			results <- err
+		}()
+	}
+	require.Eventually(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.queued == 3 }, time.Minute, time.Millisecond)
+	mock.Add(tickLength) // a new tick, which begins with the 3 queued
+	l.mu.Lock()
+	l.advance(mock.Now())
+	assert.Equal(t, 3, l.ticks[l.tick%rateTicks].least)
+	l.mu.Unlock()
+	cancel()
+	assert.ErrorIs(t, <-results, context.Canceled)
+	l.mu.Lock()
+	assert.Equal(t, 2, l.ticks[l.tick%rateTicks].least, "a caller left")
+	l.mu.Unlock()
+	first.Release(true)
+	require.NoError(t, <-results)
+	require.NoError(t, <-results)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	assert.Equal(t, 0, l.ticks[l.tick%rateTicks].least, "the queue drained")
+}
+
 func TestLimiter_endTick_capacityIsWhatBusyHandlersServe(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -667,6 +783,48 @@ func TestLimiter_advance_theFirstProbeWaitsForNoLoad(t *testing.T) {
 // probe past the start, the queue holds what the calls the probe lets in
 // serve in maxWait, not the start's limit: a queue sized on the limit
 // outlives its callers' deadlines.
+// A standing queue turns its excess away as it is held to do, which is no
+// loss: losses start an overload, whose short queue, served newest first,
+// serves less of arrivals a little past capacity. A full queue that does
+// not stand loses the call it turns away.
+func TestLimiter_Acquire_aStandingQueuesExcessIsNoLoss(t *testing.T) {
+	for _, stands := range []bool{false, true} {
+		l, _ := newStartedLimiter(20*time.Millisecond, 1)
+		held, err := l.Acquire(context.Background(), criticality.Critical)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		l.mu.Lock()
+		l.capacity, l.stands = 200, stands // the clock stands still: no tick ends
+		full := l.queueCap(0)
+		l.mu.Unlock()
+		done := make(chan struct{}, full)
+		for range full {
+			go func() {
+				_, _ = l.Acquire(ctx, criticality.Sheddable)
+				done <- struct{}{}
+			}()
+		}
+		require.Eventually(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.queued == full }, time.Minute, time.Millisecond)
+		_, err = l.Acquire(context.Background(), criticality.Sheddable)
+		require.ErrorIs(t, err, ErrOverloaded)
+		l.mu.Lock()
+		lost := l.ticks[l.tick%rateTicks].lost
+		l.mu.Unlock()
+		if stands {
+			assert.Equal(t, 20, full, "5 noLoads of 20 ms at 200 calls a second")
+			assert.Equal(t, 0, lost, "turned away by a standing queue")
+		} else {
+			assert.Equal(t, 50, full, "a second of expected wait")
+			assert.Equal(t, 1, lost, "turned away by a full queue")
+		}
+		cancel()
+		for range full {
+			<-done
+		}
+		held.Release(true)
+	}
+}
+
 func TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn(t *testing.T) {
 	l, _ := newStartedLimiter(200*time.Millisecond, 8)
 	assert.Equal(t, 40, l.queueCap(0), "8 calls every 200 ms, for a second")
