@@ -40,10 +40,10 @@ func TestRejectOverloaded_countsEveryDrop(t *testing.T) {
 	assert.Greater(t, dropShare(whole, 20_000), 0.95)
 }
 
-// offerOverServed offers a dependency that serves served calls per 100 ms bucket
-// offered calls in each, for buckets buckets, reporting the excess with
-// reject; it returns the calls admitted and the successes of the last
-// half.
+// offerOverServed offers offered calls in each 100 ms bucket, for buckets
+// buckets, to a dependency that serves served of them a bucket and turns
+// the excess away, reported with reject; it returns the calls admitted
+// and the successes of the last half of the buckets.
 func offerOverServed(b breaker.Breaker, m interface{ Add(time.Duration) }, offered, served, buckets int,
 	reject func(srebreaker.Promise)) (admitted, successes int) {
 	for i := range buckets {

@@ -76,6 +76,13 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     polls), which more calls cannot slow.
 //   - A burst the handlers will serve in time waits in the queue: it is
 //     rejected only past a second of expected wait (see maxWait).
+//   - A queue that stands, never empty for 1.9 s and not draining, with
+//     more calls than the handlers serve in 5 noLoads while calls arrive
+//     at least as fast as capacity, holds that many at most until it
+//     empties, served oldest first, and turns the excess away, the
+//     lowest level's first: arrivals a few percent past capacity are
+//     within chance of it (below) for seconds, and would grow the queue
+//     to their callers' deadlines. A burst's queue drains.
 //   - Overload is arrivals past capacity: while calls arrive faster than
 //     the handlers have served them when busy, or at all over the last
 //     half second (more than 1.3× over 2 s and 1.1× over the last half

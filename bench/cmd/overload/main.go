@@ -29,7 +29,7 @@
 // transition times measured from the step in 100 ms slots (the end of the
 // last slot in which the figure was out of bounds):
 //
-//	steady     0.5×, 0.9×, 2× and 4× the capacity
+//	steady     0.5×, 0.9×, 2× and 4× the capacity (-steady sets others)
 //	tails      0.9× with heavy-tailed service (lognormal, p99.9 = 50× the median, mean S), and
 //	           0.9× on average with bursts of 3× for 200 ms every 2 s
 //	surge      1× for half a step, then 4×: time until the rolling p99 of served calls (500 ms
@@ -56,7 +56,8 @@
 // Usage, from bench/ (the peer module):
 //
 //	GOWORK=off go run ./cmd/overload [-quick] [-step 10s] [-seed 1] [-scenarios steady,surge,...]
-//	    [-contenders none,static,...] [-w 4 -s 20ms] [-configs 32x5ms,2x200ms] [-inproc] [-json]
+//	    [-contenders none,static,...] [-w 4 -s 20ms] [-configs 32x5ms,2x200ms] [-steady 0.5,0.9,2,4]
+//	    [-inproc] [-json]
 //
 // make bench-overload runs it at its full settings from the repository's
 // root; docs/design/benchmarks.md ("Overload: the server side against the
@@ -118,6 +119,7 @@ type config struct {
 	contenders    []contender
 	headline      shape
 	configs       []shape
+	steady        []float64 // the steady scenarios' offered rates, × capacity
 	inproc        bool
 	httpMax       float64
 	json          bool
@@ -137,6 +139,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.headline.w, "w", 4, "slots of the resource")
 	fs.DurationVar(&cfg.headline.s, "s", 20*time.Millisecond, "service time of the resource (its mean, when heavy-tailed)")
 	configs := fs.String("configs", "32x5ms,2x200ms", "W x S of the configs scenario, comma-separated")
+	steadyRates := fs.String("steady", "0.5,0.9,2,4", "offered rates of the steady and configs scenarios, × capacity, comma-separated")
 	fs.BoolVar(&cfg.inproc, "inproc", false, "call the handlers in the process, never over HTTP")
 	fs.Float64Var(&cfg.httpMax, "http-max", 3000, "highest offered rate, calls/s, of a table run over HTTP; above it, in process")
 	fs.BoolVar(&cfg.json, "json", false, "print JSON in place of Markdown")
@@ -174,6 +177,13 @@ func parse(args []string, stderr io.Writer) (config, error) {
 			return cfg, fmt.Errorf("-configs: %w", err)
 		}
 		cfg.configs = append(cfg.configs, sh)
+	}
+	for _, v := range strings.Split(*steadyRates, ",") {
+		m, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(m > 0 && m <= 100) {
+			return cfg, fmt.Errorf("-steady: %q: want a multiple of capacity above 0, up to 100", v)
+		}
+		cfg.steady = append(cfg.steady, m)
 	}
 	return cfg, nil
 }
@@ -242,9 +252,9 @@ type group struct {
 // load; the surge and calm scenarios measure the change itself.
 const steadyWarmUp = 2 * time.Second
 
-func steady(step time.Duration) []scenario {
+func steady(step time.Duration, multiples []float64) []scenario {
 	var out []scenario
-	for _, m := range []float64{0.5, 0.9, 2, 4} {
+	for _, m := range multiples {
 		out = append(out, scenario{label: fmt.Sprintf("%g×", m), measured: 1,
 			phases: []phase{{length: steadyWarmUp, multiple: m}, {length: step, multiple: m}}})
 	}
@@ -257,7 +267,7 @@ func (cfg config) groups(name string) []group {
 	h := cfg.headline
 	switch name {
 	case "steady":
-		return []group{{title: "Steady load, " + h.String(), shape: h, scenarios: steady(step)}}
+		return []group{{title: "Steady load, " + h.String(), shape: h, scenarios: steady(step, cfg.steady)}}
 	case "tails":
 		return []group{{title: "0.9× with heavy-tailed service, and with bursts, " + h.String(), shape: h, scenarios: []scenario{
 			{label: "0.9×, heavy-tailed", phases: []phase{{length: step, multiple: 0.9}}, heavy: true},
@@ -280,7 +290,7 @@ func (cfg config) groups(name string) []group {
 	case "configs":
 		var out []group
 		for _, sh := range cfg.configs {
-			out = append(out, group{title: "Steady load, " + sh.String(), shape: sh, scenarios: steady(step)})
+			out = append(out, group{title: "Steady load, " + sh.String(), shape: sh, scenarios: steady(step, cfg.steady)})
 		}
 		return out
 	case "transport":

@@ -248,6 +248,7 @@ func TestThousands(t *testing.T) {
 func TestParse_rejects(t *testing.T) {
 	for _, args := range [][]string{
 		{"-step", "100ms"}, {"-scenarios", "nope"}, {"-contenders", "nope"}, {"-configs", "4x"}, {"-w", "0"}, {"extra"},
+		{"-steady", "0"}, {"-steady", "1.05,x"}, {"-steady", "NaN"},
 	} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("parse(%q): want an error", args)
@@ -256,6 +257,13 @@ func TestParse_rejects(t *testing.T) {
 	cfg, err := parse([]string{"-quick", "-configs", "8x10ms"}, io.Discard)
 	if err != nil || cfg.step != 2*time.Second || len(cfg.configs) != 1 || cfg.configs[0] != (shape{8, 10 * time.Millisecond}) {
 		t.Errorf("parse(-quick -configs 8x10ms) = %+v, %v", cfg, err)
+	}
+	if !slices.Equal(cfg.steady, []float64{0.5, 0.9, 2, 4}) {
+		t.Errorf("steady rates by default: %v", cfg.steady)
+	}
+	cfg, err = parse([]string{"-steady", "1.05, 1.5"}, io.Discard)
+	if err != nil || !slices.Equal(cfg.steady, []float64{1.05, 1.5}) || len(steady(time.Second, cfg.steady)) != 2 {
+		t.Errorf("parse(-steady 1.05,1.5) = %v, %v", cfg.steady, err)
 	}
 }
 
