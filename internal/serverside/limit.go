@@ -273,11 +273,11 @@ const (
 	// it lose those 5 % once the queue holds as much as the callers
 	// wait, and an impatient caller now and then loses fewer.
 	lostShare = 0.02
-	// standTicks is how long a queue must stand, never empty, to start an
-	// overload (see Limiter.standing), and standWait how long, in
-	// noLoads, its calls then wait at least: a burst of three times the
-	// capacity for 200 ms, at 0.9× on average, queues 2 noLoads for 4
-	// handlers × 20 ms, and drains in 1.4 s.
+	// standTicks is how long a queue must stand, never empty, to be held
+	// short (see Limiter.standing), and standWait how long, in noLoads,
+	// its calls then wait at least, and at most once it is held: a burst
+	// of three times the capacity for 200 ms, at 0.9× on average, queues
+	// 2 noLoads for 4 handlers × 20 ms, and drains in 1.4 s.
 	standTicks = longTicks
 	standWait  = 5
 	// peakSeconds is how long the overload rule's long window remembers
