@@ -66,7 +66,8 @@ func (a answer) Reject(reason string) {
 // marked overloaded first (see [srebreaker.OverloadRejecter]).
 func (a answer) RejectOverloaded(reason string) {
 	b := a.c.b
-	b.markOverloaded() // the clock read
+	b.advanceIfDue()
+	b.markOverloaded()
 	a.c.countFailure(reason)
 }
 

@@ -134,8 +134,10 @@ func (p promise) Reject(reason string) { p.c.markFailure(reason) }
 // RejectOverloaded records a failure as Reject does, the dependency
 // marked overloaded first (see [srebreaker.OverloadRejecter]).
 func (p promise) RejectOverloaded(reason string) {
-	p.c.b.markOverloaded()
-	p.c.markFailure(reason)
+	b := p.c.b
+	b.advanceIfDue()
+	b.markOverloaded()
+	p.c.failed(reason)
 }
 
 // Ignore records that the call ended, and nothing else: the call says
@@ -182,6 +184,11 @@ func (c *cohort) markSuccess() {
 // read first; then it judges.
 func (c *cohort) markFailure(reason string) {
 	c.b.advanceIfDue()
+	c.failed(reason)
+}
+
+// failed records a failure, the clock read.
+func (c *cohort) failed(reason string) {
 	c.others.Add(1)
 	if c.ended.Add(1)&overdueBit != 0 {
 		return // counted as a failure when its cohort became overdue
@@ -244,9 +251,8 @@ func (b *googleBreaker) liveBucket() int64 {
 }
 
 // markOverloaded notes that the dependency rejected a call for overload
-// in the live bucket, the clock read first.
+// in the live bucket. Callers read the clock first (advanceIfDue).
 func (b *googleBreaker) markOverloaded() {
-	b.advanceIfDue()
 	b.overloadedAt.Store(b.liveBucket() + 1)
 }
 

@@ -113,11 +113,11 @@ func (b *googleBreaker) levelDropProbabilities(p float64, j *judgement,
 		return probs
 	}
 	total := float64(all.Admitted())
+	settings := b.judging()
 	for i, w := range windows {
 		if !(2*float64(w.Failures)*total > float64(w.Admitted())*(total+float64(all.Failures))) {
 			continue
 		}
-		settings := b.judging()
 		num, den := settings.Ratio(&j.levels[i], lives[i])
 		probs[i] = max(probs[i], settings.Probability(num, den))
 	}
