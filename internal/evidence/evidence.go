@@ -39,9 +39,9 @@ type Settings struct {
 	Aggression float64
 	// CountDrops counts drops as requests, at most K−1 per admitted call.
 	CountDrops bool
-	// Overloaded, with CountDrops, counts every drop of the window as a
-	// request, as the SRE book does, where the window is judged as it
-	// stands: the breaker sets it while the dependency has answered a call
+	// Overloaded, with CountDrops, counts every drop as a request, as the
+	// SRE book does, but in a run picked out of the history (a dependency
+	// down, a recovery): the breaker sets it while the dependency has answered a call
 	// within the window with an overload rejection (a server that has no
 	// room says so), so that about K calls reach it per success however
 	// many are offered (countedDrops).

@@ -48,8 +48,8 @@ func (h *History) reach() Bucket {
 //
 // as a fraction num/den, num 0 when nothing is dropped, over the finished
 // buckets sum judged and the live bucket: accepts the successes, total the
-// admitted calls, plus, with CountDrops, the drops up to (K−1)·admitted
-// (countedDrops). A window without failures drops nothing, whatever else
+// admitted calls, plus, with CountDrops, the drops up to (K−1)·admitted,
+// or all of them while Overloaded (countedDrops). A window without failures drops nothing, whatever else
 // the history holds: drops alone never keep a dependency shed, and on
 // light traffic a dependency shed on older evidence gets a call through
 // once a window has passed without an admitted failure.
@@ -120,7 +120,7 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 	if onWindow && mine == ownUp {
 		return 0, 1
 	}
-	num, den = s.formula(successes, admitted, float64(counts.Drops), protection, onWindow || !s.TrustRecent)
+	num, den = s.formula(successes, admitted, float64(counts.Drops), protection, s.TrustRecent && !onWindow)
 	if onWindow && mine == ownWindow {
 		num, den = 0, 1
 	}
@@ -139,10 +139,10 @@ func (s *Settings) ratio(sum *Summary, live Bucket, recentSuccesses, recentFailu
 }
 
 // formula is the card's numerator and denominator, drops counted when the
-// settings say so; whole says the window is judged as it stands (see
-// countedDrops).
-func (s *Settings) formula(successes, admitted, drops, protection float64, whole bool) (num, den float64) {
-	total := admitted + s.countedDrops(drops, admitted, whole)
+// settings say so; picked says the counts are a run picked out of the
+// history (see countedDrops).
+func (s *Settings) formula(successes, admitted, drops, protection float64, picked bool) (num, den float64) {
+	total := admitted + s.countedDrops(drops, admitted, picked)
 	return total - protection - s.K*successes, total + 1
 }
 

@@ -226,3 +226,36 @@ func TestJudge_downNeedsAnUnlikelyRun(t *testing.T) {
 		})
 	}
 }
+
+// TestJudge_overloadedCountsEveryDrop: while Overloaded, the window and
+// the newest buckets judged on their own count every drop, as the book
+// does; a recovery, whose first bucket's drops were the outage's, counts
+// them up to K−1 per admitted call still.
+func TestJudge_overloadedCountsEveryDrop(t *testing.T) {
+	overloaded := defaults
+	overloaded.Overloaded, overloaded.Aggression = true, 1
+	for _, tc := range []struct {
+		name     string
+		finished []evidence.Bucket
+		live     evidence.Bucket
+		want     float64
+	}{
+		{name: "the window",
+			finished: repeat(evidence.Bucket{Successes: 100, Failures: 100, Drops: 200}, 19),
+			want:     (19*400 - 5 - 1.5*19*100) / (19*400 + 1.0)},
+		{name: "the newest buckets, failing more",
+			finished: then(repeat(evidence.Bucket{Successes: 100, Failures: 10}, 18),
+				one(evidence.Bucket{Successes: 50, Failures: 150, Drops: 600})),
+			// The window's formula is 0 (2,780 − 5 − 1.5·1,850).
+			want: (800 - 5 - 1.5*50) / 801.0},
+		{name: "a recovery",
+			finished: then(outage(), one(evidence.Bucket{Successes: 4, Drops: 196}),
+				one(evidence.Bucket{Successes: 10, Failures: 30, Drops: 160})),
+			live: evidence.Bucket{Successes: 1, Failures: 9, Drops: 50},
+			want: (54 + 27 - 5 - 1.5*15) / (54 + 27 + 1.0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, evidence.Judge(overloaded, tc.finished, tc.live), 1e-9)
+		})
+	}
+}

@@ -34,7 +34,7 @@ func TestSettings_countedDrops(t *testing.T) {
 	for _, tc := range []struct {
 		name                   string
 		countDrops, overloaded bool
-		whole                  bool
+		picked                 bool
 		drops, admitted        float64
 		want                   float64
 	}{
@@ -42,15 +42,15 @@ func TestSettings_countedDrops(t *testing.T) {
 		{name: "fewer than the cap", countDrops: true, drops: 3, admitted: 10, want: 3},
 		{name: "capped at K−1 per admitted call", countDrops: true, drops: 100, admitted: 10, want: 5},
 		{name: "none admitted, none counted", countDrops: true, drops: 100, want: 0},
-		{name: "the window as it stands, not overloaded: capped", countDrops: true, whole: true, drops: 100, admitted: 10, want: 5},
-		{name: "overloaded, the window as it stands: every drop", countDrops: true, overloaded: true, whole: true, drops: 100, admitted: 10, want: 100},
-		{name: "overloaded, none admitted: every drop", countDrops: true, overloaded: true, whole: true, drops: 100, want: 100},
-		{name: "overloaded, a run judged on its own: capped", countDrops: true, overloaded: true, drops: 100, admitted: 10, want: 5},
-		{name: "overloaded, drops not counted", overloaded: true, whole: true, drops: 100, admitted: 10, want: 0},
+		{name: "a run picked out, not overloaded: capped", countDrops: true, picked: true, drops: 100, admitted: 10, want: 5},
+		{name: "overloaded: every drop", countDrops: true, overloaded: true, drops: 100, admitted: 10, want: 100},
+		{name: "overloaded, none admitted: every drop", countDrops: true, overloaded: true, drops: 100, want: 100},
+		{name: "overloaded, a run picked out: capped", countDrops: true, overloaded: true, picked: true, drops: 100, admitted: 10, want: 5},
+		{name: "overloaded, drops not counted", overloaded: true, drops: 100, admitted: 10, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Settings{K: 1.5, CountDrops: tc.countDrops, Overloaded: tc.overloaded}
-			assert.InDelta(t, tc.want, s.countedDrops(tc.drops, tc.admitted, tc.whole), 1e-12)
+			assert.InDelta(t, tc.want, s.countedDrops(tc.drops, tc.admitted, tc.picked), 1e-12)
 		})
 	}
 }
