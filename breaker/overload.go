@@ -23,6 +23,12 @@ type OverloadStats struct {
 	// serve them: the queue is then kept short, and the lowest levels'
 	// calls are rejected first.
 	Overloaded bool
+	// QueueHeld is true while, not overloaded, the queue has stood for
+	// seconds, never empty and not draining, with calls arriving about as
+	// fast as the handlers serve them: it is then held to a few of the
+	// handlers' latencies of calls, served oldest first, and the excess is
+	// rejected, the lowest levels' first.
+	QueueHeld bool
 	// Rejected counts the calls rejected since the server was made, by
 	// criticality level, highest level first as in [Stats.Criticalities].
 	Rejected [4]int64

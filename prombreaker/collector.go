@@ -85,7 +85,7 @@ type Collector struct {
 
 	// The overload limit of a server guarded under the breaker's name, for
 	// breakers that have one (breaker.Stats.Overload).
-	overloadLimit, overloadInFlight, overloadQueued, overloaded *prometheus.Desc // gauges
+	overloadLimit, overloadInFlight, overloadQueued, overloaded, queueHeld *prometheus.Desc // gauges
 	overloadRejections                                          *prometheus.Desc // counter, by criticality
 }
 
@@ -182,6 +182,8 @@ func NewCollector(src breaker.Source, opts ...Option) (*Collector, error) {
 			"Calls waiting for room in the handlers of the server guarded under the breaker's name."),
 		overloaded: desc("overloaded",
 			"1 while calls arrive at the server guarded under the breaker's name faster than its handlers serve them, 0 otherwise."),
+		queueHeld: desc("overload_queue_held",
+			"1 while, not overloaded, the server guarded under the breaker's name holds its standing queue short and rejects the excess, 0 otherwise."),
 		overloadRejections: levelDesc("overload_rejections_total",
 			"Calls at a criticality that the server guarded under the breaker's name rejected for want of room."),
 	}, nil
@@ -219,7 +221,7 @@ func (c *Collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{c.requests, c.successes, c.failures, c.drops,
 		c.probability, c.windowSuccesses, c.windowFailures, c.windowDrops,
 		c.levelRequests, c.levelSuccesses, c.levelFailures, c.levelDrops, c.levelProbability, c.override,
-		c.overloadLimit, c.overloadInFlight, c.overloadQueued, c.overloaded, c.overloadRejections}
+		c.overloadLimit, c.overloadInFlight, c.overloadQueued, c.overloaded, c.queueHeld, c.overloadRejections}
 }
 
 // Collect sends a sample of each metric for each breaker of the source that
@@ -273,6 +275,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				send(c.overloadInFlight, prometheus.GaugeValue, float64(o.InFlight), values...)
 				send(c.overloadQueued, prometheus.GaugeValue, float64(o.Queued), values...)
 				send(c.overloaded, prometheus.GaugeValue, gauge(o.Overloaded), values...)
+				send(c.queueHeld, prometheus.GaugeValue, gauge(o.QueueHeld), values...)
 				for i, n := range o.Rejected {
 					send(c.overloadRejections, prometheus.CounterValue, float64(n),
 						append(slices.Clone(values), overloadLevels[i])...)

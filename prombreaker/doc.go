@@ -64,6 +64,7 @@
 //	srebreaker_overload_in_flight         gauge    calls in the handlers now
 //	srebreaker_overload_queued            gauge    calls waiting for room in the handlers
 //	srebreaker_overloaded                 gauge    1 while calls arrive faster than the handlers serve them, else 0
+//	srebreaker_overload_queue_held        gauge    1 while, not overloaded, a standing queue is held short, else 0
 //	srebreaker_overload_rejections_total  counter  calls of the level rejected for want of room
 //
 // A rejection for overload is not a drop: the breaker judged the call and

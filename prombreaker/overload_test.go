@@ -50,7 +50,7 @@ func TestCollector_overloadScrapedOverHTTP(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(prombreaker.MustNewCollector(breakers{srv, r.Get("payments")})))
 	families := scrape(t, server(t, reg))
-	assert.Len(t, families, 8+5, "the eight families and the five of the overload limit")
+	assert.Len(t, families, 8+6, "the eight families and the six of the overload limit")
 
 	gauges := map[string]struct {
 		help string
@@ -63,6 +63,8 @@ func TestCollector_overloadScrapedOverHTTP(t *testing.T) {
 			"the breaker's name.", 3},
 		"srebreaker_overloaded": {"1 while calls arrive at the server guarded under the breaker's name faster " +
 			"than its handlers serve them, 0 otherwise.", 1},
+		"srebreaker_overload_queue_held": {"1 while, not overloaded, the server guarded under the breaker's name " +
+			"holds its standing queue short and rejects the excess, 0 otherwise.", 0},
 	}
 	for name, g := range gauges {
 		mf := families[name]
@@ -97,8 +99,25 @@ func TestCollector_overloadScrapedOverHTTP(t *testing.T) {
 	problems, err := testutil.CollectAndLint(prombreaker.MustNewCollector(breakers{srv}))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, 8+4+4, testutil.CollectAndCount(prombreaker.MustNewCollector(breakers{srv})),
-		"eight series, four gauges of the limit and a rejection counter per level")
+	assert.Equal(t, 8+5+4, testutil.CollectAndCount(prombreaker.MustNewCollector(breakers{srv})),
+		"eight series, five gauges of the limit and a rejection counter per level")
+}
+
+// A server whose standing queue is held short, not overloaded, says so in
+// its own gauge: it rejects calls all the same.
+func TestCollector_overloadQueueHeld(t *testing.T) {
+	r := newRegistry(newMock())
+	record(t, r.Get("server:http"), 10, 0)
+	srv := overloaded{Breaker: r.Get("server:http"), overload: breaker.OverloadStats{
+		Limit: 5, InFlight: 5, Queued: 20, QueueHeld: true, Rejected: [4]int64{0, 0, 0, 30}}}
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(prombreaker.MustNewCollector(breakers{srv})))
+	families := scrape(t, server(t, reg))
+	for family, want := range map[string]float64{"srebreaker_overload_queue_held": 1, "srebreaker_overloaded": 0} {
+		v, ok := sample(families, family, "server:http")
+		require.True(t, ok, family)
+		assert.Equal(t, want, v, family)
+	}
 }
 
 // A Handler ties its overload limit to its breaker on its first request:
@@ -137,6 +156,7 @@ func TestCollector_overloadOfAHandler(t *testing.T) {
 	assert.Equal(t, float64(held), get("srebreaker_overload_in_flight"), "the calls the handler holds")
 	assert.Equal(t, 0.0, get("srebreaker_overload_queued"))
 	assert.Equal(t, 0.0, get("srebreaker_overloaded"))
+	assert.Equal(t, 0.0, get("srebreaker_overload_queue_held"))
 	assert.GreaterOrEqual(t, get("srebreaker_overload_limit"), float64(held))
 	assert.Len(t, families["srebreaker_overload_rejections_total"].GetMetric(), 4, "a series per level")
 

@@ -5,8 +5,8 @@
 // force on it, if any (see [breaker.Breaker.SetOverride]: its mode,
 // reason, author and end), the overload limit of a server guarded under
 // its name, if any (see [breaker.OverloadStats]: the limit, the calls in
-// flight and queued, whether the server is overloaded, and its rejections
-// by level), and a chart of its drop
+// flight and queued, whether the server is overloaded or its queue held
+// short, and its rejections by level), and a chart of its drop
 // probability over the last minute. The page refreshes itself about once a
 // second from the same data as JSON, which scripts can read too (the same
 // URL with ?format=json).

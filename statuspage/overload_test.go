@@ -56,7 +56,7 @@ func TestPage_ServeHTTP_overload(t *testing.T) {
 	assert.Equal(t, int64(10), server.Successes, "the breaker's own figures stay")
 
 	_, body := get(t, page, "/?format=json")
-	assert.Contains(t, body, `"overload":{"limit":12.5,"in_flight":12,"queued":3,"overloaded":true,`+
+	assert.Contains(t, body, `"overload":{"limit":12.5,"in_flight":12,"queued":3,"overloaded":true,"queue_held":false,`+
 		`"rejected":[{"criticality":"CRITICAL_PLUS","calls":0},{"criticality":"CRITICAL","calls":2},`+
 		`{"criticality":"SHEDDABLE_PLUS","calls":40},{"criticality":"SHEDDABLE","calls":300}]}`)
 	assert.Equal(t, 1, strings.Count(body, `"overload"`), "left out for payments")
@@ -107,20 +107,22 @@ func TestPage_ServeHTTP_overloadOfAHandler(t *testing.T) {
 }
 
 // Past WithLimit, an overloaded server's breaker, which drops nothing, is
-// kept before one whose dependency fails: the page shows the server
-// turning calls away.
+// kept before one whose dependency fails, and so is one whose queue is
+// held short: the page shows the server turning calls away.
 func TestPage_ServeHTTP_limitKeepsOverloaded(t *testing.T) {
 	_, r := fixture(t)
 	calls(t, r.Get("payments"), 0, 20, "down")
 	calls(t, r.Get("server:http"), 20, 0, "")
 	srv := overloaded{Breaker: r.Get("server:http"), overload: breaker.OverloadStats{Limit: 4, Overloaded: true}}
 	calm := overloaded{Breaker: r.Get("server:grpc"), overload: breaker.OverloadStats{Limit: 4}}
+	held := overloaded{Breaker: r.Get("server:grpc"), overload: breaker.OverloadStats{Limit: 4, QueueHeld: true}}
 	for _, tc := range []struct {
 		name string
 		src  breakers
 		want string
 	}{
 		{"overloaded", breakers{r.Get("payments"), srv}, "server:http"},
+		{"its queue held", breakers{r.Get("payments"), held}, "server:grpc"},
 		{"not overloaded", breakers{r.Get("payments"), calm}, "payments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

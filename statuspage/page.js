@@ -117,8 +117,9 @@
   // overload shows a server's overload limit: how many calls it lets in,
   // holds and queues, and what it rejected, by level.
   function overload(o) {
-    var d = el('div', 'overload' + (o.overloaded ? ' on' : ''));
+    var d = el('div', 'overload' + (o.overloaded || o.queue_held ? ' on' : ''));
     d.appendChild(el('div', 'caption', o.overloaded ? 'server overloaded: lowest levels rejected first' :
+      o.queue_held ? 'server at capacity: queue held short, lowest levels rejected first' :
       'server overload limit'));
     var f = el('div', 'figures');
     var limit = el('div');

@@ -57,8 +57,8 @@ func WithClock(c clock.Clock) Option {
 // WithLimit sets how many breakers the page shows at most, and so how many
 // histories it keeps: [DefaultLimit] by default, from 1 to 10000. When
 // the source holds more, the page shows those holding an operator's
-// override, then those of servers overloaded now, then those with the
-// highest drop probability (then the most failures, then by name), and
+// override, then those of servers overloaded now or holding their queue
+// short, then those with the highest drop probability (then the most failures, then by name), and
 // says how many it left out. Another value is an error from [New].
 func WithLimit(n int) Option {
 	return func(o *options) { o.limit = n }
@@ -253,6 +253,11 @@ type Overload struct {
 	// Overloaded is true while calls arrive faster than the handlers serve
 	// them, and the lowest levels' calls are rejected first.
 	Overloaded bool `json:"overloaded"`
+	// QueueHeld is true while, not overloaded, calls arrive about as fast
+	// as the handlers serve them and the queue, which has stood for
+	// seconds, is held short: its excess is rejected, the lowest levels'
+	// first.
+	QueueHeld bool `json:"queue_held"`
 	// Rejected counts the calls rejected for want of room since the server
 	// was made, by criticality level, highest first: always the four
 	// levels.
@@ -357,10 +362,10 @@ func (p *Page) pick() (picked []shown, total int) {
 }
 
 // worstFirst orders breakers holding an override first, then those of
-// servers overloaded now, then by drop probability, then failures in the
-// window, highest first, then by name: a breaker an operator has a hand
-// on stays on the page, and so does a server turning calls away, whose
-// breaker drops none.
+// servers overloaded now or holding their queue short, then by drop
+// probability, then failures in the window, highest first, then by name:
+// a breaker an operator has a hand on stays on the page, and so does a
+// server turning calls away, whose breaker drops none.
 func worstFirst(a, b shown) int {
 	switch {
 	case (a.stats.Override != nil) != (b.stats.Override != nil):
@@ -388,8 +393,11 @@ func worstFirst(a, b shown) int {
 }
 
 // overloadedNow reports whether s is a server's breaker whose overload
-// limit finds the server overloaded.
-func overloadedNow(s breaker.Stats) bool { return s.Overload != nil && s.Overload.Overloaded }
+// limit finds the server overloaded, or holds its queue short: either way
+// it rejects calls for want of room.
+func overloadedNow(s breaker.Stats) bool {
+	return s.Overload != nil && (s.Overload.Overloaded || s.Overload.QueueHeld)
+}
 
 // status returns what the page shows of a breaker named name with stats s,
 // its history aside.
@@ -428,7 +436,7 @@ func overload(o *breaker.OverloadStats) *Overload {
 		return nil
 	}
 	out := &Overload{Limit: o.Limit, InFlight: o.InFlight, Queued: o.Queued, Overloaded: o.Overloaded,
-		Rejected: make([]Rejected, len(o.Rejected))}
+		QueueHeld: o.QueueHeld, Rejected: make([]Rejected, len(o.Rejected))}
 	for i, n := range o.Rejected {
 		out.Rejected[i] = Rejected{Criticality: overloadLevels[i].String(), Calls: n}
 	}

@@ -1047,6 +1047,7 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 		InFlight:   l.inFlight,
 		Queued:     l.queued,
 		Overloaded: l.overload,
+		QueueHeld:  l.stands,
 	}
 	for i, n := range l.rejected {
 		st.Rejected[criticality.Levels-1-i] = n

@@ -779,14 +779,10 @@ func TestLimiter_advance_theFirstProbeWaitsForNoLoad(t *testing.T) {
 	assert.InDelta(t, float64(200*time.Millisecond), float64(l.noLoad()), 1e3)
 }
 
-// TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn: during the first
-// probe past the start, the queue holds what the calls the probe lets in
-// serve in maxWait, not the start's limit: a queue sized on the limit
-// outlives its callers' deadlines.
 // A standing queue turns its excess away as it is held to do, which is no
 // loss: losses start an overload, whose short queue, served newest first,
-// serves less of arrivals a little past capacity. A full queue that does
-// not stand loses the call it turns away.
+// serves less of arrivals a little past capacity; Stats says the queue is
+// held. A full queue that does not stand loses the call it turns away.
 func TestLimiter_Acquire_aStandingQueuesExcessIsNoLoss(t *testing.T) {
 	for _, stands := range []bool{false, true} {
 		l, _ := newStartedLimiter(20*time.Millisecond, 1)
@@ -810,6 +806,9 @@ func TestLimiter_Acquire_aStandingQueuesExcessIsNoLoss(t *testing.T) {
 		l.mu.Lock()
 		lost := l.ticks[l.tick%rateTicks].lost
 		l.mu.Unlock()
+		st := l.Stats()
+		assert.Equal(t, stands, st.QueueHeld, "Stats tells a held queue")
+		assert.False(t, st.Overloaded)
 		if stands {
 			assert.Equal(t, 20, full, "5 noLoads of 20 ms at 200 calls a second")
 			assert.Equal(t, 0, lost, "turned away by a standing queue")
@@ -825,6 +824,10 @@ func TestLimiter_Acquire_aStandingQueuesExcessIsNoLoss(t *testing.T) {
 	}
 }
 
+// TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn: during the first
+// probe past the start, the queue holds what the calls the probe lets in
+// serve in maxWait, not the start's limit: a queue sized on the limit
+// outlives its callers' deadlines.
 func TestLimiter_queueCap_theFirstProbeDrainsWhatItLetsIn(t *testing.T) {
 	l, _ := newStartedLimiter(200*time.Millisecond, 8)
 	assert.Equal(t, 40, l.queueCap(0), "8 calls every 200 ms, for a second")

@@ -76,4 +76,14 @@ func TestPage_inChromium_overloadShown(t *testing.T) {
 	assert.Equal(t, [][]string{{"CRITICAL_PLUS", "0"}, {"CRITICAL", "2"}, {"SHEDDABLE_PLUS", "40"}, {"SHEDDABLE", "1,300"}},
 		shown.Rejected, "by level, highest first")
 	assert.Zero(t, shown.Levels, "the rejections are not the breaker's level table")
+
+	// A server at capacity whose queue is held short says so.
+	srv.overload = breaker.OverloadStats{Limit: 5, InFlight: 5, Queued: 20, QueueHeld: true, Rejected: [4]int64{0, 0, 0, 30}}
+	held := httptest.NewServer(statuspage.MustNew(breakers{w.reg.Get("payments"), srv}, statuspage.WithClock(w.clock)))
+	defer held.Close()
+	require.NoError(t, tab.navigate(ctx, held.URL+"/"))
+	tab.waitFor(t, timeout, "the overload box", `document.querySelectorAll('section.breaker .overload.on').length === 1`)
+	var caption string
+	require.NoError(t, tab.eval(ctx, `document.querySelector('section.breaker .overload .caption').textContent`, &caption))
+	assert.Equal(t, "server at capacity: queue held short, lowest levels rejected first", caption)
 }
