@@ -97,7 +97,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     is rejected to make room, and a call that would be the lowest is
 //     rejected at once; a call left waiting longer than 0.3 noLoad
 //     (half as much again per level above the lowest) is rejected too,
-//     so that what is served has not waited long; no wait rejects the
+//     so that what is served has not waited long, unless it is the only
+//     call waiting (a slot that frees before another arrives would idle
+//     without it; one that arrives goes first); no wait rejects the
 //     highest level, which goes in in the order it came, its share of
 //     the queue bounding its wait; and the limit goes no higher than
 //     the calls the handlers serve at once, capacity × noLoad (Little's
@@ -600,8 +602,13 @@ func (l *Limiter) trim() {
 // expire rejects the calls that have waited longer than overloadWait,
 // the oldest first: at the lowest level, overloadWait; half as much again
 // for each level above, but for the highest, which no wait rejects (its
-// calls go in first, and its share of the queue bounds them). Callers
-// hold l.mu.
+// calls go in first, and its share of the queue bounds them). It leaves
+// the only call waiting: a slot that frees before another call arrives
+// would idle without it, and one that arrives goes in first (the newest
+// first), which leaves it to the next expire. At 1.5× capacity, where the
+// queue often holds one call, 4 handlers × 20 ms served 94.9–95.5 % of
+// their capacity this way over five runs, 94.5–95.2 % over four without
+// (bench/cmd/overload). Callers hold l.mu.
 func (l *Limiter) expire(now time.Time) {
 	span := overloadWait * float64(l.noLoad())
 	if span == 0 {
@@ -610,7 +617,7 @@ func (l *Limiter) expire(now time.Time) {
 	for i := range criticality.Levels - 1 {
 		q := &l.waiting[i]
 		bound := time.Duration(span * (1 + float64(i)/2))
-		for q.head != nil && now.Sub(q.head.since) > bound {
+		for q.head != nil && l.queued > 1 && now.Sub(q.head.since) > bound {
 			l.rejectOldest(i)
 		}
 	}

@@ -1085,6 +1085,32 @@ func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.
 	assert.Equal(t, [4]int64{0, 1, 0, 0}, l.Stats().Rejected)
 }
 
+// TestLimiter_expire_leavesTheOnlyCallWaiting: in overload, a wait
+// rejects no call that waits alone: a slot that frees before another
+// arrives would idle without it. Once another waits, it goes in first,
+// and the wait rejects the old one.
+func TestLimiter_expire_leavesTheOnlyCallWaiting(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.Force(4, false)
+	fill(t, l, 4)
+	l.Force(4, true)
+	l.mu.Lock()
+	l.minimaSec = mock.Now().Unix()
+	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
+	l.mu.Unlock()
+	alone := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	mock.Add(7 * time.Millisecond) // past 0.3 × 20 ms
+	st := l.Stats()                // reads the clock
+	assert.Equal(t, 1, st.Queued, "the only call waiting stays")
+	assert.Zero(t, st.Rejected)
+	newer := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	assert.ErrorIs(t, (<-alone).err, ErrOverloaded, "another waits: the old one's wait rejects it")
+	st = l.Stats()
+	assert.Equal(t, 1, st.Queued, "the newer call waits")
+	assert.Equal(t, [4]int64{0, 0, 0, 1}, st.Rejected)
+	assert.Empty(t, newer)
+}
+
 // BenchmarkLimiter_Acquire_rejected is the cost of a call the overload
 // limit rejects at once.
 func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
