@@ -41,7 +41,9 @@
 //	configs    steady for each W × S of -configs (32 × 5 ms and 2 × 200 ms)
 //	transport  4×, the clients calling through an httpbreaker.Transport (defaults, one breaker
 //	           per host): the calls its breaker drops, those that reach the server (× capacity),
-//	           and the share of capacity served end to end
+//	           and the share of capacity served end to end; measured after 2 s at 4×, as the
+//	           steady rows, and from the first call (the client's breaker and the server's limit
+//	           both learning the surge)
 //
 // The calls go over HTTP on 127.0.0.1 (net/http's server and client)
 // unless a table's highest rate is above -http-max calls/s, which a
@@ -295,7 +297,11 @@ func (cfg config) groups(name string) []group {
 		return out
 	case "transport":
 		return []group{{title: "4×, clients behind our Transport, " + h.String(), shape: h, behind: true,
-			scenarios: []scenario{{label: "4×", transport: true, phases: []phase{{length: step, multiple: 4}}}}}}
+			scenarios: []scenario{
+				{label: "4×", transport: true, measured: 1,
+					phases: []phase{{length: steadyWarmUp, multiple: 4}, {length: step, multiple: 4}}},
+				{label: "4×, from the first call", transport: true, phases: []phase{{length: step, multiple: 4}}},
+			}}}
 	}
 	return nil
 }
@@ -452,6 +458,10 @@ func (cfg config) notes(g group, inproc bool, unloaded time.Duration) []string {
 		g.shape, thousands(int64(g.shape.capacity())), cfg.step, cfg.timeout, how, num(ms(unloaded)), cfg.unloadedSpan(g.shape), cfg.seed)}
 	if strings.HasPrefix(g.title, "Steady load") {
 		notes = append(notes, fmt.Sprintf("Each row is measured after %v at its rate, on the same server.", steadyWarmUp))
+	}
+	if g.behind {
+		notes = append(notes, fmt.Sprintf("The first row is measured after %v at its rate, as the steady rows; the second "+
+			"from the first call, the clients' breakers and the server's limit learning the surge (fresh ones).", steadyWarmUp))
 	}
 	return notes
 }
