@@ -86,7 +86,7 @@ type Collector struct {
 	// The overload limit of a server guarded under the breaker's name, for
 	// breakers that have one (breaker.Stats.Overload).
 	overloadLimit, overloadInFlight, overloadQueued, overloaded, queueHeld *prometheus.Desc // gauges
-	overloadRejections                                          *prometheus.Desc // counter, by criticality
+	overloadRejections                                                     *prometheus.Desc // counter, by criticality
 }
 
 // overloadLevels are the levels of breaker.OverloadStats.Rejected, in its

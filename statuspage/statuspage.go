@@ -58,8 +58,9 @@ func WithClock(c clock.Clock) Option {
 // histories it keeps: [DefaultLimit] by default, from 1 to 10000. When
 // the source holds more, the page shows those holding an operator's
 // override, then those of servers overloaded now or holding their queue
-// short, then those with the highest drop probability (then the most failures, then by name), and
-// says how many it left out. Another value is an error from [New].
+// short, then those with the highest drop probability (then the most
+// failures, then by name), and says how many it left out. Another value
+// is an error from [New].
 func WithLimit(n int) Option {
 	return func(o *options) { o.limit = n }
 }

@@ -41,10 +41,10 @@ type Settings struct {
 	CountDrops bool
 	// Overloaded, with CountDrops, counts every drop as a request, as the
 	// SRE book does, but in a run picked out of the history (a dependency
-	// down, a recovery): the breaker sets it while the dependency has answered a call
-	// within the window with an overload rejection (a server that has no
-	// room says so), so that about K calls reach it per success however
-	// many are offered (countedDrops).
+	// down, a recovery): the breaker sets it while the dependency has
+	// answered a call within the window with an overload rejection (a
+	// server that has no room says so), so that about K calls reach it per
+	// success however many are offered (countedDrops).
 	Overloaded bool
 	// TrustRecent judges on the newest run of agreeing buckets when there
 	// is one (see [Settings.Ratio]).

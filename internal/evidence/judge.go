@@ -49,10 +49,11 @@ func (h *History) reach() Bucket {
 // as a fraction num/den, num 0 when nothing is dropped, over the finished
 // buckets sum judged and the live bucket: accepts the successes, total the
 // admitted calls, plus, with CountDrops, the drops up to (K−1)·admitted,
-// or all of them while Overloaded (countedDrops). A window without failures drops nothing, whatever else
-// the history holds: drops alone never keep a dependency shed, and on
-// light traffic a dependency shed on older evidence gets a call through
-// once a window has passed without an admitted failure.
+// or all of them while Overloaded (countedDrops). A window without
+// failures drops nothing, whatever else the history holds: drops alone
+// never keep a dependency shed, and on light traffic a dependency shed on
+// older evidence gets a call through once a window has passed without an
+// admitted failure.
 //
 // With Evidence, on light traffic the counts are read back past the window
 // (readBack). With TrustRecent, the newest run of agreeing buckets and the
