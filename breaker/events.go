@@ -9,19 +9,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/override"
 )
 
 // Event is what a listener ([WithListener]) is told.
 type Event struct {
 	// Kind says what happened: a change of shedding (the zero value, the
-	// only kind before overrides existed) or an operator's override set,
-	// cleared or expired.
+	// only kind before overrides existed), an operator's override set,
+	// cleared or expired, or the server guarded under the breaker's name
+	// starting or stopping to reject calls for overload.
 	Kind EventKind
 	// Shedding is true when the breaker started shedding (its drop
 	// probability left 0) and false when it stopped (the probability has
 	// been 0 for a whole window). An override event repeats the shedding
-	// state the breaker last reported, so that a listener that tracks the
+	// state the breaker last reported, as does an overload event, so that
+	// a listener that tracks the
 	// state from Shedding alone keeps it right; one that acts on each event
 	// as a change checks Kind first.
 	Shedding bool
@@ -36,8 +39,11 @@ type Event struct {
 	// started; nil when it stopped and for an override event.
 	Reasons []Reason
 	// Override is the override set, cleared or expired, for the override
-	// kinds; nil for a change of shedding.
+	// kinds; nil for the other kinds.
 	Override *override.Active
+	// Overload is what the server's overload limit reports, for
+	// [OverloadChanged]; nil for the other kinds.
+	Overload *OverloadEvent
 }
 
 // EventKind is what an [Event] reports.
@@ -57,6 +63,11 @@ const (
 	// when it next read its clock, or its clock stepped back by more than
 	// the window.
 	OverrideExpired EventKind = 3
+	// OverloadChanged: the server guarded under the breaker's name
+	// (httpbreaker's Handler, grpcbreaker's server interceptors,
+	// connectbreaker's HandlerInterceptor) started or stopped rejecting
+	// calls for overload (see Event.Overload).
+	OverloadChanged EventKind = 4
 )
 
 // String returns the kind's name, as its constant spells it in snake case
@@ -71,6 +82,8 @@ func (k EventKind) String() string {
 		return "override_cleared"
 	case OverrideExpired:
 		return "override_expired"
+	case OverloadChanged:
+		return "overload_changed"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -82,7 +95,9 @@ func (k EventKind) String() string {
 // first, and stops once the probability has been 0 for a whole window:
 // a breaker reports at most one start and one stop per window, and one
 // that nobody calls reports nothing. Overrides are told when set, cleared
-// or found expired.
+// or found expired. A server guarded under the breaker's name tells when
+// it starts rejecting calls for overload and when it stops, as
+// [OverloadEvent] says.
 //
 // l is called synchronously, on the goroutine of the call that saw the
 // event (a call to Allow, Do, Stats or SetOverride), never under a
@@ -109,7 +124,11 @@ func WithListener(l func(Event)) Option {
 // once, newest first, joined with "; " and a count where one repeats
 // ("reasons"); shedding stopping, at level Info; an override set, at
 // level Warn, with its mode, reason, author and end; and an override
-// ending, at level Info. Shedding is told as [WithListener] says: the
+// ending, at level Info; a server under the breaker's name starting to
+// reject calls for overload, at level Warn, with its limit, the calls in
+// its handlers and waiting, and why ("overloaded", "queue_held"), and
+// stopping, at level Info, with how long it rejected and how many calls,
+// in all and by level. Shedding is told as [WithListener] says: the
 // start comes with the first dropped call, and a flapping dependency logs
 // at most one start and one stop per window. l must not be nil.
 func WithLogger(l *slog.Logger) Option {
@@ -125,7 +144,12 @@ func WithLogger(l *slog.Logger) Option {
 // logTo is the listener behind WithLogger.
 func logTo(l *slog.Logger) func(Event) {
 	return func(e Event) {
-		if e.Kind != SheddingChanged {
+		switch e.Kind {
+		case SheddingChanged:
+		case OverloadChanged:
+			logOverload(l, e)
+			return
+		default:
 			logOverride(l, e)
 			return
 		}
@@ -180,6 +204,35 @@ func logOverride(l *slog.Logger, e Event) {
 	}
 	l.Warn("breaker override set", "breaker", e.Breaker, "mode", o.Mode.String(),
 		"reason", o.Reason, "by", o.By, "expires", o.Expires)
+}
+
+// logOverload logs an overload event: a start at level Warn, with the
+// limit's figures, a stop at level Info, with what was rejected.
+func logOverload(l *slog.Logger, e Event) {
+	o := e.Overload
+	if o == nil {
+		return
+	}
+	st := o.Stats
+	if o.Rejecting {
+		l.Warn("server started rejecting calls for overload", "breaker", e.Breaker,
+			"limit", math.Round(st.Limit*10)/10, "in_flight", st.InFlight, "queued", st.Queued,
+			"overloaded", st.Overloaded, "queue_held", st.QueueHeld)
+		return
+	}
+	var total int64
+	var sb strings.Builder
+	for i, n := range o.Rejected {
+		total += n
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString((criticality.CriticalPlus - criticality.Level(i)).String())
+		sb.WriteByte('=')
+		sb.WriteString(strconv.FormatInt(n, 10))
+	}
+	l.Info("server stopped rejecting calls for overload", "breaker", e.Breaker,
+		"rejected", total, "by_level", sb.String(), "for", e.At.Sub(o.Since).Round(100*time.Millisecond))
 }
 
 // events is a breaker's listeners and its shedding state.

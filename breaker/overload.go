@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/srebreaker/srebreaker/internal/overloadhook"
 )
@@ -34,6 +35,33 @@ type OverloadStats struct {
 	Rejected [4]int64
 }
 
+// OverloadEvent is what an [OverloadChanged] event reports: the server's
+// overload limit started rejecting calls (its first rejection after none
+// for [OverloadQuiet]), or stopped (none rejected for OverloadQuiet since
+// its last). A server rejects calls for overload while overloaded and
+// while it holds a standing queue short, and when its queue is full; so
+// a server told of once may have been overloaded several times within
+// the span, and a start and a stop are OverloadQuiet apart at least.
+type OverloadEvent struct {
+	// Rejecting is true when the server started rejecting calls, false
+	// when it stopped.
+	Rejecting bool
+	// Since is when the server started rejecting, on its clock: for a
+	// stop, the start's time.
+	Since time.Time
+	// Rejected counts the calls rejected since then, by criticality
+	// level, highest level first as in [Stats.Criticalities]: for a start,
+	// the call that started it.
+	Rejected [4]int64
+	// Stats are the limit's figures when the server started or stopped.
+	Stats OverloadStats
+}
+
+// OverloadQuiet is how long a server's overload limit rejects no call
+// before it tells that it stopped rejecting ([OverloadEvent]): a
+// breaker's default window.
+const OverloadQuiet = 2 * time.Second
+
 // overloadSlot holds the figures' source of the server limit tied to a
 // breaker, if any.
 type overloadSlot struct {
@@ -51,9 +79,22 @@ func (s *overloadSlot) snapshot() *OverloadStats {
 }
 
 func init() {
-	overloadhook.Attach = func(b Breaker, stats func() OverloadStats) {
-		if g, ok := b.(*googleBreaker); ok {
-			g.overload.stats.Store(&stats)
+	overloadhook.Attach = func(b Breaker, stats func() OverloadStats) func(OverloadEvent) {
+		g, ok := b.(*googleBreaker)
+		if !ok {
+			return nil
 		}
+		g.overload.stats.Store(&stats)
+		if g.events == nil {
+			return nil
+		}
+		return g.tellOverload
 	}
+}
+
+// tellOverload tells the breaker's listeners of o, as an
+// [OverloadChanged] event.
+func (b *googleBreaker) tellOverload(o OverloadEvent) {
+	b.events.send(Event{Kind: OverloadChanged, Shedding: b.events.shedding.Load(),
+		Breaker: b.name, At: b.wallNow(), Overload: &o})
 }

@@ -298,7 +298,8 @@ func TestWithLogger_override(t *testing.T) {
 func TestEventKind_String(t *testing.T) {
 	for want, k := range map[string]breaker.EventKind{"shedding_changed": breaker.SheddingChanged,
 		"override_set": breaker.OverrideSet, "override_cleared": breaker.OverrideCleared,
-		"override_expired": breaker.OverrideExpired, "EventKind(9)": 9} {
+		"override_expired": breaker.OverrideExpired, "overload_changed": breaker.OverloadChanged,
+		"EventKind(9)": 9} {
 		assert.Equal(t, want, k.String())
 	}
 }

@@ -25,9 +25,16 @@ import (
 // handler and, overloaded, queues one SHEDDABLE request: a second is
 // rejected at once, before the handler runs, with 503 and OverloadHeader,
 // and the client's Transport counts that as a failure, unlike a shed
-// answer.
+// answer; the server's breaker's listeners hear that it started
+// rejecting calls.
 func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T) {
-	serverReg := breaker.MustNewRegistry()
+	var mu sync.Mutex
+	var heard []breaker.Event
+	serverReg := breaker.MustNewRegistry(breaker.WithListener(func(e breaker.Event) {
+		mu.Lock()
+		heard = append(heard, e)
+		mu.Unlock()
+	}))
 	release := make(chan struct{})
 	entered := make(chan struct{}, 4)
 	var ran atomic.Int32
@@ -80,6 +87,15 @@ func TestHandler_overloadLimit_rejectsLowestFirstAndClientsCountIt(t *testing.T)
 	require.NotNil(t, st.Overload)
 	assert.Equal(t, [4]int64{0, 0, 0, 1}, st.Overload.Rejected)
 	assert.Equal(t, int64(0), st.Failures+st.Successes, "a rejection is not recorded on the server's breaker")
+	mu.Lock()
+	require.Len(t, heard, 1, "told before the rejection's answer")
+	e := heard[0]
+	mu.Unlock()
+	assert.Equal(t, breaker.OverloadChanged, e.Kind)
+	assert.Equal(t, httpbreaker.DefaultHandlerKey, e.Breaker)
+	require.NotNil(t, e.Overload)
+	assert.True(t, e.Overload.Rejecting)
+	assert.Equal(t, [4]int64{0, 0, 0, 1}, e.Overload.Rejected)
 
 	close(release)
 	assert.Equal(t, http.StatusOK, (<-first).StatusCode)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -207,6 +208,17 @@ type Limiter struct {
 	peakSec int64
 
 	rejected [criticality.Levels]int64 // guarded by mu; since the limiter was made
+
+	// What the limiter tells of its rejections (breaker.OverloadEvent):
+	// tell is the tied breaker's, nil when it has no listener; the rest
+	// is guarded by mu. at is the time advance last moved to.
+	tell       atomic.Pointer[func(breaker.OverloadEvent)]
+	at         time.Time
+	rejecting  bool
+	rejectedAt time.Time             // the last rejection's time
+	episode    breaker.OverloadEvent // since rejecting last started
+	toTell     [2]breaker.OverloadEvent
+	nToTell    int // events noted to tell once mu is released (see unlock)
 }
 
 // counted names a count of tickCounts.
@@ -413,7 +425,7 @@ func (s Slot) Release(served bool) {
 	}
 	l.ticks[l.tick%rateTicks].completions++
 	l.handOff(now)
-	l.mu.Unlock()
+	l.unlock()
 }
 
 // Leave implements chain.Room: a guarded call of m's request goes out,
@@ -423,7 +435,7 @@ func (l *Limiter) Leave(m *chain.Mark) {
 	l.mu.Lock()
 	a := &m.Away
 	if a.Done {
-		l.mu.Unlock()
+		l.unlock()
 		return
 	}
 	a.Calls++
@@ -434,7 +446,7 @@ func (l *Limiter) Leave(m *chain.Mark) {
 		l.lastMove = now
 		l.handOff(now)
 	}
-	l.mu.Unlock()
+	l.unlock()
 }
 
 // Return implements chain.Room: a guarded call of m's request has ended,
@@ -469,16 +481,16 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	l.ticks[l.tick%rateTicks].arrivals++
 	if l.queued == 0 && l.inFlight < l.allowed() {
 		l.inFlight++
-		l.mu.Unlock()
+		l.unlock()
 		return Slot{l: l, start: now}, nil
 	}
 	l.full = true
 	if !l.room(level.Index()) {
-		l.rejected[level.Index()]++
+		l.noteRejected(level.Index())
 		if !l.stands { // a standing queue turns away its excess: no loss
 			l.ticks[l.tick%rateTicks].lost++
 		}
-		l.mu.Unlock()
+		l.unlock()
 		return Slot{}, ErrOverloaded
 	}
 	if l.queued == 0 {
@@ -489,7 +501,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	l.queued++
 	l.trim()
 	l.watch(now)
-	l.mu.Unlock()
+	l.unlock()
 
 	select {
 	case <-w.done:
@@ -501,11 +513,11 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 			l.advance(l.now())
 			l.noteLeast()
 			l.ticks[l.tick%rateTicks].lost++
-			l.mu.Unlock()
+			l.unlock()
 			putWaiter(w)
 			return Slot{}, ctx.Err()
 		}
-		l.mu.Unlock()
+		l.unlock()
 		<-w.done
 		if w.state == granted { // handed a slot as the caller left: give it on
 			putWaiter(w)
@@ -629,9 +641,66 @@ func (l *Limiter) rejectOldest(i int) {
 	w := l.waiting[i].popFront()
 	l.queued--
 	l.noteLeast()
-	l.rejected[i]++
+	l.noteRejected(i)
 	w.state = rejected
 	w.done <- struct{}{}
+}
+
+// noteRejected counts a call rejected at level index i, at l.at, and
+// notes the event to tell when it is the first since the limiter last
+// stopped rejecting. Callers hold l.mu.
+func (l *Limiter) noteRejected(i int) {
+	l.rejected[i]++
+	l.rejectedAt = l.at
+	if !l.rejecting {
+		l.rejecting = true
+		l.episode = breaker.OverloadEvent{Rejecting: true, Since: l.at}
+		l.episode.Rejected[criticality.Levels-1-i]++
+		l.noteEvent(l.episode)
+		return
+	}
+	l.episode.Rejected[criticality.Levels-1-i]++
+}
+
+// noteQuiet notes the end of the rejections, as an event to tell, once
+// none has come for breaker.OverloadQuiet before now, or the clock has
+// stepped back by more than that. Callers hold l.mu.
+func (l *Limiter) noteQuiet(now time.Time) {
+	if d := now.Sub(l.rejectedAt); l.rejecting && (d >= breaker.OverloadQuiet || d < -breaker.OverloadQuiet) {
+		l.rejecting = false
+		l.episode.Rejecting = false
+		l.noteEvent(l.episode)
+	}
+}
+
+// noteEvent notes e, with the limiter's figures now, to tell the tied
+// breaker's listeners once l.mu is released (see unlock). Callers hold
+// l.mu.
+func (l *Limiter) noteEvent(e breaker.OverloadEvent) {
+	if l.nToTell == len(l.toTell) || l.tell.Load() == nil {
+		return // a start and a stop at most between two unlocks
+	}
+	e.Stats = l.stats()
+	l.toTell[l.nToTell] = e
+	l.nToTell++
+}
+
+// unlock releases l.mu, then tells the tied breaker's listeners of the
+// events noted meanwhile, outside the lock: a listener may read the
+// limiter's figures.
+func (l *Limiter) unlock() {
+	if l.nToTell == 0 {
+		l.mu.Unlock()
+		return
+	}
+	events, n := l.toTell, l.nToTell
+	l.nToTell = 0
+	l.mu.Unlock()
+	if tell := l.tell.Load(); tell != nil {
+		for _, e := range events[:n] {
+			(*tell)(e)
+		}
+	}
 }
 
 // handOff lets waiting calls in while the handlers have room. While
@@ -716,17 +785,19 @@ func (l *Limiter) watch(now time.Time) {
 // the timer again while calls wait.
 func (l *Limiter) wake() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	l.watching = false
 	l.advance(now)
 	l.watch(now)
+	l.unlock()
 }
 
 // advance moves the limiter's clock to now: it ends the ticks and the
 // interval that have ended, moving the limit and the overload rule on
 // them. Callers hold l.mu.
 func (l *Limiter) advance(now time.Time) {
+	l.at = now
+	l.noteQuiet(now)
 	t := now.UnixNano() / int64(tickLength)
 	if t > l.tick {
 		l.endTick(t)
@@ -1047,8 +1118,14 @@ func (l *Limiter) adjust(now time.Time) {
 // Stats returns the limiter's figures.
 func (l *Limiter) Stats() breaker.OverloadStats {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.advance(l.now())
+	st := l.stats()
+	l.unlock()
+	return st
+}
+
+// stats returns the limiter's figures. Callers hold l.mu.
+func (l *Limiter) stats() breaker.OverloadStats {
 	st := breaker.OverloadStats{
 		Limit:      l.limit,
 		InFlight:   l.inFlight,

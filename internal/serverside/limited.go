@@ -10,11 +10,12 @@ import (
 )
 
 // attach is overloadhook.Attach, asserted once.
-var attach = overloadhook.Attach.(func(breaker.Breaker, func() breaker.OverloadStats))
+var attach = overloadhook.Attach.(func(breaker.Breaker, func() breaker.OverloadStats) func(breaker.OverloadEvent))
 
 // Limiter returns the overload limit of the key whose memory o is, made
 // on its first use with clock c (the system clock when nil) and tied to
-// b, the key's breaker, whose Stats then carry its figures: tied again
+// b, the key's breaker, whose Stats then carry its figures and whose
+// listeners hear when it starts and stops rejecting calls: tied again
 // when b is another breaker than the last (a registry that evicted the
 // key's breaker made a new one).
 func (o *Overload) Limiter(b breaker.Breaker, c clock.Clock) *Limiter {
@@ -27,7 +28,11 @@ func (o *Overload) Limiter(b breaker.Breaker, c clock.Clock) *Limiter {
 	}
 	if t := o.tied.Load(); t == nil || t.comparable && t.b != b {
 		o.tied.Store(&tie{b: b, comparable: reflect.TypeOf(b).Comparable()})
-		attach(b, l.Stats)
+		if tell := attach(b, l.Stats); tell != nil {
+			l.tell.Store(&tell)
+		} else {
+			l.tell.Store(nil)
+		}
 	}
 	return l
 }
