@@ -58,8 +58,10 @@ type OverloadEvent struct {
 }
 
 // OverloadQuiet is how long a server's overload limit rejects no call
-// before it tells that it stopped rejecting ([OverloadEvent]): a
-// breaker's default window.
+// before it tells that it stopped rejecting ([OverloadEvent]), give or
+// take the tenth of a second the limit counts time in: a breaker's
+// default window. A clock stepped back holds the rejections on until it
+// is OverloadQuiet past the last one again.
 const OverloadQuiet = 2 * time.Second
 
 // overloadSlot holds the figures' source of the server limit tied to a

@@ -114,10 +114,10 @@ func TestLimiter_tellsWhenItStartsAndStopsRejecting(t *testing.T) {
 		require.NoError(t, got.err)
 		got.slot.Release(true)
 	}
-	last := mock.Now()
-	mock.Add(breaker.OverloadQuiet - time.Millisecond)
+	last := mock.Now() // its tick, 100 ms long, starts now
+	mock.Add(breaker.OverloadQuiet + tickLength - time.Millisecond)
 	l.Stats()
-	assert.Empty(t, h.take(), "not quiet for long enough")
+	assert.Empty(t, h.take(), "not quiet for long enough: the tick of the last rejection is 2 s back")
 	mock.Add(time.Millisecond)
 	l.Stats() // an exporter's read tells it, as a call would
 	events = h.next(t)
@@ -125,7 +125,7 @@ func TestLimiter_tellsWhenItStartsAndStopsRejecting(t *testing.T) {
 	e = events[0]
 	assert.False(t, e.Overload.Rejecting)
 	assert.Equal(t, start, e.Overload.Since)
-	assert.Equal(t, last.Add(breaker.OverloadQuiet), e.At)
+	assert.Equal(t, last.Add(breaker.OverloadQuiet+tickLength), e.At)
 	assert.Equal(t, [4]int64{0, 0, 0, 3}, e.Overload.Rejected, "what it rejected since it started")
 	l.Stats()
 	assert.Empty(t, h.take(), "told once")
@@ -166,21 +166,25 @@ func TestLimiter_tellsOutsideItsLock(t *testing.T) {
 	assert.Equal(t, [4]int64{0, 0, 0, 1}, read[0].Rejected)
 }
 
-// A clock stepped back past breaker.OverloadQuiet ends the rejections
-// too: the last one's time is then no guide.
-func TestLimiter_tellsTheStopOnAClockSteppedBack(t *testing.T) {
+// A clock stepped back holds the rejections on until it is
+// breaker.OverloadQuiet past the last one again: no stop is told early,
+// and none twice.
+func TestLimiter_aClockSteppedBackHoldsTheRejectionsOn(t *testing.T) {
 	var h heard
 	l, _, mock := newTiedLimiter(t, h.listen)
 	l.Force(1, true)
 	fill(t, l, 1)
 	acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	last := mock.Now()
 	_, err := l.Acquire(context.Background(), criticality.Sheddable)
 	require.ErrorIs(t, err, ErrOverloaded)
 	require.Len(t, h.take(), 1)
-	mock.Set(mock.Now().Add(-breaker.OverloadQuiet))
+	mock.Set(last.Add(-time.Hour))
 	l.Stats()
-	assert.Empty(t, h.take(), "back by OverloadQuiet: as if as long had passed the other way")
-	mock.Set(mock.Now().Add(-time.Millisecond))
+	mock.Set(last.Add(-time.Hour + breaker.OverloadQuiet + tickLength))
+	l.Stats()
+	assert.Empty(t, h.take())
+	mock.Set(last.Add(breaker.OverloadQuiet + tickLength))
 	l.Stats()
 	events := h.next(t)
 	require.Len(t, events, 1)
@@ -239,14 +243,14 @@ func TestLimiter_eventsLogged(t *testing.T) {
 	got := <-c
 	require.NoError(t, got.err)
 	got.slot.Release(true)
-	mock.Add(breaker.OverloadQuiet)
+	mock.Add(breaker.OverloadQuiet + tickLength)
 	l.Stats()
 	var events []breaker.Event
 	for len(events) < 2 { // the start and the stop, each logged before heard
 		events = append(events, h.next(t)...)
 	}
 	assert.Equal(t, `level=WARN msg="server started rejecting calls for overload" breaker="server:GET /" limit=1 in_flight=1 queued=1 overloaded=true queue_held=false
-level=INFO msg="server stopped rejecting calls for overload" breaker="server:GET /" rejected=2 by_level="CRITICAL_PLUS=0 CRITICAL=0 SHEDDABLE_PLUS=0 SHEDDABLE=2" for=2.5s
+level=INFO msg="server stopped rejecting calls for overload" breaker="server:GET /" rejected=2 by_level="CRITICAL_PLUS=0 CRITICAL=0 SHEDDABLE_PLUS=0 SHEDDABLE=2" for=2.6s
 `, buf.String())
 }
 

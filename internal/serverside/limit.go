@@ -211,12 +211,11 @@ type Limiter struct {
 
 	// What the limiter tells of its rejections (breaker.OverloadEvent):
 	// tell is the tied breaker's, nil when it has no listener; the rest
-	// is guarded by mu. at is the time advance last moved to.
-	tell       atomic.Pointer[func(breaker.OverloadEvent)]
-	at         time.Time
-	rejecting  bool
-	rejectedAt time.Time             // the last rejection's time
-	episode    breaker.OverloadEvent // since rejecting last started
+	// is guarded by mu.
+	tell         atomic.Pointer[func(breaker.OverloadEvent)]
+	rejecting    bool
+	rejectedTick int64                 // the tick of the last rejection
+	episode      breaker.OverloadEvent // since rejecting last started
 	toTell     [2]breaker.OverloadEvent
 	nToTell    int // events noted to tell once mu is released (see unlock)
 }
@@ -273,6 +272,8 @@ const (
 	// tickLength and rateTicks make the window arrivals are counted in.
 	tickLength = 100 * time.Millisecond
 	rateTicks  = 20
+	// quietTicks is breaker.OverloadQuiet in ticks.
+	quietTicks = int64(breaker.OverloadQuiet / tickLength)
 	// shortTicks is the short window of the overload rule, and countNoise
 	// how many spreads of a count of arrivals the rule sets aside as
 	// chance.
@@ -646,15 +647,15 @@ func (l *Limiter) rejectOldest(i int) {
 	w.done <- struct{}{}
 }
 
-// noteRejected counts a call rejected at level index i, at l.at, and
-// notes the event to tell when it is the first since the limiter last
-// stopped rejecting. Callers hold l.mu.
+// noteRejected counts a call rejected at level index i, and notes the
+// event to tell when it is the first since the limiter last stopped
+// rejecting. Callers hold l.mu.
 func (l *Limiter) noteRejected(i int) {
 	l.rejected[i]++
-	l.rejectedAt = l.at
+	l.rejectedTick = l.tick
 	if !l.rejecting {
 		l.rejecting = true
-		l.episode = breaker.OverloadEvent{Rejecting: true, Since: l.at}
+		l.episode = breaker.OverloadEvent{Rejecting: true, Since: l.now()}
 		l.episode.Rejected[criticality.Levels-1-i]++
 		l.noteEvent(l.episode)
 		return
@@ -663,10 +664,11 @@ func (l *Limiter) noteRejected(i int) {
 }
 
 // noteQuiet notes the end of the rejections, as an event to tell, once
-// none has come for breaker.OverloadQuiet before now, or the clock has
-// stepped back by more than that. Callers hold l.mu.
-func (l *Limiter) noteQuiet(now time.Time) {
-	if d := now.Sub(l.rejectedAt); l.rejecting && (d >= breaker.OverloadQuiet || d < -breaker.OverloadQuiet) {
+// none has come for breaker.OverloadQuiet, and less than a tick more,
+// before tick t: the last rejection's tick is quietTicks behind.
+// Callers hold l.mu.
+func (l *Limiter) noteQuiet(t int64) {
+	if l.rejecting && t-l.rejectedTick > quietTicks {
 		l.rejecting = false
 		l.episode.Rejecting = false
 		l.noteEvent(l.episode)
@@ -693,6 +695,11 @@ func (l *Limiter) unlock() {
 		l.mu.Unlock()
 		return
 	}
+	l.unlockAndTell()
+}
+
+// unlockAndTell is unlock's path with events to tell.
+func (l *Limiter) unlockAndTell() {
 	events, n := l.toTell, l.nToTell
 	l.nToTell = 0
 	l.mu.Unlock()
@@ -796,11 +803,10 @@ func (l *Limiter) wake() {
 // interval that have ended, moving the limit and the overload rule on
 // them. Callers hold l.mu.
 func (l *Limiter) advance(now time.Time) {
-	l.at = now
-	l.noteQuiet(now)
 	t := now.UnixNano() / int64(tickLength)
 	if t > l.tick {
 		l.endTick(t)
+		l.noteQuiet(t)
 	}
 	if l.queued > 0 && now.Sub(l.lastMove) > l.stallSpan() {
 		// Calls wait, and none in the handlers has finished for long: they
