@@ -216,8 +216,8 @@ type Limiter struct {
 	rejecting    bool
 	rejectedTick int64                 // the tick of the last rejection
 	episode      breaker.OverloadEvent // since rejecting last started
-	toTell     [2]breaker.OverloadEvent
-	nToTell    int // events noted to tell once mu is released (see unlock)
+	toTell       [2]breaker.OverloadEvent
+	nToTell      int // events noted to tell once mu is released (see unlock)
 }
 
 // counted names a count of tickCounts.
