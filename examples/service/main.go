@@ -55,7 +55,8 @@
 //	-seed       seed of the load generator's choice of levels (default 1)
 //
 // It prints where to look, then logs the breakers' events (shedding
-// started and stopped, overrides set, cleared and expired) and the admin's
+// started and stopped, overrides set, cleared and expired, the route's
+// overload limit starting and stopping to reject calls) and the admin's
 // requests as text lines on standard error, until interrupted. docs/guide/production.md
 // walks through it, with the alerts and the dashboard of ops/. It is a
 // module of its own, because it needs the Prometheus client.
