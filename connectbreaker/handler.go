@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/chain"
@@ -232,13 +233,19 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 		p = serverside.Probe{}
 	}
 	if h.o.limit { // a probe too takes its room: it is the server's work
-		slot, err = ov.Limiter(b, h.o.clock).Acquire(ctx, c)
-		if err != nil {
-			srebreaker.Ignore(p) // not served: it says nothing of the dependency
-			if err != serverside.ErrOverloaded {
-				return ctx, ov, nil, slot, "", contextError(err) // the client has gone
-			}
+		// A call that waits for room takes its promise again once let in:
+		// the wait is the server's load, no hang of its dependency. Not
+		// served, a call says nothing of the dependency: its promise is
+		// given up.
+		slot, p, err = ov.Limiter(b, h.o.clock).AcquireFor(ctx, c, b, p, probe)
+		switch {
+		case err == nil:
+		case err == serverside.ErrOverloaded:
 			return ctx, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
+		case errors.Is(err, breaker.ErrServiceUnavailable): // dropped by the breaker as it was let in
+			return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
+		default:
+			return ctx, ov, nil, slot, "", contextError(err) // the client has gone
 		}
 	}
 	if probe {

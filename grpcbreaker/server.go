@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/chain"
@@ -185,14 +186,23 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 		p = serverside.Probe{}
 	}
 	if o.limit { // a probe too takes its room: it is the server's work
-		slot, err = ov.Limiter(b, o.clock).Acquire(ctx, criticality.From(ctx))
-		if err != nil {
-			srebreaker.Ignore(p) // not served: it says nothing of the dependency
-			if err != serverside.ErrOverloaded {
-				return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
-			}
+		// A call that waits for room takes its promise again once let in:
+		// the wait is the server's load, no hang of its dependency. Not
+		// served, a call says nothing of the dependency: its promise is
+		// given up.
+		slot, p, err = ov.Limiter(b, o.clock).AcquireFor(ctx, criticality.From(ctx), b, p, probe)
+		switch {
+		case err == nil:
+		case err == serverside.ErrOverloaded:
 			advice = ov.Rejecting(attempt)
 			return ctx, ov, nil, slot, advice, overloadedStatus(advice).Err()
+		case errors.Is(err, breaker.ErrServiceUnavailable): // dropped by the breaker as it was let in
+			advice = ov.Shedding(attempt)
+			shed := &shedError{msg: serverShedMsg, err: err}
+			shed.advise(advice)
+			return ctx, ov, nil, slot, advice, shed
+		default:
+			return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
 		}
 	}
 	if probe {

@@ -169,13 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if probe = ov.Probe(); !probe {
-			hdr := w.Header()
-			hdr.Set("Retry-After", h.retryAfter)
-			hdr.Set(RetryHeader, ov.Shedding(attempt))
-			hdr.Set("Content-Type", "text/plain; charset=utf-8")
-			hdr.Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(shedBody))
+			h.shed(w, ov.Shedding(attempt))
 			return
 		}
 		p = serverside.Probe{}
@@ -183,13 +177,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var slot serverside.Slot
 	if h.limit { // a probe too takes its room: it is the server's work
-		slot, err = ov.Limiter(b, h.clock).Acquire(r.Context(), criticality.From(r.Context()))
-		if err != nil {
-			srebreaker.Ignore(p) // not served: it says nothing of the dependency
-			if err == serverside.ErrOverloaded {
-				h.reject(w, ov.Rejecting(attempt))
-			}
-			return // otherwise the client has gone: nothing to answer
+		// A request that waits for room takes its promise again once let
+		// in: the wait is the server's load, no hang of its dependency.
+		// Not served, a request says nothing of the dependency: its
+		// promise is given up.
+		slot, p, err = ov.Limiter(b, h.clock).AcquireFor(r.Context(), criticality.From(r.Context()), b, p, probe)
+		switch {
+		case err == nil:
+		case err == serverside.ErrOverloaded:
+			h.reject(w, ov.Rejecting(attempt))
+			return
+		case gone(err):
+			return // the client has gone: nothing to answer
+		default: // dropped by the breaker as it was let in (AllowCtx told a tracer)
+			h.shed(w, ov.Shedding(attempt))
+			return
 		}
 	}
 	var advice string
@@ -201,6 +203,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.serve(ov, p, slot, w, r, advice) {
 		panic(nil) // raised again: see serve
 	}
+}
+
+// shed answers a request the breaker dropped: 503 with a Retry-After and
+// advice as its RetryHeader.
+func (h *Handler) shed(w http.ResponseWriter, advice string) {
+	hdr := w.Header()
+	hdr.Set("Retry-After", h.retryAfter)
+	hdr.Set(RetryHeader, advice)
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(shedBody))
 }
 
 // overloadBody is the body of the response to a request the overload

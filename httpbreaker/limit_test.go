@@ -283,3 +283,52 @@ func TestHandler_overloadLimit_probeTakesItsRoom(t *testing.T) {
 	assert.Equal(t, http.StatusOK, <-probe, "served once the room is free")
 	assert.Equal(t, int32(1), probes.Load())
 }
+
+// TestHandler_overloadLimit_aWaitIsNoHang: a request that waits for room
+// in the overload limit takes its promise of the route's breaker once let
+// in, so that its wait, the server's own load, does not count as its
+// dependency's slowness or hang. Here the route's breaker counts a call
+// slower than 200 ms as a failure; the handler holds the only room for
+// 500 ms, a second request waits for it, then is answered at once: the
+// first is a failure (its handler was slow), the second a success.
+func TestHandler_overloadLimit_aWaitIsNoHang(t *testing.T) {
+	mock := clock.NewMock()
+	reg := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithSlowCall(200*time.Millisecond))
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			entered <- struct{}{}
+			<-release
+		}
+	}), httpbreaker.WithRegistry(reg))
+	httpbreaker.SetOverloadClock(h, mock)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, false)
+	get := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			return 0
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	held := make(chan int, 1)
+	go func() { held <- get("/hold") }()
+	<-entered
+	waiting := make(chan int, 1)
+	go func() { waiting <- get("/") }()
+	b := reg.Get(httpbreaker.DefaultHandlerKey)
+	for b.Stats().Overload.Queued == 0 {
+		runtime.Gosched() // the second request is on its way to the queue
+	}
+	mock.Add(500 * time.Millisecond)
+	close(release)
+	require.Equal(t, http.StatusOK, <-held)
+	require.Equal(t, http.StatusOK, <-waiting)
+	st := b.Stats()
+	assert.Equal(t, int64(1), st.TotalFailures, "the handler that held the room for 500 ms was slow")
+	assert.Equal(t, int64(1), st.TotalSuccesses, "the request that waited for it was answered at once")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 
 	"github.com/srebreaker/srebreaker/criticality"
@@ -473,6 +474,48 @@ func (l *Limiter) Return(m *chain.Mark) {
 // rejected ([ErrOverloaded]), or ctx ends (ctx's error: the caller has
 // gone, and no answer is due).
 func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, error) {
+	s, _, err := l.acquire(ctx, level, nil)
+	return s, err
+}
+
+// AcquireFor is Acquire for a call that b, the breaker of the server's
+// key, admitted with promise p. A call let in at once keeps p. A call
+// that must wait gives p up (srebreaker.Ignore) as it joins the queue,
+// and, let in, takes a new promise from b (AllowCtx with ctx, which holds
+// the call's level): b's hang watch counts a call out from when it was
+// admitted, and the wait, the server's own load, is no hang of the
+// dependency b judges. A probe (probe true: p is no promise of b's) keeps
+// p through the wait. On an error, the promise held then is given up,
+// and b's drop of the call let in (ErrServiceUnavailable, ctx's error) is
+// returned as b returned it, its slot given back.
+func (l *Limiter) AcquireFor(ctx context.Context, level criticality.Level, b breaker.Breaker, p srebreaker.Promise,
+	probe bool) (Slot, srebreaker.Promise, error) {
+	var giveUp srebreaker.Promise
+	if !probe {
+		giveUp = p
+	}
+	s, gaveUp, err := l.acquire(ctx, level, giveUp)
+	if err != nil {
+		if !gaveUp {
+			srebreaker.Ignore(p)
+		}
+		return Slot{}, nil, err
+	}
+	if !gaveUp {
+		return s, p, nil
+	}
+	p, err = b.AllowCtx(ctx)
+	if err != nil {
+		s.Release(false)
+		return Slot{}, nil, err
+	}
+	return s, p, nil
+}
+
+// acquire is Acquire; when the call must wait, it gives giveUp up
+// (srebreaker.Ignore), unless nil, as the call joins the queue, and
+// reports that it did.
+func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp srebreaker.Promise) (Slot, bool, error) {
 	if !level.Valid() {
 		level = criticality.Default
 	}
@@ -483,7 +526,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	if l.queued == 0 && l.inFlight < l.allowed() {
 		l.inFlight++
 		l.unlock()
-		return Slot{l: l, start: now}, nil
+		return Slot{l: l, start: now}, false, nil
 	}
 	l.full = true
 	if !l.room(level.Index()) {
@@ -492,7 +535,7 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 			l.ticks[l.tick%rateTicks].lost++
 		}
 		l.unlock()
-		return Slot{}, ErrOverloaded
+		return Slot{}, false, ErrOverloaded
 	}
 	if l.queued == 0 {
 		l.lastMove = now
@@ -503,6 +546,10 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 	l.trim()
 	l.watch(now)
 	l.unlock()
+	gaveUp := giveUp != nil
+	if gaveUp {
+		srebreaker.Ignore(giveUp)
+	}
 
 	select {
 	case <-w.done:
@@ -516,27 +563,27 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 			l.ticks[l.tick%rateTicks].lost++
 			l.unlock()
 			putWaiter(w)
-			return Slot{}, ctx.Err()
+			return Slot{}, gaveUp, ctx.Err()
 		}
 		l.unlock()
 		<-w.done
 		if w.state == granted { // handed a slot as the caller left: give it on
 			putWaiter(w)
 			Slot{l: l, start: l.now()}.Release(false)
-			return Slot{}, ctx.Err()
+			return Slot{}, gaveUp, ctx.Err()
 		}
 	}
 	state := w.state
 	putWaiter(w)
 	if state == rejected {
-		return Slot{}, ErrOverloaded
+		return Slot{}, gaveUp, ErrOverloaded
 	}
 	s := Slot{l: l, start: l.now()}
 	if err := ctx.Err(); err != nil { // the caller left as the slot came
 		s.Release(false)
-		return Slot{}, err
+		return Slot{}, gaveUp, err
 	}
-	return s, nil
+	return s, gaveUp, nil
 }
 
 // allowed is how many calls the handlers may hold now. Callers hold l.mu.

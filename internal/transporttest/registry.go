@@ -47,7 +47,9 @@ type Counts struct {
 	// Overloads are the Rejects recorded as overload rejections
 	// (srebreaker.RejectOverloaded).
 	Overloads atomic.Int64
-	reported  chan<- struct{}
+	// Admitted counts the promises the breaker gave (Allow, AllowCtx).
+	Admitted atomic.Int64
+	reported chan<- struct{}
 }
 
 func (c *Counts) report(n *atomic.Int64) {
@@ -119,6 +121,7 @@ func (b countingBreaker) Allow() (srebreaker.Promise, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.c.Admitted.Add(1)
 	return countingPromise{p: p, c: b.c}, nil
 }
 
@@ -127,6 +130,7 @@ func (b countingBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, erro
 	if err != nil {
 		return nil, err
 	}
+	b.c.Admitted.Add(1)
 	return countingPromise{p: p, c: b.c}, nil
 }
 
