@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/override"
 )
 
 // heard collects the overload events a breaker's listener hears. An
@@ -270,4 +272,105 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// ignoreCounter is a promise that counts how often it was given up.
+type ignoreCounter struct{ ignored *atomic.Int32 }
+
+func (ignoreCounter) Accept()       {}
+func (ignoreCounter) Reject(string) {}
+func (c ignoreCounter) Ignore()     { c.ignored.Add(1) }
+
+// AcquireFor keeps the promise of a call let in at once; a call that
+// waits gives it up, once, as it joins the queue, and takes a new one
+// from the breaker once let in; a probe keeps its own; a call rejected,
+// or whose caller left, gives up the promise it holds then.
+func TestLimiter_AcquireFor(t *testing.T) {
+	l, b, _ := newTiedLimiter(t, func(breaker.Event) {})
+	ctx := context.Background()
+	l.Force(1, false)
+	var ignored atomic.Int32
+	p := ignoreCounter{&ignored}
+	s, got, err := l.AcquireFor(ctx, criticality.Default, b, p, false)
+	require.NoError(t, err)
+	assert.Equal(t, p, got, "let in at once: the same promise")
+
+	type result struct {
+		s   Slot
+		p   any
+		err error
+	}
+	wait := func(p ignoreCounter, probe bool) <-chan result {
+		ch := make(chan result, 1)
+		before := l.Stats().Queued
+		go func() {
+			s, got, err := l.AcquireFor(ctx, criticality.Default, b, p, probe)
+			ch <- result{s, got, err}
+		}()
+		for l.Stats().Queued == before || !probe && p.ignored.Load() == 0 {
+			runtime.Gosched() // on its way to the queue, and to give p up
+		}
+		return ch
+	}
+	var ignored2 atomic.Int32
+	ch := wait(ignoreCounter{&ignored2}, false)
+	assert.Equal(t, int32(1), ignored2.Load(), "given up as it joined the queue")
+	s.Release(true)
+	r := <-ch
+	require.NoError(t, r.err)
+	assert.NotEqual(t, ignoreCounter{&ignored2}, r.p, "a new promise of the breaker's")
+	require.NotNil(t, r.p)
+	assert.Equal(t, int32(1), ignored2.Load())
+
+	// A probe waits with its own.
+	var ignored3 atomic.Int32
+	ch = wait(ignoreCounter{&ignored3}, true)
+	r.s.Release(true)
+	r = <-ch
+	require.NoError(t, r.err)
+	assert.Equal(t, ignoreCounter{&ignored3}, r.p)
+	assert.Zero(t, ignored3.Load())
+
+	// The breaker drops the call let in: its slot is given back.
+	var ignored4 atomic.Int32
+	ch = wait(ignoreCounter{&ignored4}, false)
+	require.NoError(t, b.SetOverride(override.Spec{Mode: override.ShedAll, TTL: time.Hour}))
+	r.s.Release(true)
+	r = <-ch
+	assert.ErrorIs(t, r.err, breaker.ErrServiceUnavailable)
+	assert.Nil(t, r.p)
+	assert.Equal(t, int32(1), ignored4.Load())
+	assert.Zero(t, l.Stats().InFlight, "the slot given back")
+	b.ClearOverride()
+
+	// A call rejected at once gives its promise up; so does one rejected
+	// as it waits, once.
+	s, _, err = l.AcquireFor(ctx, criticality.Default, b, p, false)
+	require.NoError(t, err)
+	l.Force(1, true) // the queue holds one SHEDDABLE call, one more a level up
+	var waited, atOnce, critical atomic.Int32
+	level := criticality.Sheddable
+	chWaited := make(chan error, 1)
+	go func() {
+		_, _, err := l.AcquireFor(ctx, level, b, ignoreCounter{&waited}, false)
+		chWaited <- err
+	}()
+	for waited.Load() == 0 {
+		runtime.Gosched() // on its way to the queue
+	}
+	_, _, err = l.AcquireFor(ctx, level, b, ignoreCounter{&atOnce}, false)
+	assert.ErrorIs(t, err, ErrOverloaded)
+	assert.Equal(t, int32(1), atOnce.Load())
+	chCritical := make(chan result, 1)
+	go func() { // takes the room of the SHEDDABLE call waiting
+		s, got, err := l.AcquireFor(ctx, criticality.CriticalPlus, b, ignoreCounter{&critical}, false)
+		chCritical <- result{s, got, err}
+	}()
+	assert.ErrorIs(t, <-chWaited, ErrOverloaded)
+	assert.Equal(t, int32(1), waited.Load(), "given up once")
+	s.Release(true)
+	r = <-chCritical
+	require.NoError(t, r.err)
+	assert.Equal(t, int32(1), critical.Load())
+	r.s.Release(true)
 }
