@@ -350,3 +350,56 @@ func TestHandlerInterceptor_overloadLimit_probeTakesItsRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerInterceptor_overloadLimit_aWaitIsNoHang: a call that waits
+// for room in the overload limit takes its promise of the procedure's
+// breaker once let in, so that its wait, the server's own load, does not
+// count as slowness or a hang of what it serves. The breaker counts a
+// call slower than 200 ms as a failure; the handler holds the only room
+// for 500 ms while a second call waits for it, then answers that one at
+// once: the first is a failure, the second a success.
+func TestHandlerInterceptor_overloadLimit_aWaitIsNoHang(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			reg := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithSlowCall(200*time.Millisecond))
+			hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(reg),
+				connectbreaker.WithOverloadClock(mock))
+			connectbreaker.ForceOverload(hi, callKey, 1, false)
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			mux := http.NewServeMux()
+			mux.Handle(callProcedure, connect.NewUnaryHandler(callProcedure,
+				func(ctx context.Context, req *connect.Request[msg]) (*connect.Response[msg], error) {
+					if req.Msg.GetValue() == "hold" {
+						entered <- struct{}{}
+						<-release
+					}
+					return connect.NewResponse(req.Msg), nil
+				}, connect.WithInterceptors(hi)))
+			base := serve(t, mux)
+			client := connect.NewClient[msg, msg](w.httpClient(t), base+callProcedure, w.options()...)
+			call := func(v string, done chan<- error) {
+				_, err := client.CallUnary(t.Context(), connect.NewRequest(wrapperspb.String(v)))
+				done <- err
+			}
+			b := reg.Get(callKey)
+
+			held, waiting := make(chan error, 1), make(chan error, 1)
+			go call("hold", held)
+			await(t, entered, "the first call never reached the handler")
+			go call("quick", waiting)
+			deadline := time.Now().Add(limitBound)
+			for b.Stats().Overload.Queued == 0 {
+				require.True(t, time.Now().Before(deadline), "the second call never reached the queue")
+				runtime.Gosched()
+			}
+			mock.Add(500 * time.Millisecond)
+			close(release)
+			require.NoError(t, <-held)
+			require.NoError(t, <-waiting)
+			st := b.Stats()
+			assert.Equal(t, int64(1), st.TotalFailures, "the handler that held the room for 500 ms was slow")
+			assert.Equal(t, int64(1), st.TotalSuccesses, "the call that waited for it was answered at once")
+		})
+	}
+}

@@ -321,3 +321,42 @@ func TestUnaryServerInterceptor_overloadLimit_probeTakesItsRoom(t *testing.T) {
 	assert.NoError(t, receive(t, probe, "the probe's answer"), "served once the room is free")
 	assert.Equal(t, int32(1), probes.Load())
 }
+
+// TestUnaryServerInterceptor_overloadLimit_aWaitIsNoHang: a call that
+// waits for room in the overload limit takes its promise of the method's
+// breaker once let in, so that its wait, the server's own load, does not
+// count as slowness or a hang of what it serves. The breaker counts a
+// call slower than 200 ms as a failure; the handler holds the only room
+// for 500 ms while a second call waits for it, then answers that one at
+// once: the first is a failure, the second a success.
+func TestUnaryServerInterceptor_overloadLimit_aWaitIsNoHang(t *testing.T) {
+	mock := clock.NewMock()
+	reg := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithSlowCall(200*time.Millisecond))
+	si, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(reg), grpcbreaker.WithOverloadClock(mock))
+	require.NoError(t, err)
+	grpcbreaker.ForceOverload(si, serverKey(callMethod), 1, false)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	addr := startFunc(t, func(_ context.Context, v string) (string, error) {
+		if v == "hold" {
+			entered <- struct{}{}
+			<-release
+		}
+		return v, nil
+	}, grpc.UnaryInterceptor(si.Unary()))
+	cc := dial(t, addr)
+	b := reg.Get(serverKey(callMethod))
+
+	held := make(chan error, 1)
+	go func() { _, err := call(context.Background(), cc, "hold"); held <- err }()
+	receive(t, entered, "the first call in the handler")
+	waiting := make(chan error, 1)
+	go func() { _, err := call(context.Background(), cc, "quick"); waiting <- err }()
+	spinUntil(t, "the second call in the queue", func() bool { return b.Stats().Overload.Queued == 1 })
+	mock.Add(500 * time.Millisecond)
+	close(release)
+	require.NoError(t, receive(t, held, "the first call's answer"))
+	require.NoError(t, receive(t, waiting, "the second call's answer"))
+	st := b.Stats()
+	assert.Equal(t, int64(1), st.TotalFailures, "the handler that held the room for 500 ms was slow")
+	assert.Equal(t, int64(1), st.TotalSuccesses, "the call that waited for it was answered at once")
+}
