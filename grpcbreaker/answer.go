@@ -45,11 +45,20 @@ const (
 )
 
 // answer marks the call answered, unless it was or its outcome is taken.
+// When another goroutine is marking it (the header's watch, as a message
+// arrives), it waits for that mark: once answer returns, the call is
+// marked answered.
 func (c *streamCall) answer() {
 	if c.settled.Load() {
 		return
 	}
 	c.mu.Lock()
+	if c.state == callAnswering {
+		wait := c.answering
+		c.mu.Unlock()
+		<-wait
+		return
+	}
 	if c.state != callOut {
 		c.mu.Unlock()
 		return

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -69,4 +70,38 @@ func TestStreamCall_plainPromise(t *testing.T) {
 	c := &streamCall{p: p}
 	c.answer()
 	assert.Equal(t, srebreaker.Promise(p), c.take())
+}
+
+// blockingPromise's Answered waits for release, after telling entered.
+type blockingPromise struct {
+	tallyPromise
+	entered chan<- struct{}
+	release <-chan struct{}
+}
+
+func (p blockingPromise) Answered() srebreaker.Promise {
+	p.entered <- struct{}{}
+	<-p.release
+	return p.tallyPromise.Answered()
+}
+
+// A call that another goroutine is marking answered (the header's watch)
+// is marked when answer returns on the caller's (a message read): answer
+// waits for the mark under way.
+func TestStreamCall_answerWaitsForTheMarkUnderWay(t *testing.T) {
+	var n tally
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := &streamCall{p: blockingPromise{tallyPromise: tallyPromise{t: &n}, entered: entered, release: release}}
+	go c.answer() // the header's watch
+	<-entered
+	done := make(chan struct{})
+	go func() { c.answer(); close(done) }() // a message read
+	select {
+	case <-done:
+		t.Fatal("answer returned while the mark was under way")
+	case <-time.After(10 * time.Millisecond): // a window for the bug to show, not a wait the test needs
+	}
+	close(release)
+	<-done
+	assert.Equal(t, int64(1), n.answers.Load(), "marked once, and before answer returned")
 }
