@@ -22,11 +22,10 @@ type Event struct {
 	Kind EventKind
 	// Shedding is true when the breaker started shedding (its drop
 	// probability left 0) and false when it stopped (the probability has
-	// been 0 for a whole window). An override event repeats the shedding
-	// state the breaker last reported, as does an overload event, so that
-	// a listener that tracks the
-	// state from Shedding alone keeps it right; one that acts on each event
-	// as a change checks Kind first.
+	// been 0 for a whole window). An override or overload event repeats
+	// the shedding state the breaker last reported, so that a listener
+	// that tracks the state from Shedding alone keeps it right; one that
+	// acts on each event as a change checks Kind first.
 	Shedding bool
 	// Breaker is the breaker's name.
 	Breaker string

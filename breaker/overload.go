@@ -58,8 +58,8 @@ type OverloadEvent struct {
 }
 
 // OverloadQuiet is how long a server's overload limit rejects no call
-// before it tells that it stopped rejecting ([OverloadEvent]), give or
-// take the tenth of a second the limit counts time in: a breaker's
+// before it tells that it stopped rejecting ([OverloadEvent]), and up to
+// a tenth of a second more (the limit counts time in tenths): a breaker's
 // default window. A clock stepped back holds the rejections on until it
 // is OverloadQuiet past the last one again.
 const OverloadQuiet = 2 * time.Second
