@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/internal/docsample"
+	"github.com/srebreaker/srebreaker/internal/transporttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the guide's samples from what the code prints")
@@ -30,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite the guide's samples from what t
 // takes the room of the one queued; the handler answers, and the next
 // request, 2.6 s on, finds no call rejected for 2 s. Times are elided.
 func TestSample_overloadLog(t *testing.T) {
-	var logs syncBuffer
+	var logs transporttest.SyncBuffer
 	mock := clock.NewMock()
 	reg := breaker.MustNewRegistry(breaker.WithClock(mock), breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	release := make(chan struct{})
@@ -78,23 +77,4 @@ func TestSample_overloadLog(t *testing.T) {
 
 	text := regexp.MustCompile(`time=\S+`).ReplaceAllString(logs.String(), "time=…")
 	docsample.Check(t, "../docs/guide/overload.md", "overload-log", text, *update)
-}
-
-// syncBuffer is a strings.Builder safe for a logger on the server's
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	sb strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.String()
 }

@@ -1,7 +1,6 @@
 package serverside
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/transporttest"
 	"github.com/srebreaker/srebreaker/override"
 )
 
@@ -216,7 +216,7 @@ func TestLimiter_tellsNothingWithoutAListener(t *testing.T) {
 // figures, and the stop at level Info, with what was rejected, in all,
 // by level and over how long.
 func TestLimiter_eventsLogged(t *testing.T) {
-	var buf lockedBuffer
+	var buf transporttest.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
@@ -254,24 +254,6 @@ func TestLimiter_eventsLogged(t *testing.T) {
 	assert.Equal(t, `level=WARN msg="server started rejecting calls for overload" breaker="server:GET /" limit=1 in_flight=1 queued=1 overloaded=true queue_held=false
 level=INFO msg="server stopped rejecting calls for overload" breaker="server:GET /" rejected=2 by_level="CRITICAL_PLUS=0 CRITICAL=0 SHEDDABLE_PLUS=0 SHEDDABLE=2" for=2.6s
 `, buf.String())
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger on another goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // ignoreCounter is a promise that counts how often it was given up.
