@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
@@ -147,6 +149,21 @@ func (p promise) Ignore() {
 	p.c.others.Add(1)
 	p.c.ended.Add(1)
 }
+
+// Resumed implements chain.Resumer: the call of p, whose promise was
+// given up (Ignore) while its request waited on a guarded call, is
+// counted again, admitted without a decision (it was admitted already)
+// into the live cohort of its stripe, as an override's call is.
+func (p promise) Resumed(chain.Resuming) srebreaker.Promise {
+	b := p.c.b
+	co := p.c.s.admitted()
+	if b.hang.hanging.Load() { // the call, out, counts against the dependency at once
+		b.judge()
+	}
+	return promise{co}
+}
+
+var _ chain.Resumer = promise{}
 
 // markSuccess records a success: Add(1) on the stripe's lane. When due, it
 // reads the clock first, so that the success lands in the bucket of its

@@ -132,6 +132,7 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 		}
 		ctx, m := chain.With(ctx)
 		slot.Hold(m)   // no room held while the handler waits on a guarded call
+		p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 		failed := true // till the handler returns: a panic
 		defer func() { slot.Release(!failed) }()
 		var resp connect.AnyResponse
@@ -160,6 +161,7 @@ func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerF
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release(false)
 		ctx, m := chain.With(ctx)
+		p = m.Watch(p) // not out for the breaker while the handler waits on a guarded call
 		if admitted.Run(p, func() { err = next(ctx, conn) }) {
 			panic(nil) // raised again: see admitted.Run
 		}

@@ -83,6 +83,7 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 		}
 		ctx, m := chain.With(ctx)
 		slot.Hold(m)   // no room held while the handler waits on a guarded call
+		p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 		failed := true // till the handler returns: a panic
 		defer func() { slot.Release(!failed) }()
 		var resp any
@@ -134,6 +135,7 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release(false)
 		ctx, m := chain.With(ctx)
+		p = m.Watch(p) // not out for the breaker while the handler waits on a guarded call
 		ss = &levelStream{ServerStream: ss, ctx: ctx}
 		guarded := p
 		var call *streamCall

@@ -1,15 +1,18 @@
 package httpbreaker_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/override"
 )
@@ -151,4 +154,53 @@ func TestHandler_ServeHTTP_chainShedsNearestTheFailure(t *testing.T) {
 	st := regs["B"].Registry.Get(host(c)).Stats()
 	assert.Greater(t, st.TotalDrops, int64(n*8/10), "most calls to C are dropped")
 	assert.Equal(t, int64(0), regs["A"].Registry.Get(host(b)).Stats().TotalFailures)
+}
+
+// A dependency that hangs, or answers late, is counted by the breaker of
+// the call made to it, once: the request that waits on it is not out for
+// its route's breaker meanwhile, with the overload limit on or off.
+func TestHandler_ServeHTTP_slowDependencyIsCountedOnce(t *testing.T) {
+	for _, limit := range []bool{true, false} {
+		t.Run(fmt.Sprintf("limit=%v", limit), func(t *testing.T) {
+			mock := clock.NewMock()
+			slow := breaker.WithSlowCall(200 * time.Millisecond)
+			route := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+			deps := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+			called, release := make(chan struct{}), make(chan struct{})
+			dep := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				close(called)
+				<-release
+			}))
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			client := &http.Client{Transport: httpbreaker.MustNewTransport(tr, httpbreaker.WithRegistry(deps))}
+			h := httpbreaker.MustNewHandler(relay(client, dep), httpbreaker.WithRegistry(route),
+				httpbreaker.WithOverloadLimit(limit))
+			httpbreaker.SetOverloadClock(h, mock)
+			a := serve(t, h)
+
+			answered := make(chan int, 1)
+			go func() {
+				resp, err := http.Get(a)
+				if err != nil {
+					answered <- 0
+					return
+				}
+				_ = resp.Body.Close()
+				answered <- resp.StatusCode
+			}()
+			<-called
+			mock.Add(time.Second) // the dependency's call is out for a second
+			rb := route.Get(httpbreaker.DefaultHandlerKey)
+			db := deps.Get(strings.TrimPrefix(dep, "http://"))
+			assert.Equal(t, int64(1), db.Stats().TotalFailures, "the dependency's breaker counts it out, overdue")
+			assert.Zero(t, rb.Stats().TotalFailures, "the route's breaker does not: its request waits on the dependency")
+			close(release)
+			require.Equal(t, http.StatusOK, <-answered)
+			st := rb.Stats()
+			assert.Zero(t, st.TotalFailures, "the route's request was not slow: its dependency was")
+			assert.Equal(t, int64(1), st.TotalSuccesses)
+			assert.Equal(t, int64(1), db.Stats().TotalFailures, "counted once, overdue")
+		})
+	}
 }

@@ -249,8 +249,9 @@ func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serv
 	r *http.Request, advice string) (nilPanic bool) {
 	ctx, m := chain.With(r.Context())
 	r = r.WithContext(ctx)
-	rw := &responseWriter{ResponseWriter: w, advice: advice, chain: m, p: p, slot: slot}
-	rw.slot.Hold(m) // no room held while the handler waits on a guarded call
+	rw := &responseWriter{ResponseWriter: w, advice: advice, chain: m, slot: slot}
+	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
+	rw.p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 	returned := false
 	defer func() {
 		if returned {

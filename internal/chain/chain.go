@@ -30,13 +30,25 @@
 // breaker of that call throttles the dependency, and the limit stays
 // for the server's own work.
 //
+// In the same way, a server side records the request's own call on its
+// Mark ([Mark.Watch]): while a guarded call the request makes is out,
+// the Mark gives the server breaker's promise up (Ignore), and as the
+// last one comes back it takes a new one, admitted without a decision
+// into the breaker's live bucket. The time the request waits on its
+// dependencies is then not the server's: a dependency that hangs or is
+// slow is counted by the breaker of the call made to it, once, and not
+// by the server's breaker too once the request has waited long enough.
+//
 // A Mark is safe for concurrent use by multiple goroutines.
 package chain
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/srebreaker/srebreaker"
 )
 
 // Mark is what a served request's context holds: the name of the first
@@ -49,6 +61,15 @@ type Mark struct {
 
 	// Away is the request's time on guarded calls, kept by its Room.
 	Away Away
+
+	// watched is set by Watch before the request's handler runs, then
+	// read only.
+	watched bool
+	mu      sync.Mutex
+	own     srebreaker.Promise // the request's promise; guarded by mu
+	out     int                // guarded calls out; guarded by mu
+	paused  bool               // own is given up while calls are out; guarded by mu
+	settled bool               // own is recorded or answered; guarded by mu
 }
 
 // Room is a served request's room in its server's overload limit: told
@@ -127,26 +148,134 @@ func (m *Mark) note(name string) {
 // the request's handler runs.
 func (m *Mark) Hold(r Room) { m.room = r }
 
-// Leave tells the room held by the Mark that ctx holds, if any, that a
-// guarded call made in ctx goes out, and returns the Mark, whose Return
+// Leave tells the Mark that ctx holds, if any, that a guarded call made
+// in ctx goes out: the room it holds, and the promise it watches, the
+// first call out (see [Mark.Watch]). It returns the Mark, whose Return
 // the caller calls as the call ends; it returns nil (whose Return does
-// nothing) when ctx holds no room. It costs one context lookup.
+// nothing) when ctx holds neither a room nor a promise. It costs one
+// context lookup.
 func Leave(ctx context.Context) *Mark {
 	m := From(ctx)
-	if m == nil || m.room == nil {
+	if m == nil || m.room == nil && !m.watched {
 		return nil
 	}
-	m.room.Leave(m)
+	if m.room != nil {
+		m.room.Leave(m)
+	}
+	if m.watched {
+		m.mu.Lock()
+		m.out++
+		if m.out == 1 && !m.settled {
+			m.own.(Resumer).Ignore() // see Watch
+			m.paused = true
+		}
+		m.mu.Unlock()
+	}
 	return m
 }
 
-// Return tells the room that the guarded call [Leave] returned m for has
-// ended. Return of a nil Mark does nothing.
+// Return tells the Mark that the guarded call [Leave] returned m for has
+// ended: its room, and the promise it watches, which the last call back
+// takes again. Return of a nil Mark does nothing.
 func (m *Mark) Return() {
-	if m != nil {
+	if m == nil {
+		return
+	}
+	if m.room != nil {
 		m.room.Return(m)
 	}
+	if m.watched {
+		m.mu.Lock()
+		if m.out > 0 {
+			m.out--
+			if m.out == 0 {
+				m.resume()
+			}
+		}
+		m.mu.Unlock()
+	}
 }
+
+// Resumer is a promise that a Mark can give up while its request waits
+// on a guarded call, and take again after: the promises of package
+// breaker's breakers. Resumed returns a new promise of the same breaker
+// for the call, admitted without a decision (it was admitted already)
+// into the live bucket; its argument, of a type only this module's
+// packages can name, keeps the method theirs.
+type Resumer interface {
+	srebreaker.Promise
+	Ignore()
+	Resumed(Resuming) srebreaker.Promise
+}
+
+// Resuming is the type of [Resumer.Resumed]'s argument.
+type Resuming struct{}
+
+// Watch makes m the keeper of p, the promise of the request's own call
+// on its server's breaker, before the request's handler runs, and
+// returns the promise to record the call's outcome on: m, when p is a
+// [Resumer], or p itself (a probe's, a test's), which the Mark leaves
+// be. While a guarded call made in the request's context is out, m holds
+// p given up; the last back takes a new one (see package chain). Watch
+// of a nil Mark returns p.
+func (m *Mark) Watch(p srebreaker.Promise) srebreaker.Promise {
+	if m == nil {
+		return p
+	}
+	if _, ok := p.(Resumer); !ok {
+		return p
+	}
+	m.own, m.watched = p, true
+	return m
+}
+
+// resume takes the promise given up again, if it is. m.mu is held.
+func (m *Mark) resume() {
+	if m.paused && !m.settled {
+		m.own = m.own.(Resumer).Resumed(Resuming{})
+		m.paused = false
+	}
+}
+
+// settle returns the promise to record the outcome on, taken again if
+// it was given up, once: Leave and Return leave it be after.
+func (m *Mark) settle() srebreaker.Promise {
+	m.mu.Lock()
+	m.resume()
+	p := m.own
+	m.settled = true
+	m.mu.Unlock()
+	return p
+}
+
+// Accept, Reject, RejectOverloaded and Ignore record the request's own
+// call on the promise m watches (see Watch), taken again first if it was
+// given up; the server side calls one of them, once.
+func (m *Mark) Accept() { m.settle().Accept() }
+
+func (m *Mark) Reject(reason string) { m.settle().Reject(reason) }
+
+func (m *Mark) RejectOverloaded(reason string) {
+	srebreaker.RejectOverloaded(m.settle(), reason)
+}
+
+func (m *Mark) Ignore() { srebreaker.Ignore(m.settle()) }
+
+// Answered marks the request's own call answered (see package breaker's
+// promises): Leave and Return leave it be after, and the promise it
+// returns records the outcome.
+func (m *Mark) Answered() srebreaker.Promise {
+	p := m.settle()
+	if a, ok := p.(interface{ Answered() srebreaker.Promise }); ok {
+		return a.Answered()
+	}
+	return p
+}
+
+var (
+	_ srebreaker.Ignorer          = (*Mark)(nil)
+	_ srebreaker.OverloadRejecter = (*Mark)(nil)
+)
 
 // Down returns the name of the first breaker noted by [Failed], and
 // whether there is one. A nil Mark holds none.
