@@ -3,11 +3,14 @@ package connectbreaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -167,5 +170,81 @@ func TestHandlerInterceptor_WrapUnary_chainShedsNearestTheFailure(t *testing.T) 
 			assert.Zero(t, st.TotalFailures, "%s's breaker %s", name, key)
 			return true
 		})
+	}
+}
+
+// A dependency that hangs, or answers late, is counted by the client
+// breaker of the call made to it, once: the call that waits on it is not
+// out for its procedure's breaker meanwhile, with the overload limit on
+// or off, in a unary call and a server stream alike.
+func TestHandlerInterceptor_slowDependencyIsCountedOnce(t *testing.T) {
+	for _, procedure := range []string{relayProcedure, relayListProcedure} {
+		for _, limit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/limit=%v", procedure, limit), func(t *testing.T) {
+				mock := clock.NewMock()
+				slow := breaker.WithSlowCall(200 * time.Millisecond)
+				route := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+				deps := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+				called, release := make(chan struct{}), make(chan struct{})
+				depMux := http.NewServeMux()
+				depMux.Handle(callProcedure, connect.NewUnaryHandler(callProcedure,
+					func(_ context.Context, req *connect.Request[msg]) (*connect.Response[msg], error) {
+						close(called)
+						<-release
+						return connect.NewResponse(req.Msg), nil
+					}))
+				dep := serve(t, depMux)
+				w := wires[0]
+				next := connect.NewClient[msg, msg](w.httpClient(t), dep+callProcedure, w.options(connect.WithInterceptors(
+					connectbreaker.MustNewClientInterceptor(connectbreaker.WithRegistry(deps))))...)
+				hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(route),
+					connectbreaker.WithOverloadLimit(limit), connectbreaker.WithOverloadClock(mock))
+				mux := http.NewServeMux()
+				mux.Handle(relayProcedure, connect.NewUnaryHandler(relayProcedure,
+					func(ctx context.Context, req *connect.Request[msg]) (*connect.Response[msg], error) {
+						resp, err := next.CallUnary(ctx, connect.NewRequest(req.Msg))
+						if err != nil {
+							return nil, err
+						}
+						return connect.NewResponse(resp.Msg), nil
+					}, connect.WithInterceptors(hi)))
+				mux.Handle(relayListProcedure, connect.NewServerStreamHandler(relayListProcedure,
+					func(ctx context.Context, req *connect.Request[msg], stream *connect.ServerStream[msg]) error {
+						if _, err := next.CallUnary(ctx, connect.NewRequest(req.Msg)); err != nil {
+							return err
+						}
+						return stream.Send(wrapperspb.String("ok"))
+					}, connect.WithInterceptors(hi)))
+				base := serve(t, mux)
+
+				answered := make(chan error, 1)
+				go func() {
+					if procedure == relayProcedure {
+						answered <- callRelay(t, base, "ok")
+						return
+					}
+					c := connect.NewClient[msg, msg](w.httpClient(t), base+relayListProcedure, w.options()...)
+					stream, err := c.CallServerStream(context.Background(), connect.NewRequest(wrapperspb.String("ok")))
+					if err == nil {
+						for stream.Receive() {
+						}
+						err = stream.Err()
+					}
+					answered <- err
+				}()
+				await(t, called, "the dependency's call")
+				mock.Add(time.Second) // the dependency's call is out for a second
+				rb := route.Get(connectbreaker.DefaultKey(context.Background(), "", procedure))
+				db := deps.Get(connectbreaker.DefaultKey(context.Background(), strings.TrimPrefix(dep, "http://"), callProcedure))
+				assert.Equal(t, int64(1), db.Stats().TotalFailures, "the dependency's breaker counts it out, overdue")
+				assert.Zero(t, rb.Stats().TotalFailures, "the procedure's breaker does not: its call waits on the dependency")
+				close(release)
+				require.NoError(t, <-answered)
+				st := rb.Stats()
+				assert.Zero(t, st.TotalFailures, "the call was not slow: its dependency was")
+				assert.Equal(t, int64(1), st.TotalSuccesses)
+				assert.Equal(t, int64(1), db.Stats().TotalFailures, "counted once, overdue")
+			})
+		}
 	}
 }

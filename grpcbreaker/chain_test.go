@@ -3,9 +3,12 @@ package grpcbreaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -195,5 +198,67 @@ func TestServerInterceptors_Unary_chainShedsNearestTheFailure(t *testing.T) {
 			assert.Zero(t, st.TotalFailures, "%s's breaker %s", name, key)
 			return true
 		})
+	}
+}
+
+// A dependency that hangs, or answers late, is counted by the client
+// breaker of the call made to it, once: the call that waits on it is not
+// out for its method's breaker meanwhile, with the overload limit on or
+// off, in a unary call and a server stream alike.
+func TestServerInterceptors_slowDependencyIsCountedOnce(t *testing.T) {
+	for _, method := range []string{relayMethod, relayListMethod} {
+		for _, limit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/limit=%v", method, limit), func(t *testing.T) {
+				mock := clock.NewMock()
+				slow := breaker.WithSlowCall(200 * time.Millisecond)
+				route := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+				deps := breaker.MustNewRegistry(breaker.WithClock(mock), slow)
+				called, release := make(chan struct{}), make(chan struct{})
+				dep := startFunc(t, func(_ context.Context, v string) (string, error) {
+					close(called)
+					<-release
+					return v, nil
+				})
+				next := dial(t, dep, grpc.WithUnaryInterceptor(
+					grpcbreaker.UnaryClientInterceptor(grpcbreaker.WithRegistry(deps))))
+				si, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(route),
+					grpcbreaker.WithOverloadLimit(limit), grpcbreaker.WithOverloadClock(mock))
+				require.NoError(t, err)
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				require.NoError(t, err)
+				srv := grpc.NewServer(grpc.UnaryInterceptor(si.Unary()), grpc.StreamInterceptor(si.Stream()))
+				srv.RegisterService(&relayDesc, &relay{next: next, method: callMethod})
+				go func() { _ = srv.Serve(ln) }()
+				t.Cleanup(srv.Stop)
+				cc := dial(t, ln.Addr().String())
+
+				answered := make(chan error, 1)
+				go func() {
+					if method == relayMethod {
+						answered <- callRelay(context.Background(), cc, "ok")
+						return
+					}
+					stream, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, relayListMethod)
+					if err == nil {
+						err = stream.SendMsg(wrapperspb.String("ok"))
+					}
+					if err == nil {
+						err = stream.RecvMsg(new(wrapperspb.StringValue))
+					}
+					answered <- err
+				}()
+				receive(t, called, "the dependency's call")
+				mock.Add(time.Second) // the dependency's call is out for a second
+				rb, db := route.Get(serverKey(method)), deps.Get(dep+callMethod)
+				assert.Equal(t, int64(1), db.Stats().TotalFailures, "the dependency's breaker counts it out, overdue")
+				assert.Zero(t, rb.Stats().TotalFailures, "the method's breaker does not: its call waits on the dependency")
+				close(release)
+				require.NoError(t, receive(t, answered, "the call's answer"))
+				st := rb.Stats()
+				assert.Zero(t, st.TotalFailures, "the call was not slow: its dependency was")
+				assert.Equal(t, int64(1), st.TotalSuccesses)
+				assert.Equal(t, int64(1), db.Stats().TotalFailures, "counted once, overdue")
+			})
+		}
 	}
 }
