@@ -12,6 +12,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
 // phase is a stretch of a dependency's life for callers: how long its calls
@@ -341,6 +342,37 @@ func TestBreaker_hang_ignoredCallIsNotOut(t *testing.T) {
 	succeed(t, b, 1)
 	st := b.Stats()
 	assert.Zero(t, st.Failures, "no failure")
+}
+
+// A call given up while its request waits on a guarded call, and taken
+// again (chain.Resumer), is timed from its return: the wait is not its,
+// and it is counted once.
+func TestBreaker_hang_resumedCallIsTimedFromItsReturn(t *testing.T) {
+	b, mock := newBreaker(t, breaker.WithSlowCall(200*time.Millisecond))
+	p, err := b.Allow()
+	require.NoError(t, err)
+	r, ok := p.(chain.Resumer)
+	require.True(t, ok, "a breaker's promise is a chain.Resumer")
+	r.Ignore()
+	mock.Add(time.Second)
+	p = r.Resumed(chain.Resuming{})
+	mock.Add(100 * time.Millisecond)
+	p.Accept()
+	st := b.Stats()
+	assert.Zero(t, st.TotalFailures, "the second away is not the call's")
+	assert.Equal(t, int64(1), st.TotalSuccesses, "counted once")
+
+	p, err = b.Allow()
+	require.NoError(t, err)
+	r = p.(chain.Resumer)
+	r.Ignore()
+	p = r.Resumed(chain.Resuming{})
+	mock.Add(500 * time.Millisecond)
+	succeed(t, b, 1) // reads the clock: the call taken again is out, overdue
+	st = b.Stats()
+	assert.Equal(t, int64(1), st.TotalFailures, "a call taken again is watched as any call out")
+	assert.Contains(t, st.Reasons[0].Text, "no answer within 200ms")
+	p.Accept()
 }
 
 func TestWithSlowCall_invalid(t *testing.T) {
