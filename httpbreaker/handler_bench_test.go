@@ -48,8 +48,9 @@ func (s stubRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { ret
 
 // BenchmarkTransport_RoundTrip is what the Transport adds to a call,
 // made outside a served request, and inside one an overload limit let in:
-// there the call gives the request's room back while it is out (see
-// package chain), two more turns of the limit's lock.
+// there the call gives the request's room back, and its server breaker's
+// promise up, while it is out (see package chain): two more turns of the
+// limit's lock, two of the request's Mark, and the promise taken again.
 func BenchmarkTransport_RoundTrip(b *testing.B) {
 	resp := &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}}
 	for _, bc := range []struct {
@@ -68,6 +69,11 @@ func BenchmarkTransport_RoundTrip(b *testing.B) {
 				var m *chain.Mark
 				ctx, m = chain.With(ctx)
 				slot.Hold(m)
+				p, err := breaker.MustNew().Allow()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Watch(p).Accept()
 			}
 			r := httptest.NewRequest(http.MethodGet, "http://dependency.example/", nil).WithContext(ctx)
 			b.ReportAllocs()

@@ -19,8 +19,9 @@
 //
 // [Failed] reads the context on a failure's path alone, once. [Leave]
 // reads it on every guarded call of the client-side integrations, once;
-// inside a request an overload limit let in, it turns the limit's lock
-// twice more (out and back).
+// inside a served request, it turns the Mark's lock twice more (out and
+// back) and takes the server breaker's promise again, and, inside one an
+// overload limit let in, the limit's lock twice.
 //
 // A server side whose overload limit let the request in gives the Mark
 // the request's room in that limit ([Mark.Hold]); a client-side
@@ -62,14 +63,14 @@ type Mark struct {
 	// Away is the request's time on guarded calls, kept by its Room.
 	Away Away
 
+	mu  sync.Mutex
+	own srebreaker.Promise // the request's promise; guarded by mu
+	out int32              // guarded calls out; guarded by mu
 	// watched is set by Watch before the request's handler runs, then
 	// read only.
 	watched bool
-	mu      sync.Mutex
-	own     srebreaker.Promise // the request's promise; guarded by mu
-	out     int                // guarded calls out; guarded by mu
-	paused  bool               // own is given up while calls are out; guarded by mu
-	settled bool               // own is recorded or answered; guarded by mu
+	paused  bool // own is given up while calls are out; guarded by mu
+	settled bool // own is recorded or answered; guarded by mu
 }
 
 // Room is a served request's room in its server's overload limit: told
