@@ -33,7 +33,8 @@
 //
 // By default both dependencies are servers of the program's own on
 // loopback, and inventory goes down on a schedule (-healthy, then -down,
-// then healthy again, over and over), while a load generator in the
+// then healthy again, over and over), failing at once or hanging
+// (-fault), while a load generator in the
 // program sends -rate checkouts a second, a -sheddable share of them
 // marked SHEDDABLE, so that the breakers, the metrics, the page and the
 // log have something to show. -inventory and -pricing point the service at
@@ -50,6 +51,7 @@
 //	-pricing    base URL of the pricing dependency (default: one served by the program)
 //	-healthy    how long the program's own inventory stays up in each cycle (default 30s)
 //	-down       how long it then fails (default 30s; 0 never)
+//	-fault      how it fails while down: error, 503 at once, or hang, no answer until its caller gives up (default error)
 //	-rate       checkouts a second the load generator sends (default 20; 0 none)
 //	-sheddable  share of those marked SHEDDABLE (default 0.3)
 //	-seed       seed of the load generator's choice of levels (default 1)
@@ -94,6 +96,7 @@ func setFlags(fs *flag.FlagSet, cfg *config) {
 	fs.StringVar(&cfg.pricing, "pricing", "", "base URL of the pricing dependency (default: one served by the program)")
 	fs.DurationVar(&cfg.healthy, "healthy", cfg.healthy, "how long the program's own inventory stays up in each cycle")
 	fs.DurationVar(&cfg.down, "down", cfg.down, "how long the program's own inventory then fails (0: never)")
+	fs.StringVar(&cfg.fault, "fault", cfg.fault, `how the program's own inventory fails: "error" (503 at once) or "hang" (no answer)`)
 	fs.Float64Var(&cfg.rate, "rate", cfg.rate, "checkouts a second the load generator sends (0: none)")
 	fs.Float64Var(&cfg.sheddable, "sheddable", cfg.sheddable, "share of the generated checkouts marked SHEDDABLE")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the load generator's choice of levels")

@@ -59,14 +59,24 @@ type fixture struct {
 	down        atomic.Bool
 	pricingDown atomic.Bool
 	logs        *syncBuffer
+
+	inventoryCalls atomic.Int64
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureFailing(t, faultError) }
+
+// newFixtureFailing is newFixture, whose inventory fails as fault says
+// while down; it counts the calls the inventory gets in inventoryCalls.
+func newFixtureFailing(t *testing.T, fault string) *fixture {
 	f := &fixture{t: t, mock: clock.NewMock(), logs: &syncBuffer{}}
 	f.mock.Set(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	inventory := httptest.NewServer(dependency("inventory", "42", f.down.Load))
+	dep := dependency("inventory", "42", f.down.Load, fault)
+	inventory := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.inventoryCalls.Add(1)
+		dep.ServeHTTP(w, r)
+	}))
 	t.Cleanup(inventory.Close)
-	pricing := httptest.NewServer(dependency("pricing", "9.99", f.pricingDown.Load))
+	pricing := httptest.NewServer(dependency("pricing", "9.99", f.pricingDown.Load, faultError))
 	t.Cleanup(pricing.Close)
 
 	cfg := defaultConfig()
@@ -267,6 +277,73 @@ func TestService_pricingDownKeepsTheCheckoutsAnswering(t *testing.T) {
 	assert.Equal(t, 50.0, m[`srebreaker_successes_total{breaker="inventory"}`])
 }
 
+// An inventory that hangs is shed by the inventory's breaker alone: the
+// checkouts waiting on it are not out for the route's breaker, which
+// counts no failure and sheds nothing.
+func TestService_hangingInventoryAsAnOperatorSeesIt(t *testing.T) {
+	f := newFixtureFailing(t, faultHang)
+	for range 50 { // healthy for 2.5 s: the breakers learn how long a call takes
+		assert.Equal(t, map[int]int{200: 1}, f.checkouts(1, ""))
+		f.mock.Add(50 * time.Millisecond)
+	}
+	f.mock.Add(3 * time.Second) // the window forgets the calls, not what they taught
+
+	f.down.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answers := make(chan int, 40)
+	checkout := func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.s.checkoutURL, nil)
+		if err != nil {
+			answers <- 0
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- 0 // canceled below
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answers <- resp.StatusCode
+	}
+	for range 20 {
+		go checkout()
+	}
+	require.Eventually(t, func() bool { return f.inventoryCalls.Load() == 70 }, 10*time.Second, time.Millisecond,
+		"the checkouts reach the inventory, which hangs")
+	for range 10 {
+		f.mock.Add(100 * time.Millisecond) // a bucket: the breakers look at the calls out
+		f.metrics()
+	}
+	m := f.metrics()
+	assert.Equal(t, 20.0, m[`srebreaker_failures_total{breaker="inventory"}`], "the inventory's breaker counts the calls out")
+	assert.Zero(t, m[`srebreaker_failures_total{breaker="server:GET /checkout"}`],
+		"the route's does not: its checkouts wait on the inventory")
+
+	// New checkouts are shed by the inventory's breaker; the route admits them.
+	for range 20 {
+		go checkout()
+	}
+	require.Eventually(t, func() bool {
+		m := f.metrics()
+		return m[`srebreaker_drops_total{breaker="inventory"}`]+float64(f.inventoryCalls.Load()-70) == 20
+	}, 10*time.Second, time.Millisecond, "each new checkout is shed by the inventory's breaker, or waits on it")
+	m = f.metrics()
+	assert.Greater(t, m[`srebreaker_drops_total{breaker="inventory"}`], 15.0, "most are shed")
+	cancel()
+	for range 40 {
+		<-answers
+	}
+	m = f.metrics()
+	assert.Zero(t, m[`srebreaker_failures_total{breaker="server:GET /checkout"}`])
+	assert.Zero(t, m[`srebreaker_drops_total{breaker="server:GET /checkout"}`], "the route's breaker sheds nothing")
+	logs := f.logs.String()
+	assert.Contains(t, logs, `level=WARN msg="breaker started shedding" breaker=inventory drop_probability=`)
+	assert.Equal(t, 1, strings.Count(logs, "started shedding"), "the log names the inventory, once:\n%s", logs)
+	assert.NotContains(t, logs, `breaker="server:GET /checkout"`)
+}
+
 func TestAdmin_refusesWhatIsNotALocalAdmin(t *testing.T) {
 	f := newFixture(t)
 	f.checkouts(1, "") // makes the breakers
@@ -364,6 +441,7 @@ func TestConfig_validate(t *testing.T) {
 		{"sheddable", func(c *config) { c.sheddable = 1.5 }, "-sheddable 1.5: must be between 0 and 1"},
 		{"healthy", func(c *config) { c.healthy = 0 }, "-healthy 0s: must be positive"},
 		{"down", func(c *config) { c.down = -time.Second }, "-down -1s: must not be negative"},
+		{"fault", func(c *config) { c.fault = "slow" }, `-fault "slow": must be "error" or "hang"`},
 		{"inventory", func(c *config) { c.inventory = "localhost:80" }, `-inventory "localhost:80": must be an http or https URL with a host`},
 		{"pricing", func(c *config) { c.pricing = "http://" }, `-pricing "http://": must be an http or https URL with a host`},
 	} {
@@ -400,5 +478,5 @@ func TestFlags_documented(t *testing.T) {
 		}
 		assert.True(t, strings.Contains(string(guide), "`-"+f.Name+"`"), "-%s in docs/guide/production.md", f.Name)
 	})
-	assert.Equal(t, 9, n)
+	assert.Equal(t, 10, n)
 }

@@ -39,6 +39,7 @@ type config struct {
 	addr, ops          string        // public and operations addresses
 	inventory, pricing string        // the dependencies' base URLs; "" for the program's own
 	healthy, down      time.Duration // the program's own inventory's cycle
+	fault              string        // how it fails while down: faultError or faultHang
 	rate               float64       // checkouts a second the load generator sends; 0 none
 	sheddable          float64       // share of them marked SHEDDABLE, 0 to 1
 	seed               uint64
@@ -50,8 +51,14 @@ type config struct {
 
 func defaultConfig() config {
 	return config{addr: "127.0.0.1:8080", ops: "127.0.0.1:8081", healthy: 30 * time.Second,
-		down: 30 * time.Second, rate: 20, sheddable: 0.3, seed: 1}
+		down: 30 * time.Second, fault: faultError, rate: 20, sheddable: 0.3, seed: 1}
 }
+
+// How the program's own inventory fails while down (-fault).
+const (
+	faultError = "error" // it answers 503 at once
+	faultHang  = "hang"  // it answers nothing until its caller gives up
+)
 
 // maxRate bounds -rate: the load generator is there to show the breakers,
 // not to load-test the machine.
@@ -67,6 +74,8 @@ func (c config) validate() error {
 		return fmt.Errorf("-healthy %v: must be positive", c.healthy)
 	case c.down < 0:
 		return fmt.Errorf("-down %v: must not be negative", c.down)
+	case c.fault != faultError && c.fault != faultHang:
+		return fmt.Errorf("-fault %q: must be %q or %q", c.fault, faultError, faultHang)
 	}
 	for flag, u := range map[string]string{"-inventory": c.inventory, "-pricing": c.pricing} {
 		if u == "" {
@@ -139,13 +148,16 @@ func start(cfg config) (_ *service, err error) {
 			cycle := cfg.healthy + cfg.down
 			down = func() bool { return time.Since(began)%cycle >= cfg.healthy }
 			s.ownInventory = fmt.Sprintf("up %v, then down %v, over and over", cfg.healthy, cfg.down)
+			if cfg.fault == faultHang {
+				s.ownInventory = fmt.Sprintf("up %v, then hanging %v, over and over", cfg.healthy, cfg.down)
+			}
 		}
-		if s.inventory, err = s.serve("127.0.0.1:0", dependency("inventory", "42", down)); err != nil {
+		if s.inventory, err = s.serve("127.0.0.1:0", dependency("inventory", "42", down, cfg.fault)); err != nil {
 			return nil, err
 		}
 	}
 	if s.pricing == "" {
-		if s.pricing, err = s.serve("127.0.0.1:0", dependency("pricing", "9.99", func() bool { return false })); err != nil {
+		if s.pricing, err = s.serve("127.0.0.1:0", dependency("pricing", "9.99", func() bool { return false }, faultError)); err != nil {
 			return nil, err
 		}
 	}
@@ -355,10 +367,15 @@ func (s *service) generate(ctx context.Context, rate, sheddable float64, seed ui
 }
 
 // dependency serves the program's own stand-in for a dependency: body on
-// every path, or 503 while down says so.
-func dependency(name, body string, down func() bool) http.Handler {
+// every path, or, while down says so, what fault says: 503 (faultError),
+// or nothing until the caller gives up (faultHang).
+func dependency(name, body string, down func() bool, fault string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down() {
+			if fault == faultHang {
+				<-r.Context().Done()
+				return
+			}
 			http.Error(w, name+" is down", http.StatusServiceUnavailable)
 			return
 		}
