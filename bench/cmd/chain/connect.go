@@ -69,8 +69,11 @@ func connectChain(c *dependency, a, b, client *process) (func(time.Duration) err
 		}, connect.WithInterceptors(connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(p.reg))))
 	}
 
-	cURL, err := serve(func(context.Context) error {
+	cURL, err := serve(func(ctx context.Context) error {
 		c.reached.Add(1)
+		if c.hangs(ctx) {
+			return connect.NewError(connect.CodeDeadlineExceeded, ctx.Err())
+		}
 		if c.down.Load() {
 			return connect.NewError(connect.CodeUnavailable, errors.New("dependency C is down"))
 		}

@@ -87,8 +87,11 @@ func grpcChain(c *dependency, a, b, client *process) (func(time.Duration) error,
 		}, grpc.UnaryInterceptor(must(grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(p.reg))).Unary()))
 	}
 
-	cAddr, err := serve(func(context.Context) error {
+	cAddr, err := serve(func(ctx context.Context) error {
 		c.reached.Add(1)
+		if c.hangs(ctx) {
+			return status.FromContextError(ctx.Err()).Err()
+		}
 		if c.down.Load() {
 			return status.Error(codes.Unavailable, "dependency C is down")
 		}

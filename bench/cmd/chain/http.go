@@ -51,8 +51,11 @@ func httpChain(c *dependency, a, b, client *process) (func(time.Duration) error,
 		}), httpbreaker.WithRegistry(p.reg))
 	}
 
-	cURL, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	cURL, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.reached.Add(1)
+		if c.hangs(r.Context()) {
+			return
+		}
 		if c.down.Load() {
 			http.Error(w, "dependency C is down", http.StatusServiceUnavailable)
 			return

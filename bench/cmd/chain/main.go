@@ -11,11 +11,13 @@
 // while it is down. A handler whose call fails answers with a failure of
 // its own. The client sends -rate calls a second, evenly spaced, each
 // with a 2 s deadline: -healthy, then C down for -outage, then -healed.
+// With -fault hang, C answers no call while down, until its caller gives
+// up (the client's deadline, passed on down the chain).
 //
 // Usage, from bench/ (the peer module):
 //
 //	GOWORK=off go run ./cmd/chain [-protocols http,grpc,connect] [-rates 20,200]
-//	    [-healthy 5s] [-outage 30s] [-healed 10s] [-runs 1]
+//	    [-healthy 5s] [-outage 30s] [-healed 10s] [-runs 1] [-fault error|hang]
 //
 // make bench-chain runs it from the repository's root.
 //
@@ -31,6 +33,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +56,7 @@ type config struct {
 	rates                   []int
 	healthy, outage, healed time.Duration
 	runs                    int
+	hang                    bool // C hangs while down, rather than failing
 }
 
 func main() {
@@ -79,14 +83,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.outage, "outage", cfg.outage, "how long C is then down (at least 2s)")
 	fs.DurationVar(&cfg.healed, "healed", cfg.healed, "how long C is up again")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "how many times to run each protocol and rate")
+	fault := "error"
+	fs.StringVar(&fault, "fault", fault, `how C is down: "error" (it fails every call at once) or "hang" (it answers none)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := cfg.parse(protocols, rates); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "chain client → A → B → C, default options, on the wall clock: healthy %v, C down %v, healed %v\n\n",
-		cfg.healthy, cfg.outage, cfg.healed)
+	switch fault {
+	case "error":
+	case "hang":
+		cfg.hang = true
+	default:
+		return fmt.Errorf(`-fault %q: must be "error" or "hang"`, fault)
+	}
+	down := "down"
+	if cfg.hang {
+		down = "hanging"
+	}
+	fmt.Fprintf(stdout, "chain client → A → B → C, default options, on the wall clock: healthy %v, C %s %v, healed %v\n\n",
+		cfg.healthy, down, cfg.outage, cfg.healed)
 	fmt.Fprintln(stdout, "| protocol | calls/s | run | highest drop probability: client's, A's Handler, A's for B, B's Handler, B's for C | "+
 		"B's for C ≥ 0.9 | started/stopped shedding | reached C | client p99 | 95 % succeed after healing |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
@@ -182,10 +199,22 @@ func (p *process) role(in bool) (breaker.Breaker, string) {
 	return found, name
 }
 
-// dependency is C: it fails every call while down.
+// dependency is C: while down, it fails every call, or, when hang is
+// set, answers none until its caller gives up.
 type dependency struct {
+	hang    bool
 	down    atomic.Bool
 	reached atomic.Int64
+}
+
+// hangs reports whether C hangs now, after waiting for ctx, the call's,
+// to end.
+func (c *dependency) hangs(ctx context.Context) bool {
+	if !c.hang || !c.down.Load() {
+		return false
+	}
+	<-ctx.Done()
+	return true
 }
 
 // wire sets up the chain over one protocol: C, then B calling it, then A
@@ -213,7 +242,7 @@ type result struct {
 
 // play runs the chain over proto once.
 func play(proto string, rate int, cfg config) (*result, error) {
-	c := &dependency{}
+	c := &dependency{hang: cfg.hang}
 	procs := [3]*process{newProcess(), newProcess(), newProcess()} // client, A, B
 	do, stop, err := wires[proto](c, procs[1], procs[2], procs[0])
 	if err != nil {

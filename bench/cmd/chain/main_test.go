@@ -37,6 +37,7 @@ func TestRun_short(t *testing.T) {
 func TestRun_invalid(t *testing.T) {
 	for _, args := range [][]string{
 		{"-protocols", "smtp"}, {"-rates", "0"}, {"-rates", "x"}, {"-outage", "1s"}, {"-runs", "0"}, {"-healed", "0s"},
+		{"-fault", "slow"},
 	} {
 		if err := run(args, io.Discard, io.Discard); err == nil {
 			t.Errorf("%v: no error", args)
