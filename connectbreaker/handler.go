@@ -262,7 +262,7 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 // neither (see serverside.Chained), and its answer is to carry the advice.
 func (h *HandlerInterceptor) finish(ov *serverside.Overload, p srebreaker.Promise, ctx context.Context, m *chain.Mark,
 	err error) (failure, fromDependency bool) {
-	x, fromDependency := serverside.Chained(h.o.classify(ctx, err), m)
+	x, fromDependency := serverside.Chained(serverside.Gone(ctx, h.o.classify(ctx, err)), m)
 	recordAs(p, x, err)
 	_, isProbe := p.(serverside.Probe)
 	ov.Finished(x, isProbe)

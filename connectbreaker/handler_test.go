@@ -111,6 +111,23 @@ func TestHandlerInterceptor_clientGoneIsNeither(t *testing.T) {
 	}
 }
 
+// A handler that fails after its client left, the failure its own (an
+// error it made of its context's cancel), counts as neither: no one gets
+// its answer.
+func TestHandlerInterceptor_failureAfterTheClientLeftIsNeither(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			s := newServer(t)
+			cs := newClients(t, w, s.base)
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-s.arrived; cancel() }()
+			_, err := cs.unary(ctx, fmt.Sprintf("late,code:%d", connect.CodeUnavailable))
+			assert.Equal(t, connect.CodeCanceled, connect.CodeOf(err))
+			assert.Equal(t, neither, s.outcomes(t, callProcedure), "the client gave up: the server is not to blame")
+		})
+	}
+}
+
 func TestHandlerInterceptor_panicIsFailure(t *testing.T) {
 	reg := newRegistry()
 	hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithBreakers(reg.Get))

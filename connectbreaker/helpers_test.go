@@ -25,6 +25,8 @@ import (
 //	"code:N"  ends the call with code N (after the messages of n:)
 //	"n:K"     (List only) sends K messages first
 //	"block"   tells arrived, then waits until the call's context is done
+//	"late,"   (a prefix) tells arrived, waits until the call's context is
+//	          done, and goes on with the rest of the value
 //	"panic"   panics
 //	anything else: answers with the same value
 const (
@@ -64,6 +66,11 @@ func parse(v string) (code connect.Code, n int) {
 func (s *echoServer) answer(ctx context.Context, v string) (*msg, error) {
 	if strings.HasSuffix(v, ",block") {
 		v = "block"
+	}
+	if rest, ok := strings.CutPrefix(v, "late,"); ok {
+		s.arrived <- struct{}{}
+		<-ctx.Done()
+		v = rest
 	}
 	switch v {
 	case "block":

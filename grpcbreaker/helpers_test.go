@@ -26,6 +26,8 @@ import (
 //	"code:N"  ends the call with status code N (after the messages of n:)
 //	"n:K"     (List only) sends K messages first
 //	"block"   tells arrived, then waits until the call's context is done
+//	"late"    tells arrived, waits until the call's context is done, and
+//	          goes on with the rest of the value
 //	"hold"    tells arrived, then waits for release (or the context) and
 //	          goes on with the rest of the value
 //	"header," (List only, as a prefix) sends the header first
@@ -79,6 +81,10 @@ func (s *echoServer) answer(ctx context.Context, v string) (*wrapperspb.StringVa
 		s.arrived <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if has(v, "late") {
+		s.arrived <- struct{}{}
+		<-ctx.Done()
 	}
 	if has(v, "hold") {
 		s.arrived <- struct{}{}

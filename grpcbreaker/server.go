@@ -69,7 +69,8 @@ import (
 // (see [Overloaded]); the client interceptors count it as a failure. A
 // stream holds no room once its handler has begun.
 //
-// A call whose client canceled it counts as neither. A panic in the
+// A call whose client canceled it counts as neither, whatever code its
+// handler returned. A panic in the
 // handler is recorded as a failure and raised again.
 func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 	o := s.o
@@ -219,7 +220,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 // neither (see serverside.Chained), and its answer is to carry the advice.
 func finish(ov *serverside.Overload, o *options, p srebreaker.Promise, ctx context.Context, m *chain.Mark,
 	err error) (failure, fromDependency bool) {
-	x, fromDependency := serverside.Chained(o.classify(ctx, err), m)
+	x, fromDependency := serverside.Chained(serverside.Gone(ctx, o.classify(ctx, err)), m)
 	recordAs(p, x, err)
 	_, isProbe := p.(serverside.Probe)
 	ov.Finished(x, isProbe)

@@ -114,6 +114,23 @@ func TestUnaryServerInterceptor_clientCancelIsIgnored(t *testing.T) {
 	assert.Equal(t, neither, gs.reg.Outcomes(serverKey(callMethod)), "the client gave up: the server is not to blame")
 }
 
+// A handler that fails after its client left, the failure its own (an
+// error it made of its context's cancel), counts as neither: no one gets
+// its answer.
+func TestUnaryServerInterceptor_failureAfterTheClientLeftIsIgnored(t *testing.T) {
+	gs := newGuardedServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-gs.server.arrived; cancel() }()
+	_, err := call(ctx, gs.cc, fmt.Sprintf("late,code:%d", codes.Unavailable))
+	assert.Equal(t, codes.Canceled, status.Code(err))
+	gs.reg.WaitReported(t)
+	assert.Equal(t, neither, gs.reg.Outcomes(serverKey(callMethod)), "the client gave up: the server is not to blame")
+
+	_, err = call(context.Background(), gs.cc, fmt.Sprintf("code:%d", codes.Unavailable))
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	assert.Equal(t, [3]int64{0, 1, 1}, gs.reg.Outcomes(serverKey(callMethod)), "with its client there, the failure counts")
+}
+
 func TestUnaryServerInterceptor_sheds(t *testing.T) {
 	gs := newGuardedServer(t)
 	served, shed := int64(0), 0

@@ -184,7 +184,8 @@ func start(cfg config) (_ *service, err error) {
 		// More checkouts than the handler serves are rejected, SHEDDABLE
 		// first, by the Handler's overload limit (docs/guide/overload.md);
 		// a checkout waiting on inventory through the Transport holds no
-		// room in it.
+		// room in it, nor is it out for the route's breaker meanwhile: an
+		// inventory that hangs is the inventory breaker's to shed.
 		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.Critical))))
 	publicBase, err := s.serve(cfg.addr, public)
 	if err != nil {

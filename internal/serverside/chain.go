@@ -1,6 +1,11 @@
 package serverside
 
-import "github.com/srebreaker/srebreaker/internal/chain"
+import (
+	"context"
+	"errors"
+
+	"github.com/srebreaker/srebreaker/internal/chain"
+)
 
 // Chained returns how a server's breaker records a call it served that
 // its transport's classifier judged x, m the Mark of the call's context
@@ -19,6 +24,20 @@ func Chained(x Outcome, m *chain.Mark) (_ Outcome, fromDependency bool) {
 		return x, false
 	}
 	return Ignore, true
+}
+
+// Gone returns how a server's breaker records a call it served, judged
+// x, whose context ctx was canceled before the handler returned: its
+// client had gone, so that its answer reaches no one and says nothing of
+// the server, whatever code the handler answered (a handler that turns
+// the error of a call its context's cancel ended into a failure of its
+// own, say). Ignore then; x otherwise. A deadline that passed is no
+// cancel: the handler took too long.
+func Gone(ctx context.Context, x Outcome) Outcome {
+	if x == Failure && errors.Is(ctx.Err(), context.Canceled) {
+		return Ignore
+	}
+	return x
 }
 
 // DependencyAdvice is the advice a server gives with a failure that
