@@ -76,7 +76,8 @@ import (
 // "OVERLOADED" (see [Overloaded]); a [ClientInterceptor] counts it as a
 // failure. A stream holds no room once its handler has begun.
 //
-// A call whose client went away (its context canceled) counts as neither.
+// A call whose client went away (its context canceled) counts as neither,
+// whatever code its handler returned.
 // A panic in the handler is recorded as a failure and raised again. Given
 // to a client, it fails every call with an error wrapping [ErrWrongSide].
 //
