@@ -53,9 +53,10 @@ import (
 )
 
 // Mark is what a served request's context holds: the name of the first
-// breaker whose call, made in that context, failed or was dropped, and
-// the request's room in its server's overload limit. The zero value holds
-// neither.
+// breaker whose call, made in that context, failed or was dropped, the
+// request's room in its server's overload limit, and the promise of its
+// own call on its server's breaker (see Watch). The zero value holds none
+// of them.
 type Mark struct {
 	down atomic.Pointer[string]
 	room Room // set by Hold before the request's handler runs, then read only
