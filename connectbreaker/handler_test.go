@@ -97,34 +97,22 @@ func TestHandlerInterceptor_clientAndBidiStreams(t *testing.T) {
 	}
 }
 
+// A call whose client went away counts as neither, whether its handler
+// then answers the cancel (block) or a failure of its own made of it
+// (late, then unavailable): no one gets its answer.
 func TestHandlerInterceptor_clientGoneIsNeither(t *testing.T) {
-	for _, w := range wires {
-		t.Run(w.name, func(t *testing.T) {
-			s := newServer(t)
-			cs := newClients(t, w, s.base)
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() { <-s.arrived; cancel() }()
-			_, err := cs.unary(ctx, "block")
-			assert.Equal(t, connect.CodeCanceled, connect.CodeOf(err))
-			assert.Equal(t, neither, s.outcomes(t, callProcedure))
-		})
-	}
-}
-
-// A handler that fails after its client left, the failure its own (an
-// error it made of its context's cancel), counts as neither: no one gets
-// its answer.
-func TestHandlerInterceptor_failureAfterTheClientLeftIsNeither(t *testing.T) {
-	for _, w := range wires {
-		t.Run(w.name, func(t *testing.T) {
-			s := newServer(t)
-			cs := newClients(t, w, s.base)
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() { <-s.arrived; cancel() }()
-			_, err := cs.unary(ctx, fmt.Sprintf("late,code:%d", connect.CodeUnavailable))
-			assert.Equal(t, connect.CodeCanceled, connect.CodeOf(err))
-			assert.Equal(t, neither, s.outcomes(t, callProcedure), "the client gave up: the server is not to blame")
-		})
+	for _, v := range []string{"block", fmt.Sprintf("late,code:%d", connect.CodeUnavailable)} {
+		for _, w := range wires {
+			t.Run(v+"/"+w.name, func(t *testing.T) {
+				s := newServer(t)
+				cs := newClients(t, w, s.base)
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() { <-s.arrived; cancel() }()
+				_, err := cs.unary(ctx, v)
+				assert.Equal(t, connect.CodeCanceled, connect.CodeOf(err))
+				assert.Equal(t, neither, s.outcomes(t, callProcedure), "the client gave up: the server is not to blame")
+			})
+		}
 	}
 }
 

@@ -7,30 +7,37 @@ import (
 	"testing"
 )
 
+// rows runs the chain with args at 100 calls/s and returns its row for
+// each protocol, failing t unless there is one per protocol.
+func rows(t *testing.T, args ...string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(append(args, "-rates", "100"), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		for _, proto := range []string{"http", "grpc", "connect"} {
+			if strings.HasPrefix(line, "| "+proto+" | 100 | 1 | ") {
+				got = append(got, line)
+			}
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d rows, want 3:\n%s", len(got), out.String())
+	}
+	return got
+}
+
 // TestRun_short runs the chain over each protocol for 3 s. Its figures
 // depend on the machine's timing, so the test holds them only to what
 // every run must give: a row per protocol, and no breaker but B's for C
 // that sheds.
 func TestRun_short(t *testing.T) {
-	var out bytes.Buffer
-	err := run([]string{"-rates", "100", "-healthy", "500ms", "-outage", "2s", "-healed", "500ms"}, &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := 0
-	for _, line := range strings.Split(out.String(), "\n") {
-		for _, proto := range []string{"http", "grpc", "connect"} {
-			if !strings.HasPrefix(line, "| "+proto+" | 100 | 1 | ") {
-				continue
-			}
-			rows++
-			if !strings.Contains(line, "| 0.00, 0.00, 0.00, 0.00, ") {
-				t.Errorf("a breaker other than B's for C dropped: %s", line)
-			}
+	for _, line := range rows(t, "-healthy", "500ms", "-outage", "2s", "-healed", "500ms") {
+		if !strings.Contains(line, "| 0.00, 0.00, 0.00, 0.00, ") {
+			t.Errorf("a breaker other than B's for C dropped: %s", line)
 		}
-	}
-	if rows != 3 {
-		t.Errorf("%d rows, want 3:\n%s", rows, out.String())
 	}
 }
 
@@ -39,26 +46,11 @@ func TestRun_short(t *testing.T) {
 // of the clients' do (see docs/design/behaviour.md, "A hang behind a
 // served route").
 func TestRun_shortHang(t *testing.T) {
-	var out bytes.Buffer
-	err := run([]string{"-fault", "hang", "-rates", "100", "-healthy", "2s", "-outage", "3s", "-healed", "500ms"}, &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := 0
-	for _, line := range strings.Split(out.String(), "\n") {
-		for _, proto := range []string{"http", "grpc", "connect"} {
-			if !strings.HasPrefix(line, "| "+proto+" | 100 | 1 | ") {
-				continue
-			}
-			rows++
-			drops := strings.Split(strings.Split(line, " | ")[3], ", ")
-			if len(drops) != 5 || drops[1] != "0.00" || drops[3] != "0.00" {
-				t.Errorf("a server's breaker dropped: %s", line)
-			}
+	for _, line := range rows(t, "-fault", "hang", "-healthy", "2s", "-outage", "3s", "-healed", "500ms") {
+		drops := strings.Split(strings.Split(line, " | ")[3], ", ")
+		if len(drops) != 5 || drops[1] != "0.00" || drops[3] != "0.00" {
+			t.Errorf("a server's breaker dropped: %s", line)
 		}
-	}
-	if rows != 3 {
-		t.Errorf("%d rows, want 3:\n%s", rows, out.String())
 	}
 }
 
