@@ -32,7 +32,7 @@ import "github.com/srebreaker/srebreaker"
 func (p promise) Answered() srebreaker.Promise {
 	c := p.c
 	if c.timed {
-		c.b.advanceIfDue() // a call out past the threshold is found overdue first
+		c.s.readClock() // a call out past the threshold is found overdue first
 	}
 	c.others.Add(1) // not a success: see cohort.others
 	if c.ended.Add(1)&overdueBit != 0 {
@@ -50,7 +50,7 @@ type answer struct{ c *cohort }
 
 func (a answer) Accept() {
 	b := a.c.b
-	b.advanceIfDue()
+	a.c.s.readClock()
 	a.c.s.lane.Add(1)
 	if b.mode.Load() != 0 {
 		b.judge()
@@ -58,7 +58,7 @@ func (a answer) Accept() {
 }
 
 func (a answer) Reject(reason string) {
-	a.c.b.advanceIfDue()
+	a.c.s.readClock()
 	a.c.countFailure(reason)
 }
 
@@ -66,7 +66,7 @@ func (a answer) Reject(reason string) {
 // marked overloaded first (see [srebreaker.OverloadRejecter]).
 func (a answer) RejectOverloaded(reason string) {
 	b := a.c.b
-	b.advanceIfDue()
+	a.c.s.readClock()
 	b.markOverloaded()
 	a.c.countFailure(reason)
 }

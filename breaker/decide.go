@@ -61,7 +61,7 @@ func (b *googleBreaker) admit(c *counts, level int) (*cohort, error) {
 	// Admitted: counted on the stripe's live cohort, written out here
 	// rather than called (stripe.admitted), which is a tenth of the call.
 	if co := s.cohort.Load(); co != nil {
-		if n := co.started.Load() + 1; !admitDue(n) {
+		if n := co.started.Load() + 1; !co.admitDue(n) {
 			if s.spread {
 				co.started.Add(1)
 				return co, nil

@@ -215,6 +215,7 @@ func (w *hangWatch) reuse(s *stripe, next int64) *cohort {
 		c.started.Store(0)
 		c.ended.Store(0)
 		c.others.Store(0)
+		c.read.Store(0)
 		c.bucket.Store(next)
 		c.older.Store(nil)
 		c.seen = 0

@@ -169,6 +169,9 @@ func TestBreaker_hang_shedBeforeTheTimeouts(t *testing.T) {
 		{rate: 200, step: 50 * time.Millisecond, shedBy: 2500 * time.Millisecond, readmitBy: time.Second, maxReached: 0.10, maxOut: 800},
 		{rate: 20, step: 50 * time.Millisecond, shedBy: 3 * time.Second, readmitBy: 1500 * time.Millisecond, maxReached: 0.15, maxOut: 800},
 		{rate: 2000, step: 50 * time.Millisecond, shedBy: 3 * time.Second, readmitBy: 1500 * time.Millisecond, maxReached: 0.15, maxOut: 8000},
+		// Busy buckets (40 calls) whose calls stop coming back: the
+		// admissions read the clock often enough to date them.
+		{rate: 400, step: 10 * time.Millisecond, shedBy: 1500 * time.Millisecond, readmitBy: time.Second, maxReached: 0.10, maxOut: 800},
 	} {
 		t.Run(time.Duration(tc.rate).String(), func(t *testing.T) {
 			b, mock := newBreaker(t)
@@ -398,3 +401,50 @@ func TestWithSlowCall_invalid(t *testing.T) {
 }
 
 func pow(x, y float64) float64 { return math.Pow(x, y) }
+
+// Fan-outs of 50 calls a second apart, each answered in 10 ms: past its
+// first calls a busy cohort admits without reading the clock, so the calls
+// of a fan-out join the cohort of the one before, made a second earlier.
+// They are timed from when they are known to be out, never from the
+// earlier burst: a scrape while they are out, or their answers, find no
+// hang and no slow call.
+func TestBreaker_hang_callsAfterAPauseAreNotTimedFromTheBurstBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []breaker.Option
+	}{
+		{"learned threshold", nil},
+		{"slow-call threshold", []breaker.Option{breaker.WithSlowCall(200 * time.Millisecond)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, mock := newBreaker(t, tc.opts...)
+			learn(t, b, mock)
+			for range 10 {
+				var out []srebreaker.Promise
+				for range 50 {
+					p, err := b.Allow()
+					require.NoError(t, err)
+					out = append(out, p)
+				}
+				b.Stats() // a scrape while they are out
+				mock.Add(10 * time.Millisecond)
+				for _, p := range out {
+					p.Accept()
+				}
+				mock.Add(time.Second)
+			}
+			st := b.Stats()
+			assert.Zero(t, st.TotalFailures, "failures: %v", st.Reasons)
+			assert.Equal(t, int64(60+500), st.TotalSuccesses)
+
+			for range 50 { // a fan-out that hangs: out from the reading on
+				_, err := b.Allow()
+				require.NoError(t, err)
+			}
+			mock.Add(10 * time.Millisecond)
+			assert.Zero(t, b.Stats().TotalFailures, "out for 10 ms")
+			mock.Add(time.Second)
+			assert.Equal(t, int64(50), b.Stats().TotalFailures, "out for a second: overdue")
+		})
+	}
+}
