@@ -191,6 +191,40 @@ func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
 	assert.Equal(t, 2, st.Queued)
 }
 
+// In overload the highest level queues up to the limit, a noLoad's wait,
+// where the lowest queues √limit: on handlers with many slots, whose
+// √limit is a small part of a noLoad, a few moments without a slot
+// freeing would otherwise turn the highest level away.
+func TestLimiter_Acquire_overloadedHighestLevelQueuesTheLimit(t *testing.T) {
+	l, _ := newMockLimiter()
+	l.Force(36, false)
+	fill(t, l, 36)
+	l.Force(36, true)
+	var low []<-chan acquired
+	for range 6 { // √36
+		low = append(low, acquireAsync(t, l, context.Background(), criticality.Sheddable))
+	}
+	_, err := l.Acquire(context.Background(), criticality.Sheddable)
+	assert.ErrorIs(t, err, ErrOverloaded, "the lowest level queues √36 calls")
+
+	var high []<-chan acquired
+	for range 36 {
+		high = append(high, acquireAsync(t, l, context.Background(), criticality.CriticalPlus))
+	}
+	for _, a := range low {
+		assert.ErrorIs(t, (<-a).err, ErrOverloaded, "each made room for the highest level")
+	}
+	assert.Equal(t, 36, l.Stats().Queued, "the highest level queues the limit")
+	_, err = l.Acquire(context.Background(), criticality.CriticalPlus)
+	assert.ErrorIs(t, err, ErrOverloaded, "and no more")
+	_, err = l.Acquire(context.Background(), criticality.Critical)
+	assert.ErrorIs(t, err, ErrOverloaded, "a lower level finds no room")
+	assert.Equal(t, [4]int64{1, 1, 0, 7}, l.Stats().Rejected, "rejections by level, highest first")
+	for _, a := range high {
+		assert.Empty(t, a, "none of the highest level rejected")
+	}
+}
+
 func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
 	l, _ := newMockLimiter()
 	slots := fill(t, l, initialLimit)
