@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -173,7 +174,7 @@ func TestBreaker_hang_shedBeforeTheTimeouts(t *testing.T) {
 		// admissions read the clock often enough to date them.
 		{rate: 400, step: 10 * time.Millisecond, shedBy: 1500 * time.Millisecond, readmitBy: time.Second, maxReached: 0.10, maxOut: 800},
 	} {
-		t.Run(time.Duration(tc.rate).String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d per second", tc.rate), func(t *testing.T) {
 			b, mock := newBreaker(t)
 			const healthy, hangs, healed = 5 * time.Second, 40 * time.Second, 32 * time.Second
 			slots := drive(t, b, mock, tc.rate, tc.step, 30*time.Second,
