@@ -113,8 +113,8 @@ func (s *stripe) admitted() *cohort {
 		}
 		s.counts.contended()
 	}
-	if n := c.started.Add(1); due {
-		c.read.Store(n)
+	if made := c.started.Add(1); due {
+		c.read.Store(made)
 	}
 	return c
 }
