@@ -40,6 +40,8 @@ type record struct {
 	arrivals []arrival
 	calls    []call
 	gone     int64 // work done for callers that had gone, in the measured phases
+	slots    int   // the resource's
+	holds    []hold
 }
 
 // inprocTransport calls a handler's ServeHTTP in the process, as a client
@@ -164,6 +166,9 @@ func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt ti
 	wg.Wait()
 	res.close(time.Second + 60*mean)
 	out.gone = res.gone.Load()
+	res.mu.Lock()
+	out.slots, out.holds = w, res.holds
+	res.mu.Unlock()
 	return out, nil
 }
 

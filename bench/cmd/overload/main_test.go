@@ -220,13 +220,13 @@ func TestTable_markdown(t *testing.T) {
 	tab := table{Title: "Step", Notes: []string{"a note"}, Caption: "after", Rows: []row{{
 		Scenario: "2×", Contender: "static", AchievedMultiple: 1.987, ServedShare: 85.04, ShareOf: "capacity",
 		P50: 21.2, P99: 24.9, Rejected: 12345, TimedOut: 0, Gone: 1234567, Levels: [4]float64{-1, 20, 30, 40.05},
-		Transition: &tr, LagP99: 1.25, Offered: 1,
+		Transition: &tr, LagP99: 1.25, Offered: 1, SlotsBusy: 99.46, HoldPast: 3.04,
 	}}}
 	want := "### Step\n\na note\n\n" +
-		"| offered | contender | achieved | served within the timeout | p50 / p99 of served | rejected | timed out | work for callers gone | " +
+		"| offered | contender | achieved | served within the timeout | p50 / p99 of served | rejected | timed out | work for callers gone | slots busy, a hold past S | " +
 		"CRITICAL_PLUS served | CRITICAL served | SHEDDABLE_PLUS served | SHEDDABLE served | after | driver's lag, p99 |\n" +
-		strings.Repeat("|---", 14) + "|\n" +
-		"| 2× | static | 1.99× | 85.0 % of capacity | 21 / 25 ms | 12,345 | 0 | 1,234,567 | 40.0 % | 30.0 % | 20.0 % | – | 1.2 s | 1.2 ms |\n"
+		strings.Repeat("|---", 15) + "|\n" +
+		"| 2× | static | 1.99× | 85.0 % of capacity | 21 / 25 ms | 12,345 | 0 | 1,234,567 | 99.5 %, +3.0 % | 40.0 % | 30.0 % | 20.0 % | – | 1.2 s | 1.2 ms |\n"
 	if got := tab.markdown(); got != want {
 		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
 	}
@@ -234,6 +234,26 @@ func TestTable_markdown(t *testing.T) {
 	tab.Rows[0].Transition = &never
 	if got := tab.markdown(); !strings.Contains(got, "| not within the phase |") {
 		t.Errorf("a transition never reached: %s", got)
+	}
+}
+
+// The slots' busy share counts a hold's part within the window only; the
+// overshoot, the holds that began in it.
+func TestBusy(t *testing.T) {
+	ms := time.Millisecond
+	holds := []hold{
+		{from: 0, to: 150 * ms, asked: 100 * ms},        // half in the window, began before it
+		{from: 100 * ms, to: 206 * ms, asked: 100 * ms}, // all in it, 6 % past
+		{from: 250 * ms, to: 354 * ms, asked: 100 * ms}, // 4 % past, half in it
+		{from: 400 * ms, to: 500 * ms, asked: 100 * ms}, // after it
+	}
+	share, past := busy(holds, 2, 100*ms, 300*ms)
+	// Held within [100, 300) ms: 50 + 106 + 50 = 206 of 2 × 200 ms.
+	if math.Abs(share-51.5) > 1e-9 || math.Abs(past-5) > 1e-9 {
+		t.Errorf("busy = %.3f %%, %+.3f %%; want 51.5 %%, +5 %%", share, past)
+	}
+	if share, past := busy(nil, 0, 0, time.Second); share != 0 || past != 0 {
+		t.Errorf("no slots: %v, %v; want 0, 0", share, past)
 	}
 }
 

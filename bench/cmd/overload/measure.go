@@ -46,15 +46,21 @@ type row struct {
 	// what could be: in a phase at or below capacity, the share of its
 	// calls served; above, the calls served while it lasted as a share of
 	// capacity × its length (ShareOf says which, "mixed" for both).
-	ServedShare float64    `json:"served_share"`
-	ShareOf     string     `json:"share_of"`
-	P50         float64    `json:"p50_ms"`
-	P99         float64    `json:"p99_ms"`
-	Rejected    int        `json:"rejected"`
-	TimedOut    int        `json:"timed_out"`
-	Failed      int        `json:"failed"`
-	Gone        int64      `json:"gone_work"`
-	Levels      [4]float64 `json:"-"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
+	ServedShare float64 `json:"served_share"`
+	ShareOf     string  `json:"share_of"`
+	P50         float64 `json:"p50_ms"`
+	P99         float64 `json:"p99_ms"`
+	Rejected    int     `json:"rejected"`
+	TimedOut    int     `json:"timed_out"`
+	Failed      int     `json:"failed"`
+	Gone        int64   `json:"gone_work"`
+	// SlotsBusy is the share of the resource's slot time held by calls
+	// over the measured phases, and HoldPast how much longer than asked,
+	// in percent, a hold that began in them took: served calls are at
+	// most SlotsBusy ÷ (1 + HoldPast) of capacity in overload.
+	SlotsBusy float64    `json:"slots_busy"`
+	HoldPast  float64    `json:"hold_past"`
+	Levels    [4]float64 `json:"-"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
 	// LevelsByName is Levels by the levels' names, for JSON, without the
 	// levels not offered.
 	LevelsByName map[string]float64 `json:"levels_served"`
@@ -103,6 +109,7 @@ func measure(sc scenario, contender string, r *record, capacity float64, bound t
 	from := sc.measuredFrom()
 	length := sc.length() - from
 	out := row{Scenario: sc.label, Contender: contender, Gone: r.gone}
+	out.SlotsBusy, out.HoldPast = busy(r.holds, r.slots, from, from+length)
 	var latencies, lags []time.Duration
 	var offered, servedAt [4]int
 	var lastIssue time.Duration
@@ -191,6 +198,27 @@ func measure(sc scenario, contender string, r *record, capacity float64, bound t
 	return out
 }
 
+// busy returns the share of slots' time in [from, to) that holds cover,
+// and how much longer than asked the holds that began in it took, both
+// in percent.
+func busy(holds []hold, slots int, from, to time.Duration) (share, past float64) {
+	if slots < 1 || to <= from {
+		return 0, 0
+	}
+	var held, took, asked time.Duration
+	for _, h := range holds {
+		held += max(0, min(h.to, to)-max(h.from, from))
+		if h.from >= from && h.from < to {
+			took, asked = took+h.to-h.from, asked+h.asked
+		}
+	}
+	share = 100 * float64(held) / (float64(slots) * float64(to-from))
+	if asked > 0 {
+		past = 100 * (float64(took)/float64(asked) - 1)
+	}
+	return share, past
+}
+
 // transitionTime times sc's transition in r, from the start of its
 // measured phase.
 func transitionTime(sc scenario, r *record, capacity float64, bound time.Duration) (time.Duration, bool) {
@@ -276,7 +304,7 @@ func (t table) markdown() string {
 		b.WriteString("\n")
 	}
 	head := []string{"offered", "contender", "achieved", "served within the timeout", "p50 / p99 of served",
-		"rejected", "timed out", "work for callers gone"}
+		"rejected", "timed out", "work for callers gone", "slots busy, a hold past S"}
 	if t.Behind {
 		head = append(head, "dropped by the client's breaker", "reaching the server")
 	}
@@ -292,7 +320,7 @@ func (t table) markdown() string {
 	for _, r := range t.Rows {
 		cells := []string{r.Scenario, r.Contender, fmt.Sprintf("%.2f×", r.AchievedMultiple), servedCell(r),
 			fmt.Sprintf("%s / %s ms", num(r.P50), num(r.P99)), thousands(int64(r.Rejected)),
-			thousands(int64(r.TimedOut)), thousands(r.Gone)}
+			thousands(int64(r.TimedOut)), thousands(r.Gone), fmt.Sprintf("%.1f %%, %+.1f %%", r.SlotsBusy, r.HoldPast)}
 		if t.Behind {
 			cells = append(cells, thousands(int64(r.Throttled)), fmt.Sprintf("%.2f×", deref(r.ReachedMultiple)))
 		}

@@ -124,7 +124,10 @@ func drawLevel(u float64) criticality.Level {
 // it (time.Sleep), and answers 200 OK, whether or not its caller is still
 // there; when it finishes work for a caller that had gone, it counts it.
 // Closing it (at the end of a run, once every caller has had its answer
-// or given up) sends the calls still waiting away without work.
+// or given up) sends the calls still waiting away without work. It notes
+// each hold of a slot: how busy the slots were, and how much longer than
+// asked a hold took (the timer, the scheduler), bounds what any server
+// in front of it can serve.
 type resource struct {
 	slots  chan struct{}
 	closed chan struct{}
@@ -140,6 +143,15 @@ type resource struct {
 	gone     atomic.Int64
 	inside   atomic.Int64 // calls in ServeHTTP
 	once     sync.Once
+
+	mu    sync.Mutex
+	holds []hold // guarded by mu
+}
+
+// hold is a slot held by one call, since the resource's start: from
+// and to, and the service time the call asked for.
+type hold struct {
+	from, to, asked time.Duration
 }
 
 func newResource(w int, mean time.Duration, start time.Time) *resource {
@@ -168,8 +180,13 @@ func (r *resource) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.scaleAt > 0 && time.Since(r.start) >= r.scaleAt {
 		d = time.Duration(float64(d) * r.scale)
 	}
+	from := time.Since(r.start)
 	time.Sleep(d)
+	h := hold{from: from, to: time.Since(r.start), asked: d}
 	r.slots <- struct{}{}
+	r.mu.Lock()
+	r.holds = append(r.holds, h)
+	r.mu.Unlock()
 	if req.Context().Err() != nil && time.Since(r.start) >= r.goneFrom {
 		r.gone.Add(1)
 	}
