@@ -56,8 +56,8 @@ type row struct {
 	Gone        int64   `json:"gone_work"`
 	// SlotsBusy is the share of the resource's slot time held by calls
 	// over the measured phases, and HoldPast how much longer than asked,
-	// in percent, a hold that began in them took: served calls are at
-	// most SlotsBusy ÷ (1 + HoldPast) of capacity in overload.
+	// in percent, a hold that began in them took: in overload, served
+	// calls are at most SlotsBusy ÷ (1 + HoldPast/100) of capacity.
 	SlotsBusy float64    `json:"slots_busy"`
 	HoldPast  float64    `json:"hold_past"`
 	Levels    [4]float64 `json:"-"` // share of each level's offered calls served, by criticality.Level.Index; -1 for a level not offered
