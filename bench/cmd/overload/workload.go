@@ -126,8 +126,8 @@ func drawLevel(u float64) criticality.Level {
 // Closing it (at the end of a run, once every caller has had its answer
 // or given up) sends the calls still waiting away without work. It notes
 // each hold of a slot: how busy the slots were, and how much longer than
-// asked a hold took (the timer, the scheduler), bounds what any server
-// in front of it can serve.
+// asked a hold took (the timer, the scheduler), bound what any server in
+// front of it can serve.
 type resource struct {
 	slots  chan struct{}
 	closed chan struct{}
