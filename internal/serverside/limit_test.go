@@ -1145,6 +1145,71 @@ func TestLimiter_expire_leavesTheOnlyCallWaiting(t *testing.T) {
 	assert.Empty(t, newer)
 }
 
+// TestWaitStretch: in overload a call waits overloadWait times capacity
+// over the excess of arrivals, from 1 to maxStretch times.
+func TestWaitStretch(t *testing.T) {
+	for _, tc := range []struct {
+		arrivals, capacity, want float64
+	}{
+		{arrivals: 800, capacity: 200, want: 1},
+		{arrivals: 400, capacity: 200, want: 1},
+		{arrivals: 300, capacity: 200, want: 2},
+		{arrivals: 250, capacity: 200, want: 3},
+		{arrivals: 210, capacity: 200, want: maxStretch},
+		{arrivals: 150, capacity: 200, want: maxStretch},
+		{arrivals: 30, capacity: 20, want: 2},
+	} {
+		assert.InDelta(t, tc.want, waitStretch(tc.arrivals, tc.capacity), 1e-9, "%v against %v", tc.arrivals, tc.capacity)
+	}
+}
+
+// TestLimiter_endTick_overloadStretchesTheWait: an overload judged at
+// 1.5× capacity over the short window lets a call wait twice
+// overloadWait; at 4×, overloadWait.
+func TestLimiter_endTick_overloadStretchesTheWait(t *testing.T) {
+	for _, tc := range []struct {
+		perTick int
+		want    float64
+	}{{perTick: 30, want: 2}, {perTick: 80, want: 1}} {
+		l, _ := newMockLimiter()
+		l.capacity, l.overload = 200, true
+		const now = 1000
+		for i := int64(1); i <= rateTicks; i++ {
+			l.ticks[(now-i)%rateTicks] = tickCounts{n: now - i, arrivals: tc.perTick}
+		}
+		l.tick = now - 1
+		l.endTick(now)
+		require.True(t, l.overload)
+		assert.InDelta(t, tc.want, l.stretch, 1e-9, "%d a tick", tc.perTick)
+	}
+}
+
+// TestLimiter_expire_stretchedWait: just past capacity, a call older
+// than overloadWait waits on while the stretched wait lasts, though a
+// newer one waits too.
+func TestLimiter_expire_stretchedWait(t *testing.T) {
+	l, mock := newMockLimiter()
+	l.Force(4, false)
+	fill(t, l, 4)
+	l.Force(4, true)
+	l.mu.Lock()
+	l.minimaSec = mock.Now().Unix()
+	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
+	l.stretch = 2
+	l.mu.Unlock()
+	older := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	mock.Add(7 * time.Millisecond) // past 0.3 × 20 ms, within twice that
+	newer := acquireAsync(t, l, context.Background(), criticality.Sheddable)
+	st := l.Stats()
+	assert.Equal(t, 2, st.Queued, "both wait")
+	assert.Zero(t, st.Rejected)
+	mock.Add(6 * time.Millisecond) // past 2 × 0.3 × 20 ms for the older
+	l.Stats()                      // reads the clock
+	assert.ErrorIs(t, (<-older).err, ErrOverloaded)
+	assert.Empty(t, newer)
+	assert.Equal(t, [4]int64{0, 0, 0, 1}, l.Stats().Rejected)
+}
+
 // BenchmarkLimiter_Acquire_rejected is the cost of a call the overload
 // limit rejects at once.
 func BenchmarkLimiter_Acquire_rejected(b *testing.B) {
