@@ -1117,9 +1117,17 @@ func (l *Limiter) lowest() (time.Duration, float64) {
 	return m, spread
 }
 
-// memory is how many seconds noLoad remembers: noLoadProbes probes.
-// Callers hold l.mu.
+// memory is how many seconds noLoad remembers: noLoadProbes probes;
+// during the start, maxNoLoadSeconds. The start ends on latency past
+// noLoad, and a queue that grows inside the handlers over seconds would
+// otherwise carry noLoad up with it: 2 slots × 200 ms at 1.2× their
+// capacity kept starting for 11 s, the limit at 16 and its noLoad at 890
+// ms, every call queued a second inside (bench/cmd/overload -configs
+// 2x200ms, seed 2). Callers hold l.mu.
 func (l *Limiter) memory() int64 {
+	if l.starting {
+		return maxNoLoadSeconds
+	}
 	return min(noLoadProbes*l.probeEvery, maxNoLoadSeconds)
 }
 
@@ -1157,7 +1165,9 @@ func (l *Limiter) adjust(now time.Time) {
 		// what they serve at once.
 		l.noteNoLoad(now, latency, s)
 	}
-	if l.full {
+	// During the start, latency past noLoad ends it though the limit was
+	// not reached: the calls it let in queue inside the handlers.
+	if l.full || l.starting {
 		// The latency is above noLoad only past what the spread of the
 		// interval's own calls explains, and past the start that of
 		// noLoad's reading (the start's own spread is a queue's: its first
@@ -1181,8 +1191,10 @@ func (l *Limiter) adjust(now time.Time) {
 		// while the limit is above it.
 		slowed := l.overload && !l.starting && gradient < slowedGradient
 		probeSlowed := slowed && now.Sub(l.probeEnded) >= slowedProbeGap
-		if l.starting {
+		if l.starting && l.full {
 			next = 2 * l.limit
+		} else if l.starting {
+			next = l.limit
 		} else if slowed {
 			next = l.limit
 		} else if next < l.limit {

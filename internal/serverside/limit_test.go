@@ -1145,6 +1145,23 @@ func TestLimiter_expire_leavesTheOnlyCallWaiting(t *testing.T) {
 	assert.Empty(t, newer)
 }
 
+// TestLimiter_noLoad_theStartRemembersItsLowest: during the start noLoad
+// is the lowest latency of the last maxNoLoadSeconds, which a queue
+// growing inside the handlers cannot carry up; past it, of the last
+// noLoadProbes probes' seconds.
+func TestLimiter_noLoad_theStartRemembersItsLowest(t *testing.T) {
+	l, mock := newMockLimiter()
+	require.True(t, l.starting)
+	l.noteNoLoad(mock.Now(), 200*time.Millisecond, 0)
+	for range 10 {
+		mock.Add(time.Second)
+		l.noteNoLoad(mock.Now(), 600*time.Millisecond, 0)
+	}
+	assert.Equal(t, 200*time.Millisecond, l.noLoad(), "starting")
+	l.starting = false
+	assert.Equal(t, 600*time.Millisecond, l.noLoad(), "started")
+}
+
 // TestWaitStretch: in overload a call waits overloadWait times capacity
 // over the excess of arrivals, from 1 to maxStretch times.
 func TestWaitStretch(t *testing.T) {
