@@ -769,6 +769,30 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 	assert.InDelta(t, before+0.5*math.Sqrt(before), l.limit, 0.01, "past the start, it grows by ½√limit")
 }
 
+// TestLimiter_adjust_theStartEndsOnAQueueInside: an interval of the
+// start whose latency is past noLoad ends it though the limit was not
+// reached, its calls queued inside the handlers; one within noLoad, the
+// limit not reached, leaves the limit and the start as they were.
+func TestLimiter_adjust_theStartEndsOnAQueueInside(t *testing.T) {
+	l, mock := newMockLimiter()
+	interval := func(latency time.Duration) {
+		for range minSamples {
+			l.interval.add(math.Log(float64(latency)))
+		}
+		l.full = false // the limit not reached
+		l.adjust(mock.Now())
+		mock.Add(minInterval)
+	}
+	l.limit = 16
+	interval(200 * time.Millisecond)
+	assert.True(t, l.starting)
+	assert.Equal(t, 16.0, l.limit, "not reached: no doubling")
+	interval(650 * time.Millisecond) // 16 calls at once in 2 slots of 200 ms
+	assert.False(t, l.starting, "the queue inside ends the start")
+	assert.True(t, l.probing && l.deep, "with the first probe")
+	assert.Less(t, l.limit, 16.0)
+}
+
 // TestLimiter_adjust_theStartProbesNothing: while the limit starts, no
 // probe interrupts it, whatever second it is: a probe of handlers that
 // take 200 ms would hold the start back most of a second.
