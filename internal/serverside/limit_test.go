@@ -1123,7 +1123,10 @@ func BenchmarkLimiter_AcquireRelease(b *testing.B) {
 	}
 }
 
-func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.T) {
+// newOverloadedLimiter returns a Limiter overloaded with its limit of 4
+// calls in the handlers and a noLoad of 20 ms, and its clock.
+func newOverloadedLimiter(t *testing.T) (*Limiter, *clock.Mock) {
+	t.Helper()
 	l, mock := newMockLimiter()
 	l.Force(4, false)
 	fill(t, l, 4)
@@ -1132,6 +1135,11 @@ func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.
 	l.minimaSec = mock.Now().Unix()
 	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
 	l.mu.Unlock()
+	return l, mock
+}
+
+func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.T) {
+	l, mock := newOverloadedLimiter(t)
 	critical := acquireAsync(t, l, context.Background(), criticality.Critical)
 	highest := acquireAsync(t, l, context.Background(), criticality.CriticalPlus)
 	mock.Add(13 * time.Millisecond) // past 0.3 × 20 ms × 2 for CRITICAL
@@ -1148,14 +1156,7 @@ func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.
 // arrives would idle without it. Once another waits, it goes in first,
 // and the wait rejects the old one.
 func TestLimiter_expire_leavesTheOnlyCallWaiting(t *testing.T) {
-	l, mock := newMockLimiter()
-	l.Force(4, false)
-	fill(t, l, 4)
-	l.Force(4, true)
-	l.mu.Lock()
-	l.minimaSec = mock.Now().Unix()
-	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
-	l.mu.Unlock()
+	l, mock := newOverloadedLimiter(t)
 	alone := acquireAsync(t, l, context.Background(), criticality.Sheddable)
 	mock.Add(7 * time.Millisecond) // past 0.3 × 20 ms
 	st := l.Stats()                // reads the clock
@@ -1229,13 +1230,8 @@ func TestLimiter_endTick_overloadStretchesTheWait(t *testing.T) {
 // than overloadWait waits on while the stretched wait lasts, though a
 // newer one waits too.
 func TestLimiter_expire_stretchedWait(t *testing.T) {
-	l, mock := newMockLimiter()
-	l.Force(4, false)
-	fill(t, l, 4)
-	l.Force(4, true)
+	l, mock := newOverloadedLimiter(t)
 	l.mu.Lock()
-	l.minimaSec = mock.Now().Unix()
-	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
 	l.stretch = 2
 	l.mu.Unlock()
 	older := acquireAsync(t, l, context.Background(), criticality.Sheddable)
