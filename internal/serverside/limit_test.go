@@ -344,20 +344,30 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 	}
 }
 
-// A queue that stands, never empty for 1.9 s and not draining, past 5
+// A queue that stands, never empty for 4 s and not draining, past 5
 // noLoads of calls, while arrivals are at least capacity, is held to 5
 // noLoads of calls: 1.05x is within chance of capacity for seconds, and
 // its queue, served oldest first, would grow to its callers' deadlines. A
 // burst's queue drains, and a queue that empties now and then stands not.
+// After 1.9 s it stands on arrivals past what the handlers have shown
+// they serve, while they served it: not while they slowed (a heavy
+// tail's slow calls hold the slots), their queue soon to drain.
 func TestLimiter_endTick_aStandingQueueIsHeld(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		perTick      int // arrivals; capacity is 20 a tick
+		served       int // completions a tick, 20 unless set
+		busyTicks    int64
 		newer, older int // the fewest queued in each tick of the newer and older second
 		emptyTickAgo int64
 		staleTickAgo int64
 		want         bool
 	}{
+		{name: "1.05x, 30 queued, standing 1.9 s: not yet", perTick: 21, busyTicks: 19, newer: 30, older: 25, want: false},
+		{name: "1.05x, 30 queued, standing 4 s: starts", perTick: 21, busyTicks: 40, newer: 30, older: 25, want: true},
+		{name: "1.15x, 30 queued, standing 1.9 s: starts", perTick: 23, busyTicks: 19, newer: 30, older: 25, want: true},
+		{name: "1.15x, 30 queued, standing 1.9 s, the handlers slowed: none", perTick: 23, served: 14, busyTicks: 19, newer: 30, older: 25, want: false},
+		{name: "1.15x, 30 queued, standing 4 s, the handlers slowed: starts", perTick: 23, served: 14, busyTicks: 40, newer: 30, older: 25, want: true},
 		{name: "1.05x, 30 queued, growing from 25: starts", perTick: 21, newer: 30, older: 25, want: true},
 		{name: "1x, 30 queued, holding: starts", perTick: 20, newer: 30, older: 30, want: true},
 		{name: "0.95x, 30 queued, holding: none", perTick: 19, newer: 30, older: 30, want: false},
@@ -383,7 +393,14 @@ func TestLimiter_endTick_aStandingQueueIsHeld(t *testing.T) {
 				if i == tc.staleTickAgo {
 					n -= rateTicks
 				}
-				l.ticks[(now-i)%rateTicks] = tickCounts{n: n, arrivals: tc.perTick, completions: 20, least: least}
+				served := tc.served
+				if served == 0 {
+					served = 20
+				}
+				l.ticks[(now-i)%rateTicks] = tickCounts{n: n, arrivals: tc.perTick, completions: served, least: least}
+			}
+			if tc.busyTicks > 0 {
+				l.busySince = now - tc.busyTicks
 			}
 			l.tick = now - 1
 			l.queued = tc.newer
@@ -391,11 +408,33 @@ func TestLimiter_endTick_aStandingQueueIsHeld(t *testing.T) {
 			assert.Equal(t, tc.want, l.stands)
 			assert.False(t, l.overload, "no overload: the arrivals are within chance of capacity")
 			if tc.want {
-				assert.Equal(t, 20, l.queueCap(0), "5 noLoads of 20 ms at 200 calls a second")
-				assert.Equal(t, 23, l.queueCap(3), "and one more for each level above the lowest")
+				// 5 noLoads of 20 ms at 200 calls a second (fewer as the
+				// slowed handlers' last tick moves capacity).
+				held := int(standWait * l.capacity * 0.02)
+				assert.Equal(t, held, l.queueCap(0), "5 noLoads of calls")
+				assert.Equal(t, held+3, l.queueCap(3), "and one more for each level above the lowest")
+				if tc.served == 0 {
+					assert.Equal(t, 20, held)
+				}
 			}
 		})
 	}
+}
+
+// The queue's stand begins with the tick after the last to see it empty.
+func TestLimiter_endTick_busySinceTheLastEmptyTick(t *testing.T) {
+	l, _ := newStartedLimiter(20*time.Millisecond, 5)
+	l.capacity = 200
+	const now = 1000
+	l.busySince = now - 30
+	l.tick = now - 1
+	l.ticks[(now-1)%rateTicks] = tickCounts{n: now - 1, arrivals: 20, completions: 20, least: 3}
+	l.queued = 3
+	l.endTick(now)
+	assert.Equal(t, int64(now-30), l.busySince, "never empty: the stand goes on")
+	l.ticks[now%rateTicks].least = 0
+	l.endTick(now + 1)
+	assert.Equal(t, int64(now+1), l.busySince, "empty in tick now")
 }
 
 // A standing queue is held until a tick sees it empty.
