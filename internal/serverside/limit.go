@@ -86,9 +86,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     within chance of it (below) for seconds, and would grow the queue
 //     to their callers' deadlines. It stands after 1.9 s already while
 //     calls arrive past what the handlers have shown they serve (by more
-//     than chance), and they served it meanwhile. A burst's queue
-//     drains; so does a heavy tail's, grown while a few slow calls held
-//     the slots.
+//     than chance), and never while the handlers serve less than that:
+//     a burst's queue drains, and so does a heavy tail's, grown while a
+//     few slow calls held the slots.
 //   - Overload is arrivals past capacity: while calls arrive faster than
 //     the handlers have served them when busy, or at all over the last
 //     half second (more than 1.3× over 2 s and 1.1× over the last half
@@ -310,6 +310,12 @@ const (
 	standTicks     = longTicks
 	standLongTicks = int64(4 * time.Second / tickLength)
 	standWait      = 5
+	// slowedShare is the share of their peak below which handlers that
+	// served a standing queue have slowed (see Limiter.standing): the
+	// peak, the highest capacity of seconds, runs a few percent above
+	// what they serve, 2–3 % for 32 handlers × 5 ms that the CPU bounds;
+	// a heavy tail's slow spell served 55–78 % of it.
+	slowedShare = 0.9
 	// peakSeconds is how long the overload rule's long window remembers
 	// the highest capacity (see Limiter.peak).
 	peakSeconds = 4
@@ -1015,26 +1021,27 @@ func waitStretch(arrivals, capacity float64) float64 {
 // start an overload.
 //
 // So much the queue also does while a heavy tail's few slow calls hold
-// the slots for a second or two, capacity falling with them, and then
-// drains: before standLongTicks it stands only if long was past the
-// peak, what the handlers have shown they serve, by more than chance,
-// and they served no less than that over the window (they did not
-// slow). 4 handlers with a heavy tail (the slowest call in a thousand 50
-// times the median) at 0.9× their capacity held 0.5–0.7 s of calls for
-// about 2 s, which this rule had trimmed to 5 noLoads at 1.9 s: 78 to 152
-// rejected in 10 s at three seeds of six, none now; arrivals 1.15× and
-// 1.3× capacity stand at 1.9 s still (bench/cmd/overload -scenarios
-// tails, steady). Callers hold l.mu.
+// the slots for seconds, capacity falling with them, and then drains: it
+// stands only while the handlers served, over the window, no less than
+// slowedShare of the peak, what they have shown they serve (but for
+// chance); and before standLongTicks only if long was past the peak, by
+// more than chance, as well. 4
+// handlers with a heavy tail (the slowest call in a thousand 50 times
+// the median) at 0.9× their capacity held 0.5–0.75 s of calls for 2 to 4
+// s, which this rule had trimmed to 5 noLoads: 83 to 154 rejected in 10 s
+// at three seeds of six, none now; arrivals 1.15× and 1.3× capacity stand
+// at 1.9 s still (bench/cmd/overload -scenarios tails, steady). Callers
+// hold l.mu.
 func (l *Limiter) standing(t int64, long, c float64) bool {
 	if long < c {
 		return false
 	}
-	if t-l.busySince < standLongTicks {
-		peak := l.peak(t - 1)
-		served := l.perSecond(t-1, longTicks, completions)
-		if !past(long, peak, longTicks) || past(-served, -peak, longTicks) {
-			return false
-		}
+	peak := l.peak(t - 1)
+	if past(-l.perSecond(t-1, longTicks, completions), -slowedShare*peak, longTicks) {
+		return false // the handlers slowed: a heavy tail's spell
+	}
+	if t-l.busySince < standLongTicks && !past(long, peak, longTicks) {
+		return false
 	}
 	newer, older := math.MaxInt, math.MaxInt
 	for i := int64(1); i <= standTicks; i++ {
