@@ -86,9 +86,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     within chance of it (below) for seconds, and would grow the queue
 //     to their callers' deadlines. It stands after 1.9 s already while
 //     calls arrive past what the handlers have shown they serve (by more
-//     than chance), and never while the handlers serve less than that:
-//     a burst's queue drains, and so does a heavy tail's, grown while a
-//     few slow calls held the slots.
+//     than chance), and never while the handlers serve less than nine
+//     tenths of that: a burst's queue drains, and so does a heavy tail's,
+//     grown while a few slow calls held the slots.
 //   - Overload is arrivals past capacity: while calls arrive faster than
 //     the handlers have served them when busy, or at all over the last
 //     half second (more than 1.3× over 2 s and 1.1× over the last half
@@ -1025,13 +1025,12 @@ func waitStretch(arrivals, capacity float64) float64 {
 // stands only while the handlers served, over the window, no less than
 // slowedShare of the peak, what they have shown they serve (but for
 // chance); and before standLongTicks only if long was past the peak, by
-// more than chance, as well. 4
-// handlers with a heavy tail (the slowest call in a thousand 50 times
-// the median) at 0.9× their capacity held 0.5–0.75 s of calls for 2 to 4
-// s, which this rule had trimmed to 5 noLoads: 83 to 154 rejected in 10 s
-// at three seeds of six, none now; arrivals 1.15× and 1.3× capacity stand
-// at 1.9 s still (bench/cmd/overload -scenarios tails, steady). Callers
-// hold l.mu.
+// more than chance, as well. 4 handlers with a heavy tail (the slowest
+// call in a thousand 50 times the median) at 0.9× their capacity held
+// 0.5–0.75 s of calls for 2 to 4 s, which this rule had trimmed to 5
+// noLoads: 75 to 154 rejected in 10 s at three seeds of six, none now;
+// arrivals 1.15× and 1.3× capacity stand at 1.9 s still
+// (bench/cmd/overload -scenarios tails, steady). Callers hold l.mu.
 func (l *Limiter) standing(t int64, long, c float64) bool {
 	if long < c {
 		return false
