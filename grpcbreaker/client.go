@@ -3,6 +3,7 @@ package grpcbreaker
 import (
 	"context"
 	"io"
+	"sync"
 
 	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/chain"
@@ -145,14 +146,20 @@ type clientStream struct {
 	ctx           context.Context
 	stop          func() bool // stops the context watch; set before the stream is handed out
 	serverStreams bool
+	ended         sync.Once // the outcome's recording, by whichever goroutine sees the end first
 }
 
-// end records the stream's outcome, the first time it is called.
+// end records the stream's outcome, the first time it is called. A call
+// while another goroutine records it (the context's watch, as RecvMsg
+// returns the cancel) waits for that record: once end returns, the
+// outcome is recorded.
 func (s *clientStream) end(err error) {
-	if p := s.call.take(); p != nil {
-		s.stop()
-		s.o.recordClient(s.b, p, s.ctx, err)
-	}
+	s.ended.Do(func() {
+		if p := s.call.take(); p != nil {
+			s.stop()
+			s.o.recordClient(s.b, p, s.ctx, err)
+		}
+	})
 }
 
 // awaitHeader marks the call answered when the server's header arrives.
