@@ -98,8 +98,8 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     or past capacity over the last half second while the queue lost
 //     2 % of the calls that arrived, full or their callers gone: a
 //     queue served oldest first that outgrew its callers' deadlines),
-//     the queue holds only √limit calls (the highest level up to the
-//     limit, a noLoad's wait) and serves the highest level first, the
+//     the queue holds only √limit calls (the highest level up to 5
+//     noLoads' wait, half a second at most) and serves the highest level first, the
 //     newest first within it; the lowest level's oldest call
 //     is rejected to make room, and a call that would be the lowest is
 //     rejected at once; a call left waiting longer than 0.3 noLoad
@@ -334,6 +334,9 @@ const (
 	// a limit too high down.
 	headroom   = 0.5
 	probeDepth = 1
+	// highestWait is how long, in noLoads, the highest level's calls may
+	// expect to wait in overload (see Limiter.queueCap).
+	highestWait = 5
 	// overloadWait is how long, in noLoads, a call may wait while the
 	// server is overloaded: the queue then serves the newest first, and a
 	// call left behind longer is rejected.
@@ -634,19 +637,25 @@ func (l *Limiter) allowed() int {
 // queueCap is how many calls the queue holds now, counting those at
 // level and above: while overloaded, √limit for the lowest level and one
 // more for each level above, so that a higher level's burst finds room a
-// lower level's does not; for the highest level, the limit if that is
-// more: the handlers serve that many in a noLoad, so its calls wait a
-// noLoad at most. √limit alone is a small part of a noLoad on handlers
-// with many slots, and a few moments with no slot freeing turned the
-// highest level away: at 4× capacity, 32 handlers × 5 ms in process
-// (bench/cmd/overload -scenarios configs -configs 32x5ms) served 88.9–93.2 %
-// of CRITICAL_PLUS over five runs, 99.4–100 % with this. Callers hold
+// lower level's does not; for the highest level, what the handlers serve
+// in highestWait noLoads (half maxWait at most), or the limit if that is
+// more. The highest level goes in first: a queue of its own calls is a
+// burst of them, or the handlers pausing, and drains in that long.
+// √limit alone is a small part of a noLoad on handlers with many slots,
+// and a few moments with no slot freeing turned the highest level away:
+// at 4× capacity, 32 handlers × 5 ms in process (bench/cmd/overload
+// -scenarios configs -configs 32x5ms) served 88.9–93.2 % of
+// CRITICAL_PLUS over five runs, 99.4–100 % with the limit. The limit, a
+// noLoad's calls, still turned away 0.4–2.3 % of CRITICAL_PLUS in a step
+// from 1× to 4× on 4 handlers × 20 ms: Poisson bursts of it, and the
+// calls it queued, oldest first, before overload began. Callers hold
 // l.mu.
 func (l *Limiter) queueCap(level int) int {
 	if l.overload {
 		n := max(1, int(math.Sqrt(l.limit))) + level
 		if level == criticality.Levels-1 {
-			n = max(n, int(l.limit))
+			wait := min(highestWait*l.noLoad().Seconds(), maxWait.Seconds()/2)
+			n = max(n, int(l.limit), int(l.capacity*wait))
 		}
 		return n
 	}

@@ -225,6 +225,43 @@ func TestLimiter_Acquire_overloadedHighestLevelQueuesTheLimit(t *testing.T) {
 	}
 }
 
+// In overload the highest level queues what the handlers serve in 5
+// noLoads, half a second at most: it goes in first, so its queue is a
+// burst of its own calls, or handlers that paused, and drains in that
+// long. A step from 1× to 4× capacity turned a burst of it away at a
+// noLoad's calls.
+func TestLimiter_Acquire_overloadedHighestLevelQueuesFiveNoLoads(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		noLoad   time.Duration
+		capacity float64
+		want     int
+	}{
+		{"5 noLoads of 20 ms at 200 calls a second", 20 * time.Millisecond, 200, 20},
+		{"half a second of 200 ms handlers, 10 calls a second", 200 * time.Millisecond, 10, 5},
+		{"the √limit of the lowest level and one for each level above", 20 * time.Millisecond, 10, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newOverloadedLimiter(t)
+			l.mu.Lock()
+			l.minima[l.minimaSec%maxNoLoadSeconds] = tc.noLoad
+			l.capacity = tc.capacity
+			l.mu.Unlock()
+			var high []<-chan acquired
+			for range tc.want {
+				high = append(high, acquireAsync(t, l, context.Background(), criticality.CriticalPlus))
+			}
+			assert.Equal(t, tc.want, l.Stats().Queued)
+			_, err := l.Acquire(context.Background(), criticality.CriticalPlus)
+			assert.ErrorIs(t, err, ErrOverloaded, "and no more")
+			assert.Equal(t, [4]int64{1, 0, 0, 0}, l.Stats().Rejected)
+			for _, a := range high {
+				assert.Empty(t, a, "none of those queued rejected")
+			}
+		})
+	}
+}
+
 func TestLimiter_Acquire_callerGoneLeavesTheQueue(t *testing.T) {
 	l, _ := newMockLimiter()
 	slots := fill(t, l, initialLimit)
