@@ -192,9 +192,10 @@ func TestLimiter_Acquire_overloadedRejectsTheLowestLevelFirst(t *testing.T) {
 }
 
 // In overload the highest level queues up to the limit, a noLoad's wait,
-// where the lowest queues √limit: on handlers with many slots, whose
-// √limit is a small part of a noLoad, a few moments without a slot
-// freeing would otherwise turn the highest level away.
+// at least (here capacity and noLoad are not known), where the lowest
+// queues √limit: on handlers with many slots, whose √limit is a small
+// part of a noLoad, a few moments without a slot freeing would otherwise
+// turn the highest level away.
 func TestLimiter_Acquire_overloadedHighestLevelQueuesTheLimit(t *testing.T) {
 	l, _ := newMockLimiter()
 	l.Force(36, false)
