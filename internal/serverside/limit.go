@@ -99,8 +99,8 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     2 % of the calls that arrived, full or their callers gone: a
 //     queue served oldest first that outgrew its callers' deadlines),
 //     the queue holds only √limit calls (the highest level up to 5
-//     noLoads' wait, half a second at most) and serves the highest level first, the
-//     newest first within it; the lowest level's oldest call
+//     noLoads' wait, half a second at most) and serves the highest
+//     level first, the newest first within it; the lowest level's oldest call
 //     is rejected to make room, and a call that would be the lowest is
 //     rejected at once; a call left waiting longer than 0.3 noLoad
 //     (half as much again per level above the lowest) is rejected too,
