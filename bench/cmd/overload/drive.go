@@ -119,9 +119,10 @@ const inprocURL = "http://overload.test/"
 // done for gone callers counts from goneFrom on.
 func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt time.Duration, scale float64,
 	goneFrom, timeout time.Duration, inproc, behindTransport bool) (*record, error) {
+	late := timerOverrun(mean)
 	start := time.Now()
 	res := newResource(w, mean, start)
-	res.scaleAt, res.scale, res.goneFrom = scaleAt, scale, goneFrom
+	res.scaleAt, res.scale, res.goneFrom, res.late = scaleAt, scale, goneFrom, late
 	h, stop := c.wrap(res, w)
 	if stop != nil {
 		defer stop()

@@ -326,28 +326,22 @@ func TestRun_inprocShort(t *testing.T) {
 	}
 }
 
-// The resource's mean overrun settles at what its sleeps run past, and
-// stays within [0, S/4] whatever they do, so a hold never shrinks to
-// nothing on a machine short of CPU.
-func TestNextLate(t *testing.T) {
-	ms := time.Millisecond
-	var late time.Duration
-	for range 20 * lateWeight {
-		late = nextLate(late, 600*time.Microsecond, 20*ms)
-	}
-	if d := late - 600*time.Microsecond; d < -10*time.Microsecond || d > 10*time.Microsecond {
-		t.Errorf("after steady overruns of 0.6 ms, late = %v; want 0.6 ms", late)
-	}
-	for range 20 * lateWeight {
-		late = nextLate(late, 30*ms, 20*ms)
-	}
-	if late != 5*ms {
-		t.Errorf("after overruns of 30 ms, late = %v; want S/4 = 5ms", late)
-	}
-	for range 20 * lateWeight {
-		late = nextLate(late, -ms, 20*ms)
-	}
-	if late != 0 {
-		t.Errorf("after early wakes, late = %v; want 0", late)
+// A resource's hold is shortened by the median of the timer's overruns,
+// within [0, S/4].
+func TestMedianOverrun(t *testing.T) {
+	us := time.Microsecond
+	for _, c := range []struct {
+		name    string
+		samples []time.Duration
+		want    time.Duration
+	}{
+		{"median", []time.Duration{900 * us, 500 * us, 40 * time.Millisecond, 600 * us, 550 * us}, 600 * us},
+		{"early wakes", []time.Duration{-us, -2 * us, 0}, 0},
+		{"a busy machine", []time.Duration{9 * time.Millisecond, 8 * time.Millisecond, 7 * time.Millisecond}, 5 * time.Millisecond},
+		{"none", nil, 0},
+	} {
+		if got := medianOverrun(c.samples, 20*time.Millisecond); got != c.want {
+			t.Errorf("%s: medianOverrun = %v; want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -132,10 +133,9 @@ func drawLevel(u float64) criticality.Level {
 // A sleep runs past what it asks, by the timer's granularity and the
 // scheduler's delay: 0.5–0.9 ms on the machine of docs/design, 3 % of a
 // 20 ms hold. So that the resource has the capacity W ÷ S that every
-// share is measured against, a hold sleeps S less the mean overrun of the
-// sleeps before it (late, a quarter of S at most: a machine so busy
-// that its sleeps run later than that is short of CPU, and the resource
-// then serves less, as it would), and holds S on average.
+// share is measured against, a hold sleeps S less that overrun, measured
+// before the run (see timerOverrun). What a busy CPU adds during the run
+// is the machine's, and shows in "a hold past S".
 type resource struct {
 	slots  chan struct{}
 	closed chan struct{}
@@ -150,9 +150,9 @@ type resource struct {
 	goneFrom time.Duration
 	gone     atomic.Int64
 	inside   atomic.Int64 // calls in ServeHTTP
-	// late is the mean time, in nanoseconds, a sleep ran past what it
-	// asked (a moving average of 1/lateWeight); written under mu.
-	late atomic.Int64
+	// late is how long a sleep runs past what it asks, on the machine
+	// idle (timerOverrun): a hold sleeps that much less.
+	late time.Duration
 	once sync.Once
 
 	mu    sync.Mutex
@@ -175,15 +175,48 @@ func newResource(w int, mean time.Duration, start time.Time) *resource {
 
 var okBody = []byte("ok\n")
 
-// lateWeight is the number of sleeps the resource's mean overrun is
-// averaged over.
-const lateWeight = 32
+// overrunSamples is how many sleeps timerOverrun takes the median of.
+const overrunSamples = 11
 
-// nextLate returns the mean overrun late moved by one sleep that ran
-// past what it asked by past, within [0, mean/4].
-func nextLate(late, past, mean time.Duration) time.Duration {
-	late += (past - late) / lateWeight
-	return min(max(late, 0), mean/4)
+// overruns caches timerOverrun's measures, by the duration asked.
+var overruns struct {
+	sync.Mutex
+	of map[time.Duration]time.Duration
+}
+
+// timerOverrun is how long a sleep of d runs past d on this machine,
+// measured once for each d (before a run, the machine idle): the median
+// of overrunSamples sleeps one after another.
+func timerOverrun(d time.Duration) time.Duration {
+	overruns.Lock()
+	defer overruns.Unlock()
+	if o, ok := overruns.of[d]; ok {
+		return o
+	}
+	samples := make([]time.Duration, overrunSamples)
+	for i := range samples {
+		t := time.Now()
+		time.Sleep(d)
+		samples[i] = time.Since(t) - d
+	}
+	o := medianOverrun(samples, d)
+	if overruns.of == nil {
+		overruns.of = make(map[time.Duration]time.Duration)
+	}
+	overruns.of[d] = o
+	return o
+}
+
+// medianOverrun is the median of samples, sleeps' overruns of d, within
+// [0, d/4]: a machine whose sleeps run later than that is too busy to
+// measure the timer on, and a hold keeps three quarters of S at least.
+// It sorts samples.
+func medianOverrun(samples []time.Duration, d time.Duration) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	return min(max(samples[len(samples)/2], 0), d/4)
 }
 
 func (r *resource) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -203,15 +236,11 @@ func (r *resource) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		d = time.Duration(float64(d) * r.scale)
 	}
 	from := time.Since(r.start)
-	sleep := max(0, d-time.Duration(r.late.Load()))
-	time.Sleep(sleep)
+	time.Sleep(max(0, d-r.late))
 	h := hold{from: from, to: time.Since(r.start), asked: d}
 	r.slots <- struct{}{}
 	r.mu.Lock()
 	r.holds = append(r.holds, h)
-	if sleep > 0 {
-		r.late.Store(int64(nextLate(time.Duration(r.late.Load()), h.to-h.from-sleep, r.mean)))
-	}
 	r.mu.Unlock()
 	if req.Context().Err() != nil && time.Since(r.start) >= r.goneFrom {
 		r.gone.Add(1)
