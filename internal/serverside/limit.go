@@ -167,13 +167,19 @@ type Limiter struct {
 
 	// The interval the limit is next adjusted from: its latencies, as
 	// logarithms (see logLatencies).
-	interval   logLatencies
-	full       bool          // the limit was reached in the interval
-	latency    time.Duration // the last interval's
-	nextAdjust time.Time     // earliest end of the interval
-	probing    bool          // the interval lets in √limit fewer calls
-	deep       bool          // and it is the first past the start (see deepProbe)
-	probeSec   int64         // the second of the last probe
+	interval logLatencies
+	full     bool // the limit was reached in the interval
+	// The interval's start, the calls that finished in it (served or
+	// not), and whether the queue emptied in it: an interval that ends
+	// the start with the queue never empty tells capacity (see adjust).
+	intervalFrom    time.Time
+	intervalDone    int
+	intervalEmptied bool
+	latency         time.Duration // the last interval's
+	nextAdjust      time.Time     // earliest end of the interval
+	probing         bool          // the interval lets in √limit fewer calls
+	deep            bool          // and it is the first past the start (see deepProbe)
+	probeSec        int64         // the second of the last probe
 	// probeEvery is how many seconds apart probes are: one, or more for
 	// handlers slow enough that a second holds few calls (see
 	// probeSpacing); noLoad remembers noLoadProbes of them.
@@ -196,11 +202,15 @@ type Limiter struct {
 	minimaSpread [maxNoLoadSeconds]float64
 
 	// Arrivals and completions per tick, over the last rateTicks.
-	ticks      [rateTicks]tickCounts
-	tick       int64 // the current tick's number (time / tickLength)
-	emptySeen  bool  // the queue was empty at some point of this tick
-	idleSeen   bool  // and the handlers had room to spare
-	probedTick bool  // a probe ran in this tick
+	ticks [rateTicks]tickCounts
+	tick  int64 // the current tick's number (time / tickLength)
+	// firstTick is the tick of the first call: the overload rule's
+	// windows count from it (see window).
+	firstTick  int64
+	seen       bool // a call has arrived: firstTick is set
+	emptySeen  bool // the queue was empty at some point of this tick
+	idleSeen   bool // and the handlers had room to spare
+	probedTick bool // a probe ran in this tick
 	capacity   float64
 	// stretch is how many times overloadWait a call may wait in this
 	// overload (see waitStretch); 0 counts as 1.
@@ -322,6 +332,11 @@ const (
 	// tailWeight is the weight of an interval's ratio of mean to
 	// geometric mean latency in Limiter.tail.
 	tailWeight = 0.25
+	// startTail is that ratio, at most, of the interval that ends the
+	// start for it to tell capacity (see Limiter.adjust): 1.0–1.1 for a
+	// queue inside handlers that take the same time each call, 2.2 on
+	// average for a heavy tail's.
+	startTail = 1.25
 	// maxWait is how long a call may expect to wait in the queue while
 	// the server is not overloaded, and maxQueue how many calls it holds
 	// at most whatever the wait.
@@ -452,6 +467,7 @@ func (s Slot) Release(served bool) {
 		}
 	}
 	l.ticks[l.tick%rateTicks].completions++
+	l.intervalDone++
 	l.handOff(now)
 	l.unlock()
 }
@@ -548,6 +564,9 @@ func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp s
 	now := l.now()
 	l.mu.Lock()
 	l.advance(now)
+	if !l.seen {
+		l.seen, l.firstTick = true, l.tick
+	}
 	l.ticks[l.tick%rateTicks].arrivals++
 	if l.queued == 0 && l.inFlight < l.allowed() {
 		l.inFlight++
@@ -842,6 +861,7 @@ func (l *Limiter) handOff(now time.Time) {
 	l.noteLeast()
 	if l.queued == 0 {
 		l.emptySeen = true
+		l.intervalEmptied = true
 		l.idleSeen = l.idleSeen || l.inFlight < l.allowed()
 	} else if l.inFlight >= l.allowed() {
 		l.full = true
@@ -967,32 +987,37 @@ func (l *Limiter) endTick(t int64) {
 	if l.capacity == 0 {
 		return
 	}
-	// The window's full ticks: those before t.
-	long := l.perSecond(t-1, longTicks, arrivals)
-	short := l.perSecond(t-1, shortTicks, arrivals)
-	lost := l.perSecond(t-1, shortTicks, losses)
+	// The window's full ticks: those before t, since the first call.
+	nLong, nShort := l.window(t-1, longTicks), l.window(t-1, shortTicks)
+	long := l.perSecond(t-1, nLong, arrivals)
+	short := l.perSecond(t-1, nShort, arrivals)
+	lost := l.perSecond(t-1, nShort, losses)
 	// Arrivals below capacity over the short window end an overload at
 	// once (4× then 0.5×: the long window stays high for 1.7 s, while the
 	// queue, kept short, rejects what a server with room would serve), and
 	// keep the long window from starting another.
 	c := l.capacity
+	// The long window's rule waits for its whole window: in a server's
+	// first seconds capacity is a reading or two, and 1.3× it is no
+	// overload past doubt.
+	longPast := nLong == longTicks && past(long, 1.3*l.peak(t-1), nLong) && past(short, 1.1*c, nShort)
 	switch {
-	case !l.overload && (past(long, 1.3*l.peak(t-1), longTicks) && past(short, 1.1*c, shortTicks) || past(short, 2*c, shortTicks) ||
+	case !l.overload && (longPast || past(short, 2*c, nShort) ||
 		// A queue that grew full, or past its callers' deadlines: served
 		// oldest first, each call waits out those before it, to be lost in
 		// turn. Arrivals a little past capacity (the CPU's, under handlers
 		// of many slots) grow such a queue on their own.
-		past(short, c, shortTicks) && lost > lostShare*short):
+		past(short, c, nShort) && lost > lostShare*short):
 		l.overload = true
 		l.trim()
-	case l.overload && (past(-long, -c, longTicks) || past(-short, -0.9*c, shortTicks)):
+	case l.overload && (past(-long, -c, nLong) || past(-short, -0.9*c, nShort)):
 		l.overload = false
 	}
 	if l.overload {
 		l.stretch = waitStretch(short, c)
 	}
 	switch {
-	case !l.stands && !l.overload && l.standing(t, long, c):
+	case !l.stands && !l.overload && l.standing(t, long, nLong, c):
 		l.stands = true
 		l.trim()
 	case l.stands && cur.least == 0:
@@ -1023,8 +1048,8 @@ func waitStretch(arrivals, capacity float64) float64 {
 // full ticks before t it was never empty, the fewest calls it held in
 // the newer half were no fewer than in the older (it grows, or holds; a
 // burst's queue drains), and more than the handlers serve in standWait
-// noLoads, while long, the arrivals a second over the long window, were
-// at least c, capacity. Arrivals a few percent past capacity are within
+// noLoads, while long, the arrivals a second over the long window of
+// nLong ticks, were at least c, capacity. Arrivals a few percent past capacity are within
 // chance of it for seconds; the queue they grow, served oldest first,
 // would wait out its callers' deadlines before it lost enough of them to
 // start an overload.
@@ -1040,7 +1065,7 @@ func waitStretch(arrivals, capacity float64) float64 {
 // noLoads: 75 to 154 rejected in 10 s at three seeds of six, none now;
 // arrivals 1.15× and 1.3× capacity stand at 1.9 s still
 // (bench/cmd/overload -scenarios tails, steady). Callers hold l.mu.
-func (l *Limiter) standing(t int64, long, c float64) bool {
+func (l *Limiter) standing(t int64, long float64, nLong int, c float64) bool {
 	if long < c {
 		return false
 	}
@@ -1048,7 +1073,7 @@ func (l *Limiter) standing(t int64, long, c float64) bool {
 	if past(-l.perSecond(t-1, longTicks, completions), -slowedShare*peak, longTicks) {
 		return false // the handlers slowed: a heavy tail's spell
 	}
-	if t-l.busySince < standLongTicks && !past(long, peak, longTicks) {
+	if t-l.busySince < standLongTicks && !past(long, peak, nLong) {
 		return false
 	}
 	newer, older := math.MaxInt, math.MaxInt
@@ -1078,6 +1103,17 @@ func past(rate, level float64, n int) bool {
 	return k > at+countNoise*math.Sqrt(math.Abs(at))
 }
 
+// window is how many of the n ticks up to tick last, last included, the
+// limiter has seen calls in: those since the first call's tick. A
+// server's first second is judged on what it has seen, not on ticks
+// before it counted as idle: at four times the capacity of 4 handlers ×
+// 20 ms from their first call, a half second counted from before it
+// held overload off until 0.4 s, past the 800 calls a second that had
+// arrived in 0.2 s. Callers hold l.mu.
+func (l *Limiter) window(last int64, n int) int {
+	return int(max(0, min(int64(n), last-l.firstTick+1)))
+}
+
 // perSecond is the calls per second over the n ticks up to tick last,
 // last included, of what: those that arrived, completed, or the queue lost.
 // Callers hold l.mu.
@@ -1094,6 +1130,9 @@ func (l *Limiter) perSecond(last int64, n int, what counted) float64 {
 		default:
 			sum += c.arrivals
 		}
+	}
+	if n <= 0 {
+		return 0
 	}
 	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
@@ -1192,11 +1231,12 @@ func (l *Limiter) atOnce() float64 {
 func (l *Limiter) adjust(now time.Time) {
 	latency := l.interval.mean()
 	l.latency = latency
+	ratio := 0.0
 	if l.interval.linear > 0 {
 		// The mean over the geometric mean: 1 for a service that takes
 		// the same time each call, 2.2 for a heavy tail's (lognormal,
 		// the slowest call in a thousand 50 times the median).
-		ratio := l.interval.linear / float64(l.interval.n) / float64(latency)
+		ratio = l.interval.linear / float64(l.interval.n) / float64(latency)
 		l.tail += tailWeight * (max(ratio, 1) - l.tail)
 	}
 	if l.interval.n >= minSamples {
@@ -1228,6 +1268,18 @@ func (l *Limiter) adjust(now time.Time) {
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
 		started := l.starting && gradient < startEnd
 		l.starting = l.starting && !started
+		if started && l.capacity == 0 && !l.intervalEmptied && l.intervalDone > 0 && ratio <= startTail &&
+			!l.intervalFrom.IsZero() && now.After(l.intervalFrom) {
+			// The start ends on calls queued inside the handlers, the queue
+			// never empty meanwhile: every handler was busy, and what they
+			// served is their capacity. Read from ticks, it would wait for
+			// the probe that follows to end, and a full tick after: 0.4 s
+			// from the first call for 4 handlers × 20 ms, 3 s for 2 × 200
+			// ms, while the queue grew at the rate of the overload. Not so
+			// a heavy tail's interval, whose few slow calls held the
+			// handlers: what they served then is a fraction of capacity.
+			l.capacity = float64(l.intervalDone) / now.Sub(l.intervalFrom).Seconds()
+		}
 		// In overload the limit stops near what the handlers serve at
 		// once, so latency far past noLoad is less a queue inside than
 		// handlers that have slowed: a probe tells which now, not in up to
@@ -1263,9 +1315,16 @@ func (l *Limiter) adjust(now time.Time) {
 			l.probeStart, l.probeCalls = now, 0
 		}
 	}
+	l.newInterval(now)
+	l.handOff(now)
+}
+
+// newInterval starts the interval the limit is next adjusted from, at
+// now. Callers hold l.mu.
+func (l *Limiter) newInterval(now time.Time) {
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
-	l.handOff(now)
+	l.intervalFrom, l.intervalDone, l.intervalEmptied = now, 0, l.queued == 0
 }
 
 // Stats returns the limiter's figures.
@@ -1358,8 +1417,7 @@ func (l *Limiter) endProbe(now time.Time) {
 	}
 	l.probing, l.deep = false, false
 	l.probeEnded = now
-	l.interval, l.full = logLatencies{}, false
-	l.nextAdjust = now.Add(minInterval)
+	l.newInterval(now)
 	l.handOff(now)
 }
 

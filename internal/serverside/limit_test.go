@@ -313,6 +313,7 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		peakAgo       int64
 		completions   int // per tick over the 2 s before the last 0.5 s
 		lost          int // calls the queue lost over the last 0.5 s, in its last tick
+		seen          int // ticks since the first call, when fewer than the window's
 		want          bool
 	}{
 		// 200 calls a second: 20 a tick; chance is 2√ of a window's count.
@@ -349,13 +350,27 @@ func TestLimiter_endTick_overloadIsArrivalsPastCapacity(t *testing.T) {
 		{name: "1.3x, the queue lost 1.5 %: none", perTick: 26, lost: 2, want: false},
 		{name: "0.9x, the queue lost calls: none", perTick: 18, lost: 50, want: false},
 		{name: "1.1x, within chance of capacity, the queue lost calls: none", perTick: 22, lost: 50, want: false},
+		// A server's first ticks are judged on themselves, not on a window
+		// counting the ticks before its first call as idle.
+		{name: "4x from the first call, 2 ticks in: starts", perTick: 80, seen: 2, want: true},
+		{name: "0.9x from the first call, 2 ticks in: none", perTick: 18, seen: 2, want: false},
+		{name: "1.2x from the first call, 1 tick in: within chance", perTick: 24, seen: 1, want: false},
+		{name: "4x from the first call, 0 ticks in: none judged", perTick: 80, seen: -1, want: false},
+		{name: "1.5x from the first call, 1 s in: the long window's rule waits for 2 s", perTick: 30, seen: 10, want: false},
+		{name: "1.5x from the first call, 2 s in", perTick: 30, seen: longTicks, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newMockLimiter()
 			l.capacity = cmp.Or(tc.capacity, 200)
 			l.overload = tc.wasOverloaded
 			const now = 1000
+			if tc.seen != 0 {
+				l.seen, l.firstTick = true, now-int64(max(tc.seen, 0))
+			}
 			for i := int64(1); i <= rateTicks; i++ {
+				if tc.seen != 0 && i > int64(tc.seen) {
+					break // before the first call
+				}
 				n := tc.perTick
 				if tc.lastHalf != 0 && i <= shortTicks {
 					n = tc.lastHalf
@@ -864,6 +879,62 @@ func TestLimiter_adjust_theStartEndsOnAQueueInside(t *testing.T) {
 	assert.False(t, l.starting, "the queue inside ends the start")
 	assert.True(t, l.probing && l.deep, "with the first probe")
 	assert.Less(t, l.limit, 16.0)
+}
+
+// TestLimiter_adjust_theStartsEndTellsCapacity: the interval that ends
+// the start with the queue never empty had every handler busy, and what
+// they served in it is capacity, known at once; with the queue empty at
+// some point, they may have idled, and with a heavy tail's latencies a
+// few slow calls held them: capacity then waits for busy ticks.
+func TestLimiter_adjust_theStartsEndTellsCapacity(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		latencies []time.Duration // the interval's, minSamples of them
+		emptied   bool
+		want      float64
+	}{
+		{name: "a queue inside", latencies: []time.Duration{40 * ms}, want: 200},
+		{name: "the queue emptied", latencies: []time.Duration{40 * ms}, emptied: true},
+		{name: "a heavy tail", latencies: []time.Duration{80 * ms, 80 * ms, 80 * ms, 400 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, mock := newMockLimiter()
+			l.limit = 4
+			l.noteNoLoad(mock.Now(), 20*ms, 0)
+			slots := fill(t, l, 4)
+			ctx, cancel := context.WithCancel(context.Background())
+			waiting := make([]<-chan acquired, 6)
+			for i := range waiting {
+				waiting[i] = acquireAsync(t, l, ctx, criticality.Default)
+			}
+			l.mu.Lock()
+			l.newInterval(mock.Now())
+			l.intervalEmptied = tc.emptied
+			l.mu.Unlock()
+			mock.Add(minInterval)
+			for _, s := range slots {
+				s.Release(false) // hands the slot to a call waiting: the queue holds 2
+			}
+			l.mu.Lock()
+			l.intervalDone = 20 // in 100 ms
+			for i := range minSamples {
+				d := tc.latencies[i%len(tc.latencies)]
+				l.interval.add(math.Log(float64(d)))
+				l.interval.linear += float64(d)
+			}
+			l.full = true
+			l.adjust(mock.Now())
+			starting, capacity := l.starting, l.capacity
+			l.mu.Unlock()
+			assert.False(t, starting, "latency past noLoad ends the start")
+			assert.InDelta(t, tc.want, capacity, 1e-9)
+			cancel()
+			for _, ch := range waiting {
+				(<-ch).slot.Release(false)
+			}
+		})
+	}
 }
 
 // TestLimiter_adjust_theStartProbesNothing: while the limit starts, no
