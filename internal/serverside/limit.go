@@ -40,7 +40,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     that serve fewer, and the lowest latency the start saw may be a
 //     queue's. It lasts until its calls tell noLoad (or 8 of them do
 //     not, or 5 s pass), and the queue meanwhile holds what the calls it
-//     lets in serve in maxWait, not what the start's limit would.
+//     lets in serve in maxWait, not what the start's limit would. The
+//     interval that ended the start, its queue never empty and its
+//     calls no heavy tail's, tells capacity (below): every handler was
+//     busy in it.
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
@@ -97,7 +100,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     calls hold every slot for a second or two, which is no overload;
 //     or past capacity over the last half second while the queue lost
 //     2 % of the calls that arrived, full or their callers gone: a
-//     queue served oldest first that outgrew its callers' deadlines),
+//     queue served oldest first that outgrew its callers' deadlines;
+//     the windows count from the server's first call, and the 2 s rule
+//     waits for 2 s of them),
 //     the queue holds only √limit calls (the highest level up to 5
 //     noLoads' wait, half a second at most) and serves the highest
 //     level first, the newest first within it; the lowest level's oldest call

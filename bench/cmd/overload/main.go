@@ -4,8 +4,11 @@
 //
 // The workload: a resource of W slots × service time S, in front of it a
 // naive handler that waits for a free slot however long it takes, holds it
-// for S (time.Sleep) and answers 200 OK, even when its caller has gone
-// (counted: "work for callers gone"). Its capacity is W/S calls/s.
+// for S (time.Sleep, shortened by the timer's overrun measured on the
+// idle machine before each run, so that a hold takes S) and answers 200
+// OK, even when its caller has gone (counted: "work for callers gone").
+// Its capacity is W/S calls/s; what a busy CPU adds to a hold shows in
+// "a hold past S".
 // Open-loop Poisson arrivals at a multiple of the capacity, each call with
 // a client timeout of 1 s and a level in the criticality header
 // (httpbreaker.CriticalityHeader): 10 % CRITICAL_PLUS, 40 % CRITICAL, 20 %
