@@ -1054,10 +1054,10 @@ func waitStretch(arrivals, capacity float64) float64 {
 // the newer half were no fewer than in the older (it grows, or holds; a
 // burst's queue drains), and more than the handlers serve in standWait
 // noLoads, while long, the arrivals a second over the long window of
-// nLong ticks, were at least c, capacity. Arrivals a few percent past capacity are within
-// chance of it for seconds; the queue they grow, served oldest first,
-// would wait out its callers' deadlines before it lost enough of them to
-// start an overload.
+// nLong ticks, were at least c, capacity. Arrivals a few percent past
+// capacity are within chance of it for seconds; the queue they grow,
+// served oldest first, would wait out its callers' deadlines before it
+// lost enough of them to start an overload.
 //
 // So much the queue also does while a heavy tail's few slow calls hold
 // the slots for seconds, capacity falling with them, and then drains: it
