@@ -10,8 +10,8 @@ type OverloadRejecter interface {
 	// tells the breaker besides that the dependency serves what it can
 	// whatever it is sent: while such a rejection is in its window, the
 	// breaker counts every call it drops as a request, as the SRE book
-	// does, so that about K calls reach the dependency per success however
-	// many are offered. Like Accept and Reject, it is called at most once
+	// does, so that a little under K calls reach the dependency per
+	// success however many are offered. Like Accept and Reject, it is called at most once
 	// per promise, instead of them.
 	RejectOverloaded(reason string)
 }

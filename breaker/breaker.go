@@ -12,6 +12,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/internal/tuning"
 	"github.com/srebreaker/srebreaker/override"
 	"github.com/srebreaker/srebreaker/proba"
 )
@@ -149,7 +150,7 @@ type googleBreaker struct {
 	name     string
 	settings evidence.Settings
 	// overloadSettings are settings with Overloaded set and an
-	// aggression of 1, judged by while the window holds an overload
+	// aggression of at most tuning.OverloadAggression, judged by while the window holds an overload
 	// rejection (see overloadedAt).
 	overloadSettings evidence.Settings
 	proba            *proba.Proba // nil: calls draw from math/rand/v2
@@ -234,11 +235,12 @@ func newGoogleBreaker(o options) *googleBreaker {
 		span:     int64(o.window / time.Duration(o.buckets)),
 		window:   int64(o.window),
 	}
-	// While the dependency says it is overloaded, the book's formula:
-	// every drop counted and no aggression, about K calls per success.
+	// While the dependency says it is overloaded, the book's formula
+	// with every drop counted, and an aggression of at most
+	// tuning.OverloadAggression: a little under K calls per success.
 	b.overloadSettings = b.settings
 	b.overloadSettings.Overloaded = true
-	b.overloadSettings.Aggression = 1
+	b.overloadSettings.Aggression = min(b.settings.Aggression, tuning.OverloadAggression)
 	b.clock = o.clock
 	start := b.wallNow()
 	b.start.Store(&start)

@@ -71,15 +71,24 @@ func offerOverServed(b breaker.Breaker, m interface{ Add(time.Duration) }, offer
 	return admitted, successes
 }
 
-func TestRejectOverloaded_keepsAboutKCallsPerSuccess(t *testing.T) {
+func TestRejectOverloaded_keepsUnderKCallsPerSuccess(t *testing.T) {
 	for _, offered := range []int{200, 400, 800} { // 2×, 4× and 8× of 100
 		t.Run("", func(t *testing.T) {
 			b, m := newBreaker(t)
 			admitted, successes := offerOverServed(b, m, offered, 100, 100,
 				func(p srebreaker.Promise) { srebreaker.RejectOverloaded(p, "overloaded") })
 			require.Positive(t, successes)
+			perSuccess := float64(admitted) / float64(successes)
+			assert.Less(t, perSuccess, breaker.DefaultK-0.05, "%d offered per 100 served: calls per success", offered)
+			assert.Greater(t, perSuccess, 1.3, "%d offered per 100 served: calls per success", offered)
+
+			// An aggression of 1 is the book's: K calls per success.
+			b, m = newBreaker(t, breaker.WithAggression(1))
+			admitted, successes = offerOverServed(b, m, offered, 100, 100,
+				func(p srebreaker.Promise) { srebreaker.RejectOverloaded(p, "overloaded") })
+			require.Positive(t, successes)
 			assert.InDelta(t, breaker.DefaultK, float64(admitted)/float64(successes), 0.05,
-				"%d offered per 100 served: calls per success", offered)
+				"%d offered per 100 served, aggression 1: calls per success", offered)
 
 			b, m = newBreaker(t)
 			admitted, successes = offerOverServed(b, m, offered, 100, 100, func(p srebreaker.Promise) { p.Reject("failed") })

@@ -44,7 +44,8 @@ type Settings struct {
 	// down, a recovery): the breaker sets it while the dependency has
 	// answered a call within the window with an overload rejection (a
 	// server that has no room says so), so that about K calls reach it per
-	// success however many are offered (countedDrops).
+	// success however many are offered (countedDrops; a little under K
+	// with the breaker's aggression then, tuning.OverloadAggression).
 	Overloaded bool
 	// TrustRecent judges on the newest run of agreeing buckets when there
 	// is one (see [Settings.Ratio]).

@@ -77,7 +77,8 @@ func (s *Settings) on(r Rules) bool { return s.off&r == 0 }
 // server that answers "overloaded" serves what it can whatever it is
 // sent, so counting every drop, as the book does, holds what reaches it
 // near K per success, where K sets it (the breaker judges an overloaded
-// dependency with an aggression of 1 too: docs/design/behaviour.md). The
+// dependency with an aggression of 1.1 at most, which holds it a little
+// under K: docs/design/behaviour.md). The
 // newest buckets, judged on their own when they fail more (RuleShift),
 // count every drop too: capped there, 1.65 and 1.88 calls reached the
 // server per success at 4× and 8×, 1.59 and 1.69 counted.

@@ -17,6 +17,7 @@ import (
 const (
 	DefaultBuckets        = 20  // buckets in the window: 100 ms each at the default window
 	DefaultAggression     = 1.5 // exponent on the drop probability
+	OverloadAggression    = 1.1 // the exponent, at most, while the dependency says it is overloaded
 	DefaultEvidence       = 40  // calls the formula reads back for on light traffic
 	DefaultHorizonWindows = 30  // how far back, in windows, it reads for them (1 min)
 )
