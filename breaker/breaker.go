@@ -150,8 +150,8 @@ type googleBreaker struct {
 	name     string
 	settings evidence.Settings
 	// overloadSettings are settings with Overloaded set and an
-	// aggression of at most tuning.OverloadAggression, judged by while the window holds an overload
-	// rejection (see overloadedAt).
+	// aggression of at most tuning.OverloadAggression, judged by while
+	// the window holds an overload rejection (see overloadedAt).
 	overloadSettings evidence.Settings
 	proba            *proba.Proba // nil: calls draw from math/rand/v2
 	span             int64        // a bucket, in ns

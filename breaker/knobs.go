@@ -43,7 +43,9 @@ func withBuckets(buckets int) Option {
 // formula as it is; larger drops more, sooner, for the same ratio of
 // failures, and settles with fewer calls per success under overload, while
 // a healthy dependency (p = 0) is never throttled whatever the aggression.
-// Default [defaultAggression]; it must be a number from 1 to 10.
+// While the dependency says it is overloaded, the breaker judges with
+// tuning.OverloadAggression when that is smaller. Default
+// [defaultAggression]; it must be a number from 1 to 10.
 func withAggression(aggression float64) Option {
 	return func(o *options) { o.aggression = aggression }
 }

@@ -78,10 +78,10 @@ func (s *Settings) on(r Rules) bool { return s.off&r == 0 }
 // sent, so counting every drop, as the book does, holds what reaches it
 // near K per success, where K sets it (the breaker judges an overloaded
 // dependency with an aggression of 1.1 at most, which holds it a little
-// under K: docs/design/behaviour.md). The
-// newest buckets, judged on their own when they fail more (RuleShift),
-// count every drop too: capped there, 1.65 and 1.88 calls reached the
-// server per success at 4× and 8×, 1.59 and 1.69 counted.
+// under K: docs/design/behaviour.md). The newest buckets, judged on
+// their own when they fail more (RuleShift), count every drop too: capped
+// there, 1.65 and 1.88 calls reached the server per success at 4× and 8×,
+// 1.59 and 1.69 counted (with an aggression of 1).
 func (s *Settings) countedDrops(drops, admitted float64, picked bool) float64 {
 	if !s.CountDrops {
 		return 0
