@@ -1123,6 +1123,9 @@ func (l *Limiter) window(last int64, n int) int {
 // last included, of what: those that arrived, completed, or the queue lost.
 // Callers hold l.mu.
 func (l *Limiter) perSecond(last int64, n int, what counted) float64 {
+	if n <= 0 {
+		return 0 // no tick seen yet
+	}
 	sum := 0
 	for t := last; t > last-int64(n) && t >= 0; t-- {
 		c := &l.ticks[t%rateTicks]
@@ -1135,9 +1138,6 @@ func (l *Limiter) perSecond(last int64, n int, what counted) float64 {
 		default:
 			sum += c.arrivals
 		}
-	}
-	if n <= 0 {
-		return 0
 	}
 	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
@@ -1273,6 +1273,8 @@ func (l *Limiter) adjust(now time.Time) {
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
 		started := l.starting && gradient < startEnd
 		l.starting = l.starting && !started
+		// The first interval, begun with the limiter before any call,
+		// has no start to read a rate from.
 		if started && l.capacity == 0 && !l.intervalEmptied && l.intervalDone > 0 && ratio <= startTail &&
 			!l.intervalFrom.IsZero() && now.After(l.intervalFrom) {
 			// The start ends on calls queued inside the handlers, the queue

@@ -132,10 +132,11 @@ func drawLevel(u float64) criticality.Level {
 //
 // A sleep runs past what it asks, by the timer's granularity and the
 // scheduler's delay: 0.3–0.6 ms idle on the machine of docs/design,
-// 0.5–0.9 ms under load, 3 % of a 20 ms hold. So that the resource has the capacity W ÷ S that every
-// share is measured against, a hold sleeps S less that overrun, measured
-// before the run (see timerOverrun). What a busy CPU adds during the run
-// is the machine's, and shows in "a hold past S".
+// 0.5–0.9 ms under load, 3 % of a 20 ms hold. So that the resource has
+// the capacity W ÷ S that every share is measured against, a hold sleeps
+// S less that overrun, measured before the run (see timerOverrun). What a
+// busy CPU adds during the run is the machine's, and shows in "a hold
+// past S".
 type resource struct {
 	slots  chan struct{}
 	closed chan struct{}
