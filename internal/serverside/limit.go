@@ -217,6 +217,11 @@ type Limiter struct {
 	idleSeen   bool // and the handlers had room to spare
 	probedTick bool // a probe ran in this tick
 	capacity   float64
+	// The busy ticks capacity is next read from (see noteBusy): the calls
+	// completed in them, how many they are, and the first's number.
+	busyCalls int
+	busyTicks int
+	busyFrom  int64
 	// stretch is how many times overloadWait a call may wait in this
 	// overload (see waitStretch); 0 counts as 1.
 	stretch float64
@@ -299,6 +304,9 @@ const (
 	// tickLength and rateTicks make the window arrivals are counted in.
 	tickLength = 100 * time.Millisecond
 	rateTicks  = 20
+	// capacityWeight is how far a busy tick's rate moves capacity toward
+	// it (see Limiter.noteBusy).
+	capacityWeight = 0.2
 	// quietTicks is breaker.OverloadQuiet in ticks.
 	quietTicks = int64(breaker.OverloadQuiet / tickLength)
 	// shortTicks is the short window of the overload rule, and countNoise
@@ -969,15 +977,10 @@ func (l *Limiter) endTick(t int64) {
 		// never had room to spare (the short queue empties as it
 		// rejects): they served all they could, cur.completions in a
 		// tick.
-		rate := float64(cur.completions) / tickLength.Seconds()
-		if l.capacity == 0 {
-			l.capacity = rate
-		} else {
-			l.capacity += 0.2 * (rate - l.capacity)
-		}
+		l.noteBusy(cur.completions)
 	}
 	if l.capacity > 0 { // the handlers served that many: they can
-		l.capacity = max(l.capacity, l.perSecond(l.tick, shortTicks, completions))
+		l.capacity = max(l.capacity, l.served(l.tick))
 		l.notePeak(t)
 	}
 	if cur.least == 0 {
@@ -1028,6 +1031,57 @@ func (l *Limiter) endTick(t int64) {
 	case l.stands && cur.least == 0:
 		l.stands = false // it emptied: arrivals fell below capacity
 	}
+}
+
+// noteBusy counts the calls completed in the current tick, the handlers
+// busy throughout, toward capacity: once the busy ticks since the last
+// reading (over rateTicks at most) hold minSamples completions, their
+// rate moves capacity a capacityWeight of the way per tick. Handlers that
+// complete that many a tick move it on each, as a tick's count tells
+// their rate to within a third; slower handlers' few a tick would move it
+// by chance: 2 slots × 200 ms, the pair finishing together, complete 2 in
+// one tick and none in the next, and capacity read a tick at a time ran
+// 10–14 calls a second, 20 at first, for their 10 (bench/cmd/overload
+// -configs 2x200ms). Callers hold l.mu.
+func (l *Limiter) noteBusy(completed int) {
+	if l.busyTicks > 0 && l.tick-l.busyFrom >= rateTicks {
+		l.busyCalls, l.busyTicks = 0, 0 // too old to count with this tick
+	}
+	if l.busyTicks == 0 {
+		l.busyFrom = l.tick
+	}
+	l.busyCalls += completed
+	l.busyTicks++
+	if l.busyCalls < minSamples {
+		return
+	}
+	rate := float64(l.busyCalls) / (float64(l.busyTicks) * tickLength.Seconds())
+	if l.capacity == 0 {
+		l.capacity = rate
+	} else {
+		l.capacity += (1 - math.Pow(1-capacityWeight, float64(l.busyTicks))) * (rate - l.capacity)
+	}
+	l.busyCalls, l.busyTicks = 0, 0
+}
+
+// served is the calls a second the handlers completed over the ticks up
+// to tick last, last included: the last shortTicks, or as many more as
+// it takes to count twice minSamples of them (longTicks at most). What
+// handlers served that fast they can serve; but half a second of those
+// that serve 10 calls a second holds 5, and its highest, by chance, was
+// 12–14 (see noteBusy). Callers hold l.mu.
+func (l *Limiter) served(last int64) float64 {
+	sum, n := 0, 0
+	for t := last; n < longTicks && t >= 0; t-- {
+		n++
+		if c := &l.ticks[t%rateTicks]; c.n == t {
+			sum += c.completions
+		}
+		if n >= shortTicks && sum >= 2*minSamples {
+			break
+		}
+	}
+	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
 
 // waitStretch is how many times overloadWait a call may wait in an
@@ -1407,6 +1461,7 @@ func (l *Limiter) endProbe(now time.Time) {
 			// capacity would take seconds to fall, while it keeps the
 			// limit, and a probe, above the handlers' slots.
 			l.capacity *= float64(old) / float64(latency)
+			l.busyCalls, l.busyTicks = 0, 0 // the busy ticks were at the old pace
 		}
 		if l.deep && l.latency > 0 {
 			// The start ended on latency past the noLoad it read; with the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -573,6 +574,31 @@ func TestLimiter_endTick_capacityIsWhatBusyHandlersServe(t *testing.T) {
 			assert.InDelta(t, tc.want, l.capacity, 0.01)
 		})
 	}
+}
+
+// TestLimiter_endTick_capacityOfSlowHandlers: 2 slots × 200 ms whose pair
+// of calls finishes together complete 2 calls in one tick and none in
+// the next. Read a tick at a time, capacity was 20 at first and 12 on
+// the half second's highest; read over busy ticks that hold minSamples
+// completions it is 11.4 at first (8 calls in 7 ticks), then 10.7 (16 in
+// 15), for their 10 a second.
+func TestLimiter_endTick_capacityOfSlowHandlers(t *testing.T) {
+	l, _ := newMockLimiter()
+	l.starting, l.queued = false, 3 // the queue never empties
+	l.firstTick, l.seen = 1000, true
+	l.tick = 1000
+	var readings []float64
+	for i := range 100 {
+		l.ticks[l.tick%rateTicks] = tickCounts{n: l.tick, completions: 2 * (1 - i%2), arrivals: 1, least: 3}
+		l.endTick(l.tick + 1)
+		if l.capacity > 0 {
+			readings = append(readings, l.capacity)
+		}
+	}
+	require.NotEmpty(t, readings)
+	assert.InDelta(t, 10, slices.Min(readings), 1, "the lowest reading")
+	assert.InDelta(t, 10, slices.Max(readings), 1.5, "the highest reading")
+	assert.InDelta(t, 10, readings[len(readings)-1], 0.7, "the last reading")
 }
 
 func TestLimiter_adjust_followsLatency(t *testing.T) {
