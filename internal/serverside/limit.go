@@ -41,9 +41,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     queue's. It lasts until its calls tell noLoad (or 8 of them do
 //     not, or 5 s pass), and the queue meanwhile holds what the calls it
 //     lets in serve in maxWait, not what the start's limit would. The
-//     interval that ended the start, its queue never empty and its
-//     calls no heavy tail's, tells capacity (below): every handler was
-//     busy in it.
+//     interval that ended the start, its queue never empty (or grown
+//     past chance) and its calls no heavy tail's, tells capacity
+//     (below): every handler was busy in it.
 //   - Then the limit follows the latency of the calls the handlers serve
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
@@ -175,10 +175,12 @@ type Limiter struct {
 	interval logLatencies
 	full     bool // the limit was reached in the interval
 	// The interval's start, the calls that finished in it (served or
-	// not), and whether the queue emptied in it: an interval that ends
-	// the start with the queue never empty tells capacity (see adjust).
+	// not), those that arrived in it, and whether the queue emptied in
+	// it: an interval that ends the start with the queue never empty, or
+	// grown past chance, tells capacity (see adjust).
 	intervalFrom    time.Time
 	intervalDone    int
+	intervalArrived int
 	intervalEmptied bool
 	latency         time.Duration // the last interval's
 	nextAdjust      time.Time     // earliest end of the interval
@@ -581,6 +583,7 @@ func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp s
 		l.seen, l.firstTick = true, l.tick
 	}
 	l.ticks[l.tick%rateTicks].arrivals++
+	l.intervalArrived++
 	if l.queued == 0 && l.inFlight < l.allowed() {
 		l.inFlight++
 		l.unlock()
@@ -1329,17 +1332,29 @@ func (l *Limiter) adjust(now time.Time) {
 		l.starting = l.starting && !started
 		// The first interval, begun with the limiter before any call,
 		// has no start to read a rate from.
-		if started && l.capacity == 0 && !l.intervalEmptied && l.intervalDone > 0 && ratio <= startTail &&
+		done, arrived := float64(l.intervalDone), float64(l.intervalArrived)
+		grew := arrived > done+countNoise*math.Sqrt(done)
+		if started && l.capacity == 0 && (!l.intervalEmptied || grew) && l.intervalDone > 0 && ratio <= startTail &&
 			!l.intervalFrom.IsZero() && now.After(l.intervalFrom) {
 			// The start ends on calls queued inside the handlers, the queue
-			// never empty meanwhile: every handler was busy, and what they
-			// served is their capacity. Read from ticks, it would wait for
-			// the probe that follows to end, and a full tick after: 0.4 s
-			// from the first call for 4 handlers × 20 ms, 3 s for 2 × 200
-			// ms, while the queue grew at the rate of the overload. Not so
-			// a heavy tail's interval, whose few slow calls held the
-			// handlers: what they served then is a fraction of capacity.
-			l.capacity = float64(l.intervalDone) / now.Sub(l.intervalFrom).Seconds()
+			// never empty meanwhile, or grown past chance (calls arrived
+			// faster than the handlers finished them, by more than twice
+			// the √ of those they finished): every handler was busy, and
+			// what they served is their capacity. Read from ticks, it would
+			// wait for the probe that follows to end, and a full tick
+			// after: 0.4 s from the first call for 4 handlers × 20 ms, 3 s
+			// for 2 × 200 ms, while the queue grew at the rate of the
+			// overload. A queue that only stands empty at the interval's
+			// beginning is no idle handler: 2 × 200 ms at twice their
+			// capacity, whose start let in 8 calls at once as their queue
+			// emptied, read capacity 4.5 s in, and 12 calls timed out in
+			// the queue meanwhile (bench/cmd/overload -configs 2x200ms,
+			// seed 2). Not so a heavy tail's interval, whose few slow calls
+			// held the handlers: what they served then is a fraction of
+			// capacity; nor a few calls at once that queue inside 2
+			// handlers by chance at half their capacity, whose queue
+			// drains as fast as it grows.
+			l.capacity = done / now.Sub(l.intervalFrom).Seconds()
 		}
 		// In overload the limit stops near what the handlers serve at
 		// once, so latency far past noLoad is less a queue inside than
@@ -1385,7 +1400,7 @@ func (l *Limiter) adjust(now time.Time) {
 func (l *Limiter) newInterval(now time.Time) {
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
-	l.intervalFrom, l.intervalDone, l.intervalEmptied = now, 0, l.queued == 0
+	l.intervalFrom, l.intervalDone, l.intervalArrived, l.intervalEmptied = now, 0, 0, l.queued == 0
 }
 
 // Stats returns the limiter's figures.

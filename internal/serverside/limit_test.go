@@ -908,20 +908,25 @@ func TestLimiter_adjust_theStartEndsOnAQueueInside(t *testing.T) {
 }
 
 // TestLimiter_adjust_theStartsEndTellsCapacity: the interval that ends
-// the start with the queue never empty had every handler busy, and what
-// they served in it is capacity, known at once; with the queue empty at
-// some point, they may have idled, and with a heavy tail's latencies a
-// few slow calls held them: capacity then waits for busy ticks.
+// the start with the queue never empty, or grown past chance, had every
+// handler busy, and what they served in it is capacity, known at once;
+// with the queue empty at some point and no more calls arriving than
+// finished (but for chance), they may have idled, and with a heavy tail's
+// latencies a few slow calls held them: capacity then waits for busy
+// ticks.
 func TestLimiter_adjust_theStartsEndTellsCapacity(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		name      string
 		latencies []time.Duration // the interval's, minSamples of them
 		emptied   bool
+		arrived   int // in the interval; 20 calls finished in it
 		want      float64
 	}{
 		{name: "a queue inside", latencies: []time.Duration{40 * ms}, want: 200},
-		{name: "the queue emptied", latencies: []time.Duration{40 * ms}, emptied: true},
+		{name: "the queue emptied", latencies: []time.Duration{40 * ms}, emptied: true, arrived: 20},
+		{name: "the queue emptied, then grew within chance", latencies: []time.Duration{40 * ms}, emptied: true, arrived: 28},
+		{name: "the queue emptied, then grew past chance", latencies: []time.Duration{40 * ms}, emptied: true, arrived: 29, want: 200},
 		{name: "a heavy tail", latencies: []time.Duration{80 * ms, 80 * ms, 80 * ms, 400 * ms}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -943,7 +948,7 @@ func TestLimiter_adjust_theStartsEndTellsCapacity(t *testing.T) {
 				s.Release(false) // hands the slot to a call waiting: the queue holds 2
 			}
 			l.mu.Lock()
-			l.intervalDone = 20 // in 100 ms
+			l.intervalDone, l.intervalArrived = 20, tc.arrived // in 100 ms
 			for i := range minSamples {
 				d := tc.latencies[i%len(tc.latencies)]
 				l.interval.add(math.Log(float64(d)))
