@@ -1344,12 +1344,11 @@ func (l *Limiter) adjust(now time.Time) {
 			// wait for the probe that follows to end, and a full tick
 			// after: 0.4 s from the first call for 4 handlers × 20 ms, 3 s
 			// for 2 × 200 ms, while the queue grew at the rate of the
-			// overload. A queue that only stands empty at the interval's
-			// beginning is no idle handler: 2 × 200 ms at twice their
-			// capacity, whose start let in 8 calls at once as their queue
-			// emptied, read capacity 4.5 s in, and 12 calls timed out in
-			// the queue meanwhile (bench/cmd/overload -configs 2x200ms,
-			// seed 2). Not so a heavy tail's interval, whose few slow calls
+			// overload. A queue empty only as the interval began idled no
+			// handler: 2 × 200 ms at twice their capacity, whose start let
+			// in 8 calls at once as their queue emptied, read capacity
+			// 4.5 s in without this, and 12 calls timed out in the queue
+			// meanwhile (bench/cmd/overload -configs 2x200ms, seed 2). Not so a heavy tail's interval, whose few slow calls
 			// held the handlers: what they served then is a fraction of
 			// capacity; nor a few calls at once that queue inside 2
 			// handlers by chance at half their capacity, whose queue
