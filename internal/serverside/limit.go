@@ -1074,17 +1074,14 @@ func (l *Limiter) noteBusy(completed int) {
 // that serve 10 calls a second holds 5, and its highest, by chance, was
 // 12–14 (see noteBusy). Callers hold l.mu.
 func (l *Limiter) served(last int64) float64 {
-	sum, n := 0, 0
-	for t := last; n < longTicks && t >= 0; t-- {
+	n := shortTicks
+	for {
+		rate := l.perSecond(last, n, completions)
+		if n == longTicks || math.Round(rate*float64(n)*tickLength.Seconds()) >= 2*minSamples {
+			return rate
+		}
 		n++
-		if c := &l.ticks[t%rateTicks]; c.n == t {
-			sum += c.completions
-		}
-		if n >= shortTicks && sum >= 2*minSamples {
-			break
-		}
 	}
-	return float64(sum) / (float64(n) * tickLength.Seconds())
 }
 
 // waitStretch is how many times overloadWait a call may wait in an
