@@ -116,13 +116,13 @@ const inprocURL = "http://overload.test/"
 // timeout of timeout; behindTransport puts an httpbreaker Transport (its
 // defaults, a registry of its own) in the clients. From scaleAt on (since
 // the start; 0 for never) the service time is multiplied by scale. Work
-// done for gone callers counts from goneFrom on.
+// done for gone callers counts for the calls that arrived from goneFrom on.
 func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt time.Duration, scale float64,
 	goneFrom, timeout time.Duration, inproc, behindTransport bool) (*record, error) {
 	late := timerOverrun(mean)
 	start := time.Now()
 	res := newResource(w, mean, start)
-	res.scaleAt, res.scale, res.goneFrom, res.late = scaleAt, scale, goneFrom, late
+	res.scaleAt, res.scale, res.late = scaleAt, scale, late
 	h, stop := c.wrap(res, w)
 	if stop != nil {
 		defer stop()
@@ -154,7 +154,7 @@ func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt ti
 			wg.Add(1)
 			go func(i int, lag time.Duration) {
 				defer wg.Done()
-				out.calls[i] = send(rt, url, arrivals[i], timeout, start)
+				out.calls[i] = send(rt, url, i, arrivals[i], timeout, start)
 				out.calls[i].lag = lag
 			}(i, now-arrivals[i].at)
 		}
@@ -166,15 +166,29 @@ func play(arrivals []arrival, c contender, w int, mean time.Duration, scaleAt ti
 	}
 	wg.Wait()
 	res.close(time.Second + 60*mean)
-	out.gone = res.gone.Load()
 	res.mu.Lock()
+	out.gone = goneSince(res.gone, arrivals, goneFrom)
 	out.slots, out.holds = w, res.holds
 	res.mu.Unlock()
 	return out, nil
 }
 
-// send makes one call and says how it ended.
-func send(rt http.RoundTripper, url string, a arrival, timeout time.Duration, start time.Time) call {
+// goneSince counts the calls of gone, indices into arrivals, that
+// arrived from from on: a call that arrived before the measured phases
+// and was served after its caller had gone, in them, is not theirs, as
+// it is in no other figure of the row. An index out of range counts.
+func goneSince(gone []int, arrivals []arrival, from time.Duration) int64 {
+	var n int64
+	for _, i := range gone {
+		if i < 0 || i >= len(arrivals) || arrivals[i].at >= from {
+			n++
+		}
+	}
+	return n
+}
+
+// send makes call i, a, and says how it ended.
+func send(rt http.RoundTripper, url string, i int, a arrival, timeout time.Duration, start time.Time) call {
 	// The level in the context too, as a user of the Transport gives it:
 	// its breaker then sheds the lowest levels first, and it sends the
 	// header itself.
@@ -186,6 +200,7 @@ func send(rt http.RoundTripper, url string, a arrival, timeout time.Duration, st
 	}
 	req.Header.Set(httpbreaker.CriticalityHeader, a.level.String())
 	req.Header.Set(drawHeader, strconv.FormatFloat(a.draw, 'g', 6, 64))
+	req.Header.Set(callHeader, strconv.Itoa(i))
 	issued := time.Now()
 	resp, err := rt.RoundTrip(req)
 	if err == nil {

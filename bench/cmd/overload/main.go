@@ -6,7 +6,8 @@
 // naive handler that waits for a free slot however long it takes, holds it
 // for S (time.Sleep, shortened by the timer's overrun measured on the
 // idle machine before each run, so that a hold takes S) and answers 200
-// OK, even when its caller has gone (counted: "work for callers gone").
+// OK, even when its caller has gone (counted: "work for callers gone", for
+// the calls that arrived in the measured phases, as every figure of a row).
 // Its capacity is W/S calls/s; what a busy CPU adds to a hold shows in
 // "a hold past S".
 // Open-loop Poisson arrivals at a multiple of the capacity, each call with

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -342,6 +345,37 @@ func TestMedianOverrun(t *testing.T) {
 	} {
 		if got := medianOverrun(c.samples, 20*time.Millisecond); got != c.want {
 			t.Errorf("%s: medianOverrun = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Work done for a caller that had gone is noted with the call's index,
+// and counts for the calls that arrived in the measured phases only, as
+// every other figure of a row: a call of the warm-up served after its
+// caller left, once the phases began, is not theirs.
+func TestGone_countsByArrival(t *testing.T) {
+	res := newResource(1, time.Microsecond, time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, h := range []string{"0", "2", "nope"} {
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		req.Header.Set(callHeader, h)
+		res.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil) // its caller waits
+	req.Header.Set(callHeader, "1")
+	res.ServeHTTP(httptest.NewRecorder(), req)
+	if want := []int{0, 2, -1}; !slices.Equal(res.gone, want) {
+		t.Fatalf("gone = %v, want %v", res.gone, want)
+	}
+
+	arrivals := []arrival{{at: time.Second}, {at: 2 * time.Second}, {at: 3 * time.Second}}
+	for _, c := range []struct {
+		from time.Duration
+		want int64
+	}{{0, 3}, {2 * time.Second, 2}, {4 * time.Second, 1}} {
+		if got := goneSince(res.gone, arrivals, c.from); got != c.want {
+			t.Errorf("goneSince(from %v) = %d, want %d", c.from, got, c.want)
 		}
 	}
 }

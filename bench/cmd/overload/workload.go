@@ -27,6 +27,11 @@ var heavySigma = math.Log(50) / 3.090232306167813
 // service time, from the schedule to the resource.
 const drawHeader = "X-Bench-Service"
 
+// callHeader carries a call's index among the run's arrivals, so that
+// work done for it after its caller had gone is counted with the call's
+// arrival, as every other figure of a row is.
+const callHeader = "X-Bench-Call"
+
 // burst is a stretch of higher traffic that comes back every so often.
 type burst struct {
 	every    time.Duration // one burst per period, at the end of it
@@ -123,7 +128,7 @@ func drawLevel(u float64) criticality.Level {
 // resource is the naive handler: W slots, each held for the service time
 // by one call. A call waits for a free slot however long it takes, holds
 // it (time.Sleep), and answers 200 OK, whether or not its caller is still
-// there; when it finishes work for a caller that had gone, it counts it.
+// there; when it finishes work for a caller that had gone, it notes the call.
 // Closing it (at the end of a run, once every caller has had its answer
 // or given up) sends the calls still waiting away without work. It notes
 // each hold of a slot: how busy the slots were, and how much longer than
@@ -146,11 +151,7 @@ type resource struct {
 	// multiplied by scale.
 	scaleAt time.Duration
 	scale   float64
-	// goneFrom is when, since start, work done for a gone caller starts
-	// to count.
-	goneFrom time.Duration
-	gone     atomic.Int64
-	inside   atomic.Int64 // calls in ServeHTTP
+	inside  atomic.Int64 // calls in ServeHTTP
 	// late is how long a sleep runs past what it asks, on the machine
 	// idle (timerOverrun): a hold sleeps that much less.
 	late time.Duration
@@ -158,6 +159,9 @@ type resource struct {
 
 	mu    sync.Mutex
 	holds []hold // guarded by mu
+	// gone is the calls, by their callHeader (-1 without one), whose
+	// work finished after their callers had gone; guarded by mu.
+	gone []int
 }
 
 // hold is a slot held by one call, since the resource's start: from
@@ -242,10 +246,14 @@ func (r *resource) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.slots <- struct{}{}
 	r.mu.Lock()
 	r.holds = append(r.holds, h)
-	r.mu.Unlock()
-	if req.Context().Err() != nil && time.Since(r.start) >= r.goneFrom {
-		r.gone.Add(1)
+	if req.Context().Err() != nil {
+		i, err := strconv.Atoi(req.Header.Get(callHeader))
+		if err != nil {
+			i = -1
+		}
+		r.gone = append(r.gone, i)
 	}
+	r.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(okBody)
