@@ -573,6 +573,47 @@ func (l *Limiter) AcquireFor(ctx context.Context, level criticality.Level, b bre
 // (srebreaker.Ignore), unless nil, as the call joins the queue, and
 // reports that it did.
 func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp srebreaker.Promise) (Slot, bool, error) {
+	s, w, err := l.join(level)
+	if w == nil {
+		return s, false, err
+	}
+	gaveUp := giveUp != nil
+	if gaveUp {
+		srebreaker.Ignore(giveUp)
+	}
+
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		if l.quit(w) {
+			putWaiter(w)
+			return Slot{}, gaveUp, ctx.Err()
+		}
+		<-w.done
+		if w.state == granted { // handed a slot as the caller left: give it on
+			putWaiter(w)
+			Slot{l: l, start: l.now()}.Release(false)
+			return Slot{}, gaveUp, ctx.Err()
+		}
+	}
+	state := w.state
+	putWaiter(w)
+	if state == rejected {
+		return Slot{}, gaveUp, ErrOverloaded
+	}
+	s = Slot{l: l, start: l.now()}
+	if err := ctx.Err(); err != nil { // the caller left as the slot came
+		s.Release(false)
+		return Slot{}, gaveUp, err
+	}
+	return s, gaveUp, nil
+}
+
+// join is a call's arrival at level: it returns the call's slot when the
+// handlers have room, ErrOverloaded when the call is rejected at once,
+// or else the waiter that joined the queue, whose done is sent on once a
+// slot is handed to it or it is rejected (its state tells which).
+func (l *Limiter) join(level criticality.Level) (Slot, *waiter, error) {
 	if !level.Valid() {
 		level = criticality.Default
 	}
@@ -587,7 +628,7 @@ func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp s
 	if l.queued == 0 && l.inFlight < l.allowed() {
 		l.inFlight++
 		l.unlock()
-		return Slot{l: l, start: now}, false, nil
+		return Slot{l: l, start: now}, nil, nil
 	}
 	l.full = true
 	if !l.room(level.Index()) {
@@ -596,7 +637,7 @@ func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp s
 			l.ticks[l.tick%rateTicks].lost++
 		}
 		l.unlock()
-		return Slot{}, false, ErrOverloaded
+		return Slot{}, nil, ErrOverloaded
 	}
 	if l.queued == 0 {
 		l.lastMove = now
@@ -607,44 +648,25 @@ func (l *Limiter) acquire(ctx context.Context, level criticality.Level, giveUp s
 	l.trim()
 	l.watch(now)
 	l.unlock()
-	gaveUp := giveUp != nil
-	if gaveUp {
-		srebreaker.Ignore(giveUp)
-	}
+	return Slot{}, w, nil
+}
 
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		l.mu.Lock()
-		if w.state == waiting {
-			l.waiting[level.Index()].remove(w)
-			l.queued--
-			l.advance(l.now())
-			l.noteLeast()
-			l.ticks[l.tick%rateTicks].lost++
-			l.unlock()
-			putWaiter(w)
-			return Slot{}, gaveUp, ctx.Err()
-		}
+// quit takes w out of the queue, its caller gone, and reports whether it
+// was still waiting; if not, a slot or a rejection was sent on w.done
+// first.
+func (l *Limiter) quit(w *waiter) bool {
+	l.mu.Lock()
+	if w.state != waiting {
 		l.unlock()
-		<-w.done
-		if w.state == granted { // handed a slot as the caller left: give it on
-			putWaiter(w)
-			Slot{l: l, start: l.now()}.Release(false)
-			return Slot{}, gaveUp, ctx.Err()
-		}
+		return false
 	}
-	state := w.state
-	putWaiter(w)
-	if state == rejected {
-		return Slot{}, gaveUp, ErrOverloaded
-	}
-	s := Slot{l: l, start: l.now()}
-	if err := ctx.Err(); err != nil { // the caller left as the slot came
-		s.Release(false)
-		return Slot{}, gaveUp, err
-	}
-	return s, gaveUp, nil
+	l.waiting[w.level.Index()].remove(w)
+	l.queued--
+	l.advance(l.now())
+	l.noteLeast()
+	l.ticks[l.tick%rateTicks].lost++
+	l.unlock()
+	return true
 }
 
 // allowed is how many calls the handlers may hold now. Callers hold l.mu.
