@@ -30,17 +30,19 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // first in overload. It learns the limit from what it sees, with
 // nothing to configure:
 //
-//   - The limit starts at 4 and doubles on each interval it is reached
-//     in until latency rises a quarter above the lowest seen: few calls
-//     at first show the handlers' latency with no queue inside. Till
-//     then the queue is bounded by maxQueue alone and serves the newest
-//     first, so a backlog of the start ages out with its callers. No
-//     probe (below) interrupts the start. The first probe past it lets
-//     in a quarter of the limit: 4 calls at once queue inside handlers
-//     that serve fewer, and the lowest latency the start saw may be a
-//     queue's. It lasts until its calls tell noLoad (or 8 of them do
-//     not, or 5 s pass), and the queue meanwhile holds what the calls it
-//     lets in serve in maxWait, not what the start's limit would. The
+//   - The limit starts at 2 and doubles on each interval it is reached
+//     in (4 noLoads long, 100 ms at most) until latency rises a quarter
+//     above the lowest seen, or past twice the interval's spread when
+//     that is more: few calls at first show the handlers' latency with
+//     no queue inside. Till then the queue is bounded by maxQueue alone
+//     and serves the newest first, so a backlog of the start ages out
+//     with its callers. No probe (below) interrupts the start. The first
+//     probe past it lets in a quarter of the limit, 2 calls at least:
+//     calls at once queue inside handlers that serve fewer, and the
+//     lowest latency the start saw may be a queue's. It lasts until its
+//     calls tell noLoad (or 8 of them do not, or 5 s pass), and the
+//     queue meanwhile holds what the calls it lets in serve in maxWait,
+//     not what the start's limit would. The
 //     interval that ended the start, its queue never empty (or grown
 //     past chance) and its calls no heavy tail's, tells capacity
 //     (below): every handler was busy in it.
@@ -80,7 +82,11 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     double the limit: the handlers are waiting on something else (long
 //     polls), which more calls cannot slow.
 //   - A burst the handlers will serve in time waits in the queue: it is
-//     rejected only past a second of expected wait (see maxWait).
+//     rejected only past a second of expected wait (see maxWait), at
+//     what the handlers serve once capacity is known. A queue that has
+//     turned a call away serves the highest level first, and the newest
+//     first within it, until it empties: its oldest calls would be served
+//     as their callers give up.
 //   - A queue that stands, never empty for 4 s and not draining, with
 //     more calls than the handlers serve in 5 noLoads while calls arrive
 //     at least as fast as capacity, holds that many at most until it
@@ -164,6 +170,9 @@ type Limiter struct {
 	// reached in, and the queue is bounded by maxQueue alone.
 	starting bool
 	lastMove time.Time // when a call last finished, or the queue last began
+	// filled is true from when the queue, not overloaded, first turned
+	// a call away (see queueCap) until it next empties.
+	filled bool
 	// stall wakes the limiter when calls have waited a stallSpan with
 	// none finishing, should nothing else wake it; watching is true while
 	// it is set.
@@ -278,8 +287,13 @@ type tickCounts struct {
 const (
 	// initialLimit is the limit a Limiter starts with: few calls at a
 	// time show the handlers' latency with little queue inside, whatever
-	// their own limit.
-	initialLimit = 4
+	// their own limit. At 4, 2 handlers × 200 ms queued 2 calls behind 2
+	// from the first, the start read its noLoad from that queue, and
+	// doubled the limit to 8 or 16 before latency rose a quarter past it:
+	// the calls let in waited up to 1.4 s inside the handlers, and 2 s of
+	// twice their capacity served 83–96 % of it over the next 10 s, at 2
+	// 96–102 % (the simulated server, eight seeds: see sim_test.go).
+	initialLimit = 2
 	// maxLimit bounds the limit, whatever the handlers' latency says.
 	maxLimit = 100_000
 	// minSamples is how many calls an interval needs before the limit
@@ -293,6 +307,11 @@ const (
 	// startEnd is the gradient that ends the start: the latency a
 	// quarter above noLoad.
 	startEnd = 0.8
+	// startInterval is how long an interval of the start lasts at least,
+	// in noLoads, minInterval at most: starting at 2 calls, handlers of
+	// 5 ms that double it every 100 ms reach 32 slots in half a second,
+	// and a surge of 0.9× their capacity queued 1,200 calls meanwhile.
+	startInterval = 4
 	// tolerance is how many spreads an interval's latency may be above
 	// noLoad by chance.
 	tolerance = 2
@@ -632,6 +651,7 @@ func (l *Limiter) join(level criticality.Level) (Slot, *waiter, error) {
 	}
 	l.full = true
 	if !l.room(level.Index()) {
+		l.filled = l.filled || !l.stands
 		l.noteRejected(level.Index())
 		if !l.stands { // a standing queue turns away its excess: no loss
 			l.ticks[l.tick%rateTicks].lost++
@@ -640,7 +660,7 @@ func (l *Limiter) join(level criticality.Level) (Slot, *waiter, error) {
 		return Slot{}, nil, ErrOverloaded
 	}
 	if l.queued == 0 {
-		l.lastMove = now
+		l.lastMove, l.filled = now, false
 	}
 	w := getWaiter(level, now)
 	l.waiting[level.Index()].pushBack(w)
@@ -673,7 +693,9 @@ func (l *Limiter) quit(w *waiter) bool {
 func (l *Limiter) allowed() int {
 	n := l.limit
 	if l.probing && l.deep {
-		return max(1, int(n/deepProbe+0.5))
+		// 2 calls at least: one idles handlers of 2 slots, the fewest the
+		// start knows of, while the queue grows past its callers.
+		return max(2, int(n/deepProbe+0.5))
 	}
 	if l.probing {
 		d := n - probeDepth*math.Sqrt(n)
@@ -728,6 +750,12 @@ func (l *Limiter) queueCap(level int) int {
 		drain = float64(l.allowed())
 	}
 	n := float64(maxWait) / float64(noLoad) * drain
+	if l.capacity > 0 && !(l.probing && l.deep) {
+		// The limit's calls a noLoad overstate the rate when they queue
+		// inside the handlers: 4 calls let in on 2 handlers × 200 ms
+		// finish 10 a second, not 20, and a queue of 20 waited 2 s.
+		n = min(n, maxWait.Seconds()*l.capacity)
+	}
 	if l.stands {
 		n = min(n, standWait*l.capacity*noLoad.Seconds()+float64(level))
 	}
@@ -755,6 +783,7 @@ func (l *Limiter) trim() {
 	for i := 0; i < criticality.Levels; i++ {
 		for l.waiting[i].len > 0 && l.queued > l.queueCap(i) {
 			l.rejectOldest(i)
+			l.filled = l.filled || !l.stands
 		}
 	}
 }
@@ -859,16 +888,22 @@ func (l *Limiter) unlockAndTell() {
 }
 
 // handOff lets waiting calls in while the handlers have room. While
-// overloaded, starting, or before capacity is known, the highest level
-// goes first, and within a level the newest (but for the highest level in
-// overload, in the order it came: see expire). Otherwise the oldest call
-// goes first, whatever its level: the handlers will serve every call, and
-// by level the lowest would wait longest, past its caller's deadline, for
-// no level's gain. Callers hold l.mu.
+// overloaded, starting, before capacity is known, or once the queue has
+// turned a call away (filled), the highest level goes first, and within
+// a level the newest (but for the highest level in overload, in the order
+// it came: see expire). Otherwise the oldest call goes first, whatever its
+// level: the handlers will serve every call, and by level the lowest
+// would wait longest, past its caller's deadline, for no level's gain. A
+// queue that filled holds a second of expected wait, and its oldest calls
+// would be served as their callers give up: 2 handlers × 200 ms at 1.2×
+// and 1.5× their capacity, the overload not yet told at 10 calls a
+// second, served 50–100 % and 39–99 % of it oldest first, 80–100 % and
+// 90–99 % this way (the simulated server, eight seeds: see sim_test.go).
+// Callers hold l.mu.
 func (l *Limiter) handOff(now time.Time) {
 	for l.queued > 0 && l.inFlight < l.allowed() {
 		var w *waiter
-		if l.overload || l.starting || l.capacity == 0 {
+		if l.overload || l.starting || l.capacity == 0 || l.filled {
 			for i := criticality.Levels - 1; w == nil; i-- {
 				q := &l.waiting[i]
 				switch {
@@ -1347,7 +1382,12 @@ func (l *Limiter) adjust(now time.Time) {
 		slack := math.Exp(tolerance * spread)
 		gradient := min(1, float64(l.noLoad())*slack/float64(latency))
 		next := l.limit*gradient + headroom*math.Sqrt(l.limit)
-		started := l.starting && gradient < startEnd
+		// The start ends on a rise past a quarter, or past the
+		// interval's own spread when that is more: not past both at once.
+		// Calls that queue inside the handlers spread the interval, and
+		// 4 calls at once on 2 handlers (1.5 noLoads on average, 1 or 2
+		// each) doubled the limit again under the product of the two.
+		started := l.starting && float64(latency) > float64(l.noLoad())*max(1/startEnd, slack)
 		l.starting = l.starting && !started
 		// The first interval, begun with the limiter before any call,
 		// has no start to read a rate from.
@@ -1418,6 +1458,9 @@ func (l *Limiter) adjust(now time.Time) {
 func (l *Limiter) newInterval(now time.Time) {
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
+	if nl := l.noLoad(); l.starting && nl > 0 {
+		l.nextAdjust = now.Add(min(minInterval, startInterval*nl))
+	}
 	l.intervalFrom, l.intervalDone, l.intervalArrived, l.intervalEmptied = now, 0, 0, l.queued == 0
 }
 

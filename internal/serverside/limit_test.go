@@ -503,7 +503,8 @@ func TestLimiter_endTick_aStandingQueueEndsOnceEmpty(t *testing.T) {
 		l.endTick(now)
 		assert.Equal(t, !emptied, l.stands, "emptied: %v", emptied)
 		if emptied {
-			assert.Equal(t, int(float64(maxWait)/float64(20*time.Millisecond)*5), l.queueCap(0), "a second of expected wait again")
+			assert.Equal(t, int(200*maxWait.Seconds()), l.queueCap(0),
+				"a second of expected wait again, at what the handlers serve (the limit's 5 calls a noLoad are more)")
 		}
 	}
 }
@@ -865,18 +866,19 @@ func TestLimiter_adjust_startsByDoubling(t *testing.T) {
 		l.adjust(mock.Now())
 		mock.Add(minInterval)
 	}
-	for _, want := range []float64{8, 16} {
+	for _, want := range []float64{2 * initialLimit, 4 * initialLimit} {
 		full(20 * time.Millisecond)
 		assert.Equal(t, want, l.limit, "no queue inside: the limit doubles")
 		assert.Equal(t, maxQueue, l.queueCap(0), "the queue is not bounded by a wait while the limit starts")
 	}
 	full(24 * time.Millisecond) // a fifth above noLoad: not yet the end of the start
-	assert.Equal(t, 32.0, l.limit)
-	full(40 * time.Millisecond) // 32 calls at once are twice what the handlers serve
+	const top = 8 * initialLimit
+	assert.Equal(t, float64(top), l.limit)
+	full(40 * time.Millisecond) // top calls at once are twice what the handlers serve
 	assert.False(t, l.starting)
-	assert.InDelta(t, 24+0.25*math.Sqrt(32), l.limit, 0.01, "halfway down to 32 × ½ + ½√32")
+	assert.InDelta(t, 0.75*top+0.25*math.Sqrt(top), l.limit, 0.01, "halfway down to top × ½ + ½√top")
 	assert.True(t, l.probing, "the start ends with a probe")
-	assert.Equal(t, int(l.limit/deepProbe+0.5), l.allowed(), "a quarter of the limit deep")
+	assert.Equal(t, max(2, int(l.limit/deepProbe+0.5)), l.allowed(), "a quarter of the limit deep, 2 calls at least")
 	l.probing, l.deep = false, false
 	before := l.limit
 	full(20 * time.Millisecond)

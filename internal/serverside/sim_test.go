@@ -82,8 +82,9 @@ type simPhaseResult struct {
 	length                                    time.Duration
 	capacity                                  float64 // the handlers', calls/s, at this phase's service time
 	// servedAt are the times the phase's served calls were answered,
-	// since the phase began.
-	servedAt []time.Duration
+	// since the phase began (in the order of latencies), missedAt the
+	// arrivals of those that were not, and rejectedAt of those rejected.
+	servedAt, missedAt, rejectedAt []time.Duration
 }
 
 // share is the phase's served calls as a share of what the handlers
@@ -298,12 +299,21 @@ func (s *sim) arrive(i int) {
 	switch {
 	case err != nil:
 		r.rejected++
+		s.missed(i)
+		r.rejectedAt = append(r.rejectedAt, c.arrived.Sub(s.starts[c.phase]))
 	case w != nil:
 		c.w = w
 		s.queued = append(s.queued, i)
 	default:
 		s.enter(i, slot)
 	}
+}
+
+// missed notes call i, which was not served.
+func (s *sim) missed(i int) {
+	c := &s.calls[i]
+	r := s.result(i)
+	r.missedAt = append(r.missedAt, c.arrived.Sub(s.starts[c.phase]))
 }
 
 // enter lets call i into the handlers, which wait for a slot of the
@@ -326,11 +336,13 @@ func (s *sim) deadline(i int) {
 		c.w = nil
 		s.queued = slices.DeleteFunc(s.queued, func(j int) bool { return j == i })
 		s.result(i).timedOut++
+		s.missed(i)
 		return
 	}
 	if c.inside {
 		c.gone = true
 		s.result(i).timedOut++
+		s.missed(i)
 	}
 }
 
@@ -375,7 +387,10 @@ func (s *sim) poll() {
 		putWaiter(c.w)
 		c.w = nil
 		if state == rejected {
-			s.result(i).rejected++
+			r := s.result(i)
+			r.rejected++
+			s.missed(i)
+			r.rejectedAt = append(r.rejectedAt, c.arrived.Sub(s.starts[c.phase]))
 		} else {
 			s.enter(i, Slot{l: s.l, start: s.clk.now})
 		}

@@ -1,0 +1,158 @@
+package serverside
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srebreaker/srebreaker/criticality"
+)
+
+// TestLimiter_queueCap_drainsAtWhatTheHandlersServe: not overloaded, the
+// queue holds a second of expected wait at the rate the handlers serve
+// once capacity is known, not at the limit's calls a noLoad: 4 calls let
+// in on 2 handlers × 200 ms finish 10 a second, not 20, and 20 calls
+// queued waited 2 s, past their callers.
+func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
+	l, _ := newStartedLimiter(200*time.Millisecond, 4)
+	assert.Equal(t, 20, l.queueCap(0), "capacity unknown: 4 calls a noLoad")
+	l.capacity = 10
+	assert.Equal(t, 10, l.queueCap(0), "a second of what the handlers serve")
+	l.capacity = 100
+	assert.Equal(t, 20, l.queueCap(0), "the limit's own rate, when lower")
+}
+
+// join is a call that joined a limiter's queue (see Limiter.join).
+func join(t *testing.T, l *Limiter, level criticality.Level) *waiter {
+	t.Helper()
+	_, w, err := l.join(level)
+	require.NoError(t, err)
+	require.NotNil(t, w, "the call waits")
+	return w
+}
+
+// letIn reports whether w was handed a slot.
+func letIn(w *waiter) bool {
+	select {
+	case <-w.done:
+		return w.state == granted
+	default:
+		return false
+	}
+}
+
+// TestLimiter_handOff_aQueueThatTurnedACallAwayServesTheNewestFirst: not
+// overloaded, the queue serves the oldest call first, whatever its level;
+// once it has turned a call away, full, until it next empties, the
+// highest level first and the newest first within it: the oldest would
+// wait out their callers (a queue that fills at 1.2–2× the capacity of 2
+// handlers × 200 ms holds a second), and the newest are served in time.
+func TestLimiter_handOff_aQueueThatTurnedACallAwayServesTheNewestFirst(t *testing.T) {
+	l, _ := newStartedLimiter(200*time.Millisecond, 1)
+	mock := l.clock.(*clock.Mock)
+	l.capacity = 3 // 3 calls queued at most: a second of what the handlers serve
+	l.tick = mock.Now().UnixNano() / int64(tickLength)
+	slot, _, err := l.join(criticality.Critical)
+	require.NoError(t, err)
+	oldest := join(t, l, criticality.Sheddable)
+	mock.Add(time.Millisecond)
+	middle := join(t, l, criticality.Critical)
+	mock.Add(time.Millisecond)
+	newest := join(t, l, criticality.Sheddable)
+	require.Equal(t, 3, l.queueCap(0))
+	assert.False(t, l.filled, "not yet full")
+
+	_, _, err = l.join(criticality.Sheddable)
+	require.ErrorIs(t, err, ErrOverloaded, "a full queue turns a call away")
+	assert.True(t, l.filled)
+	slot.Release(true)
+	assert.True(t, letIn(middle), "the highest level goes first")
+	Slot{l: l, start: mock.Now()}.Release(true)
+	assert.True(t, letIn(newest), "then the newest")
+	assert.False(t, letIn(oldest))
+	Slot{l: l, start: mock.Now()}.Release(true)
+	assert.True(t, letIn(oldest))
+
+	// Emptied, the queue serves the oldest first again.
+	first := join(t, l, criticality.Sheddable)
+	assert.False(t, l.filled, "the queue emptied")
+	mock.Add(time.Millisecond)
+	second := join(t, l, criticality.CriticalPlus)
+	Slot{l: l, start: mock.Now()}.Release(true)
+	assert.True(t, letIn(first), "the oldest first, whatever its level")
+	assert.False(t, letIn(second))
+}
+
+// TestLimiter_newInterval_theStartsIntervalsLastFourNoLoads: during the
+// start, an interval lasts 4 noLoads once one is known (minInterval at
+// most): handlers of 5 ms double the limit every 20 ms, not every 100,
+// and a surge of 0.9× the capacity of 32 handlers × 5 ms queued 1,200
+// calls meanwhile, which took 2.5 s to drain. Past the start, an interval
+// lasts minInterval at least.
+func TestLimiter_newInterval_theStartsIntervalsLastFourNoLoads(t *testing.T) {
+	l, mock := newMockLimiter()
+	now := mock.Now()
+	l.newInterval(now)
+	assert.Equal(t, now.Add(minInterval), l.nextAdjust, "no noLoad known yet")
+	l.noteNoLoad(now, 5*time.Millisecond, 0)
+	l.newInterval(now)
+	assert.Equal(t, now.Add(20*time.Millisecond), l.nextAdjust)
+	l.noteNoLoad(now, time.Millisecond, 0)
+	l.minima[now.Unix()%maxNoLoadSeconds] = 200 * time.Millisecond
+	l.newInterval(now)
+	assert.Equal(t, now.Add(minInterval), l.nextAdjust, "slow handlers: minInterval")
+	l.minima[now.Unix()%maxNoLoadSeconds] = 5 * time.Millisecond
+	l.starting = false
+	l.newInterval(now)
+	assert.Equal(t, now.Add(minInterval), l.nextAdjust, "past the start")
+}
+
+// TestLimiter_adjust_theStartEndsPastTheLargerOfARiseAndItsNoise: the
+// start ends on latency a quarter above noLoad, or past twice the spread
+// of the interval's calls when that is more; not on both at once: 4 calls
+// at once on 2 handlers take 1.5 noLoads on average, with a spread a
+// queue's mix of 1 and 2 noLoads gives 8 calls, and the product of the
+// two let the limit double to 16.
+func TestLimiter_adjust_theStartEndsPastTheLargerOfARiseAndItsNoise(t *testing.T) {
+	interval := func(l *Limiter, latencies ...time.Duration) {
+		for _, d := range latencies {
+			l.interval.add(math.Log(float64(d)))
+		}
+		l.full = true
+		l.adjust(l.clock.Now())
+	}
+	const s = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		latencies []time.Duration
+		ends      bool
+	}{
+		{"no queue inside", []time.Duration{s, s, s, s, s, s, s, s}, false},
+		{"a fifth above", []time.Duration{6 * s / 5, 6 * s / 5, 6 * s / 5, 6 * s / 5, 6 * s / 5, 6 * s / 5, 6 * s / 5, 6 * s / 5}, false},
+		{"2 handlers, 4 calls", []time.Duration{s, s, 2 * s, 2 * s, s, s, 2 * s, 2 * s}, true},
+		{"a heavy tail's noise", []time.Duration{s / 4, s / 2, s, 2 * s, 4 * s, s / 4, s / 2, 2 * s}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newMockLimiter()
+			l.noteNoLoad(l.clock.Now(), s, 0)
+			interval(l, tc.latencies...)
+			assert.Equal(t, !tc.ends, l.starting)
+		})
+	}
+}
+
+// TestLimiter_allowed_theFirstProbeLetsInTwoAtLeast: the first probe past
+// the start lets in a quarter of the limit, and 2 calls at least: the
+// start's first limit is 2, and one call at a time idled a handler of 2
+// for the probe's length, while the queue grew past its callers.
+func TestLimiter_allowed_theFirstProbeLetsInTwoAtLeast(t *testing.T) {
+	l, _ := newStartedLimiter(200*time.Millisecond, 4)
+	l.probing, l.deep = true, true
+	assert.Equal(t, 2, l.allowed())
+	l.limit = 16
+	assert.Equal(t, 4, l.allowed())
+}
