@@ -1439,7 +1439,20 @@ func (l *Limiter) adjust(now time.Time) {
 			// otherwise for an interval: in overload, that is where the
 			// limit stops, plus the headroom. Below it, capacity counts
 			// what the handlers served, so that it grows with them.
-			next = min(next, w+headroom*math.Sqrt(w))
+			//
+			// A noLoad told only to past maxSpread (a heavy tail's, the
+			// lowest of few calls) is well below the handlers' own, and
+			// so is atOnce: it then stops the limit rising, and pulls it
+			// down no further. Pulled down, the handlers served less with
+			// their slots idle, capacity read from them fell, and atOnce
+			// with it: 4 handlers of a heavy tail's 20 ms at 2× and 4×
+			// their capacity served 40–98 % and 29–100 % of it (the
+			// simulated server, eight seeds), now 92–101 % and 88–106 %.
+			most := w + headroom*math.Sqrt(w)
+			if l.noLoadSpread() > 0 {
+				most = max(most, l.limit)
+			}
+			next = min(next, most)
 		}
 		l.limit = min(max(next, 1), maxLimit)
 		// Once every probeEvery seconds, an interval with √limit fewer

@@ -47,9 +47,6 @@ func TestSimulated_table(t *testing.T) {
 			multiple float64
 			bursts   bool
 		}{{0.5, false}, {0.9, false}, {0.9, true}, {1.2, false}, {1.5, false}, {2, false}, {4, false}} {
-			if sv.heavy && row.multiple > 1 {
-				continue
-			}
 			var shares []string
 			var p99 time.Duration
 			cp := 1.0

@@ -156,3 +156,30 @@ func TestLimiter_allowed_theFirstProbeLetsInTwoAtLeast(t *testing.T) {
 	l.limit = 16
 	assert.Equal(t, 4, l.allowed())
 }
+
+// TestLimiter_adjust_overloadedARoughNoLoadPullsTheLimitNoLower: in
+// overload, what the handlers serve at once caps the limit; when noLoad
+// was told only past maxSpread (a heavy tail's few calls, well below the
+// handlers' own), the cap stops the limit rising but pulls it no lower:
+// pulled down, the handlers idled, the capacity read from them fell, and
+// the cap with it, down to one call at a time.
+func TestLimiter_adjust_overloadedARoughNoLoadPullsTheLimitNoLower(t *testing.T) {
+	for _, rough := range []bool{false, true} {
+		l, now := newStartedLimiter(5*time.Millisecond, 6)
+		if rough {
+			l.minimaSpread[now.Unix()%maxNoLoadSeconds] = 0.4
+		}
+		// 200 calls a second of 5 ms each: 1 at once, and ½ more.
+		l.overload, l.capacity, l.tail = true, 200, 1
+		for range minSamples {
+			l.interval.add(math.Log(float64(5 * time.Millisecond)))
+		}
+		l.full = true
+		l.adjust(now)
+		if rough {
+			assert.InDelta(t, 6, l.limit, 0.01, "held: the cap would pull it to 1.5")
+		} else {
+			assert.InDelta(t, 1.5, l.limit, 0.01, "down to the cap: 1 + ½√1")
+		}
+	}
+}
