@@ -78,13 +78,13 @@ func TestSimulated_overloadGoals(t *testing.T) {
 				}
 				if sh.sv.heavy {
 					// The goals past capacity are the constant service's; a
-					// heavy tail's capacity varies by a tenth from seed to
-					// seed, and the limit's noLoad is rough: it serves 88–106 %
-					// over eight seeds at 2× and 4×, and collapsed to a third
-					// before the cap on the limit held (see adjust).
+					// heavy tail's work varies by a tenth from seed to seed,
+					// and the limit's noLoad is rough: it serves 95–108 % of
+					// the nominal capacity over eight seeds at 2× and 4×, and
+					// collapsed to a third before its cap held (see adjust).
 					for _, m := range []float64{2, 4} {
 						r := simSteady(sh.sv, m, sh.measure, seed, false)
-						assert.GreaterOrEqual(t, r.share(), 0.85, "heavy-tailed, %v×, seed %d: %v", m, seed, r)
+						assert.GreaterOrEqual(t, r.share(), 0.9, "heavy-tailed, %v×, seed %d: %v", m, seed, r)
 					}
 					continue
 				}

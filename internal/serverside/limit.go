@@ -1433,7 +1433,12 @@ func (l *Limiter) adjust(now time.Time) {
 		} else if next < l.limit {
 			next = l.limit + 0.5*(next-l.limit) // smoothed on the way down
 		}
-		if w := l.atOnce(); l.overload && w > 0 {
+		// Read with capacity's peak of the last seconds: the capacity
+		// of a heavy tail's handlers, read a tick at a time, runs a
+		// third below its mean by chance, and a limit pulled under
+		// their slots by such a reading had them serve less, which the
+		// next reading took for capacity, down to a call at a time.
+		if w := l.peak(l.tick-1) * l.noLoad().Seconds() * l.tail; l.overload && w > 0 {
 			// More calls let in than the handlers serve at once wait
 			// inside, and a probe's drained queue can tell the gradient
 			// otherwise for an interval: in overload, that is where the
@@ -1447,7 +1452,8 @@ func (l *Limiter) adjust(now time.Time) {
 			// their slots idle, capacity read from them fell, and atOnce
 			// with it: 4 handlers of a heavy tail's 20 ms at 2× and 4×
 			// their capacity served 40–98 % and 29–100 % of it (the
-			// simulated server, eight seeds), now 92–101 % and 88–106 %.
+			// simulated server, eight seeds), with this and the peak
+			// above 95–104 % and 98–108 %.
 			most := w + headroom*math.Sqrt(w)
 			if l.noLoadSpread() > 0 {
 				most = max(most, l.limit)

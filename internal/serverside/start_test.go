@@ -183,3 +183,23 @@ func TestLimiter_adjust_overloadedARoughNoLoadPullsTheLimitNoLower(t *testing.T)
 		}
 	}
 }
+
+// TestLimiter_adjust_overloadedCapsAtThePeaksCalls: in overload, the
+// calls the handlers serve at once are read with capacity's peak of the
+// last seconds, not its latest reading: a reading a third low by chance
+// (a heavy tail's) pulled the limit under the handlers' slots, and the
+// readings after it lower still.
+func TestLimiter_adjust_overloadedCapsAtThePeaksCalls(t *testing.T) {
+	l, now := newStartedLimiter(20*time.Millisecond, 6)
+	l.overload, l.capacity, l.tail = true, 100, 1
+	sec := now.Unix()
+	l.peakSec = sec
+	l.peaks[sec%peakSeconds] = 200 // 4 calls at once of 20 ms
+	l.tick = now.UnixNano() / int64(tickLength)
+	for range minSamples {
+		l.interval.add(math.Log(float64(20 * time.Millisecond)))
+	}
+	l.full = true
+	l.adjust(now)
+	assert.InDelta(t, 5, l.limit, 0.01, "4 + ½√4; capacity alone gives 2 + ½√2")
+}
