@@ -311,7 +311,11 @@ const (
 	// in noLoads, minInterval at most: starting at 2 calls, handlers of
 	// 5 ms that double it every 100 ms reach 32 slots in half a second,
 	// and a surge of 0.9× their capacity queued 1,200 calls meanwhile.
-	startInterval = 4
+	// minStartInterval bounds it below: a start that never reaches its
+	// limit lasts as long as the traffic stays light, and handlers that
+	// answer in microseconds would adjust every few calls.
+	startInterval    = 4
+	minStartInterval = 10 * time.Millisecond
 	// tolerance is how many spreads an interval's latency may be above
 	// noLoad by chance.
 	tolerance = 2
@@ -1478,7 +1482,7 @@ func (l *Limiter) newInterval(now time.Time) {
 	l.interval, l.full = logLatencies{}, false
 	l.nextAdjust = now.Add(minInterval)
 	if nl := l.noLoad(); l.starting && nl > 0 {
-		l.nextAdjust = now.Add(min(minInterval, startInterval*nl))
+		l.nextAdjust = now.Add(min(minInterval, max(minStartInterval, startInterval*nl)))
 	}
 	l.intervalFrom, l.intervalDone, l.intervalArrived, l.intervalEmptied = now, 0, 0, l.queued == 0
 }

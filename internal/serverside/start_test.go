@@ -88,8 +88,8 @@ func TestLimiter_handOff_aQueueThatTurnedACallAwayServesTheNewestFirst(t *testin
 }
 
 // TestLimiter_newInterval_theStartsIntervalsLastFourNoLoads: during the
-// start, an interval lasts 4 noLoads once one is known (minInterval at
-// most): handlers of 5 ms double the limit every 20 ms, not every 100,
+// start, an interval lasts 4 noLoads once one is known (minStartInterval
+// at least, minInterval at most): handlers of 5 ms double the limit every 20 ms, not every 100,
 // and a surge of 0.9× the capacity of 32 handlers × 5 ms queued 1,200
 // calls meanwhile, which took 2.5 s to drain. Past the start, an interval
 // lasts minInterval at least.
@@ -101,7 +101,9 @@ func TestLimiter_newInterval_theStartsIntervalsLastFourNoLoads(t *testing.T) {
 	l.noteNoLoad(now, 5*time.Millisecond, 0)
 	l.newInterval(now)
 	assert.Equal(t, now.Add(20*time.Millisecond), l.nextAdjust)
-	l.noteNoLoad(now, time.Millisecond, 0)
+	l.minima[now.Unix()%maxNoLoadSeconds] = 200 * time.Microsecond
+	l.newInterval(now)
+	assert.Equal(t, now.Add(minStartInterval), l.nextAdjust, "handlers of microseconds: minStartInterval")
 	l.minima[now.Unix()%maxNoLoadSeconds] = 200 * time.Millisecond
 	l.newInterval(now)
 	assert.Equal(t, now.Add(minInterval), l.nextAdjust, "slow handlers: minInterval")
