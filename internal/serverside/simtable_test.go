@@ -14,6 +14,7 @@ var (
 	simTable = flag.Bool("sim.table", false, "print the simulated server's table (TestSimulated_table)")
 	simNone  = flag.Bool("sim.none", false, "with -sim.table, run the handlers with no limit")
 	simSeeds = flag.Int("sim.seeds", 8, "with -sim.table, seeds per row (2 for 32 × 5 ms)")
+	simTrc   = flag.String("sim.trace", "", "print the limit's figures every 100 ms of a simulated row (TestSimulated_trace): WxS,multiple,seed[,heavy][,bursts], such as 2x200ms,2,5")
 )
 
 // TestSimulated_table prints, with -sim.table, what the limit serves of
@@ -78,4 +79,60 @@ func (sv simServer) capacityName() string {
 		name += ", heavy-tailed"
 	}
 	return name
+}
+
+// TestSimulated_trace prints, with -sim.trace, the limit's figures every
+// 100 ms of one simulated steady row (2 s of warm-up, then 10 s): the
+// limit, the calls it lets in now, in the handlers and queued, whether
+// it is overloaded, starting or probing, capacity, noLoad (and the spread
+// it was told to), the calls the handlers serve at once, the last
+// interval's latency, and the rejections by level. The analyses in
+// docs/design/benchmarks.md ("A simulated server") were read from it:
+//
+//	go test ./internal/serverside -run TestSimulated_trace -v -sim.trace 2x200ms,2,5
+func TestSimulated_trace(t *testing.T) {
+	if *simTrc == "" {
+		t.Skip("-sim.trace WxS,multiple,seed[,heavy][,bursts] prints a row's trace")
+	}
+	parts := strings.Split(*simTrc, ",")
+	if len(parts) < 3 {
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts]", *simTrc)
+	}
+	var sv simServer
+	var multiple float64
+	var seed uint64
+	w, s, ok := strings.Cut(parts[0], "x")
+	d, err := time.ParseDuration(s)
+	_, err2 := fmt.Sscan(w, &sv.w)
+	_, err3 := fmt.Sscan(parts[1], &multiple)
+	_, err4 := fmt.Sscan(parts[2], &seed)
+	if !ok || err != nil || err2 != nil || err3 != nil || err4 != nil || sv.w < 1 || d <= 0 {
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts]", *simTrc)
+	}
+	sv.s = d
+	bursts := false
+	for _, p := range parts[3:] {
+		switch p {
+		case "heavy":
+			sv.heavy = true
+		case "bursts":
+			bursts = true
+		default:
+			t.Fatalf("-sim.trace: %q is neither heavy nor bursts", p)
+		}
+	}
+	var b strings.Builder
+	next := time.Duration(0)
+	simTrace = func(since time.Duration, l *Limiter) {
+		if since < next {
+			return
+		}
+		next = since.Truncate(100*time.Millisecond) + 100*time.Millisecond
+		fmt.Fprintf(&b, "%5.1fs limit %5.1f allowed %3d in %3d queued %3d overload %-5v start %-5v probe %-5v capacity %7.1f noLoad %v (%.2f) atOnce %.1f latency %v rejected %v\n",
+			since.Seconds(), l.limit, l.allowed(), l.inFlight, l.queued, l.overload, l.starting, l.probing, l.capacity,
+			l.noLoad().Round(time.Millisecond/10), l.noLoadSpread(), l.atOnce(), l.latency.Round(time.Millisecond/10), l.rejected)
+	}
+	defer func() { simTrace = nil }()
+	r := simSteady(sv, multiple, 10*time.Second, seed, bursts)
+	t.Log("\n" + b.String() + "measured: " + r.String())
 }
