@@ -16,7 +16,9 @@ import (
 // queue holds a second of expected wait at the rate the handlers serve
 // once capacity is known, not at the limit's calls a noLoad: 4 calls let
 // in on 2 handlers × 200 ms finish 10 a second, not 20, and 20 calls
-// queued waited 2 s, past their callers.
+// queued waited 2 s, past their callers. It holds the limit's calls at
+// least: a capacity read below a call a second (few calls, each let in
+// by the stall rule) turned every call away.
 func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
 	l, _ := newStartedLimiter(200*time.Millisecond, 4)
 	assert.Equal(t, 20, l.queueCap(0), "capacity unknown: 4 calls a noLoad")
@@ -24,9 +26,12 @@ func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
 	assert.Equal(t, 10, l.queueCap(0), "a second of what the handlers serve")
 	l.capacity = 100
 	assert.Equal(t, 20, l.queueCap(0), "the limit's own rate, when lower")
+	l.capacity = 0.5
+	assert.Equal(t, 4, l.queueCap(0), "the limit's calls at least")
 }
 
-// join is a call that joined a limiter's queue (see Limiter.join).
+// join has a call at level join l's queue, and returns its waiter (see
+// Limiter.join); it fails the test if the call was let in or rejected.
 func join(t *testing.T, l *Limiter, level criticality.Level) *waiter {
 	t.Helper()
 	_, w, err := l.join(level)
