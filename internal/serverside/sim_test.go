@@ -82,9 +82,9 @@ type simPhaseResult struct {
 	length                                    time.Duration
 	capacity                                  float64 // the handlers', calls/s, at this phase's service time
 	// servedAt are the times the phase's served calls were answered,
-	// since the phase began (in the order of latencies), missedAt the
-	// arrivals of those that were not, and rejectedAt of those rejected.
-	servedAt, missedAt, rejectedAt []time.Duration
+	// since the phase began (in the order of latencies), and rejectedAt
+	// the arrivals of those rejected.
+	servedAt, rejectedAt []time.Duration
 }
 
 // share is the phase's served calls as a share of what the handlers
@@ -193,7 +193,10 @@ func simulate(sv simServer, phases []simPhase, seed uint64) ([]simPhaseResult, *
 	at := start
 	for p, ph := range phases {
 		s.starts = append(s.starts, at)
-		scale := cmp0(ph.scale, 1)
+		scale := ph.scale
+		if scale == 0 {
+			scale = 1
+		}
 		s.results = append(s.results, simPhaseResult{length: ph.length, capacity: sv.capacity() / scale})
 		for _, seg := range simSegments(ph, sv.capacity()) {
 			t := at.Add(seg.from)
@@ -235,13 +238,6 @@ func simulate(sv simServer, phases []simPhase, seed uint64) ([]simPhaseResult, *
 		}
 	}
 	return s.results, s.l
-}
-
-func cmp0(x, otherwise float64) float64 {
-	if x == 0 {
-		return otherwise
-	}
-	return x
 }
 
 // simSegment is a stretch of a phase at one rate, from and to since the
@@ -299,7 +295,6 @@ func (s *sim) arrive(i int) {
 	switch {
 	case err != nil:
 		r.rejected++
-		s.missed(i)
 		r.rejectedAt = append(r.rejectedAt, c.arrived.Sub(s.starts[c.phase]))
 	case w != nil:
 		c.w = w
@@ -307,13 +302,6 @@ func (s *sim) arrive(i int) {
 	default:
 		s.enter(i, slot)
 	}
-}
-
-// missed notes call i, which was not served.
-func (s *sim) missed(i int) {
-	c := &s.calls[i]
-	r := s.result(i)
-	r.missedAt = append(r.missedAt, c.arrived.Sub(s.starts[c.phase]))
 }
 
 // enter lets call i into the handlers, which wait for a slot of the
@@ -336,13 +324,11 @@ func (s *sim) deadline(i int) {
 		c.w = nil
 		s.queued = slices.DeleteFunc(s.queued, func(j int) bool { return j == i })
 		s.result(i).timedOut++
-		s.missed(i)
 		return
 	}
 	if c.inside {
 		c.gone = true
 		s.result(i).timedOut++
-		s.missed(i)
 	}
 }
 
@@ -389,7 +375,6 @@ func (s *sim) poll() {
 		if state == rejected {
 			r := s.result(i)
 			r.rejected++
-			s.missed(i)
 			r.rejectedAt = append(r.rejectedAt, c.arrived.Sub(s.starts[c.phase]))
 		} else {
 			s.enter(i, Slot{l: s.l, start: s.clk.now})
