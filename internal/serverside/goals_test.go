@@ -186,3 +186,18 @@ func TestSimulated_overloadTransitions(t *testing.T) {
 		assert.True(t, ok && d <= 2*time.Second, "capacity halved, seed %d: 95 %% of it served after %v (settled %v)", seed, d, ok)
 	}
 }
+
+// TestSimulated_slowHandlers: handlers slower than a second (8 × 2 s,
+// callers that wait 30 s) are turned away nothing below capacity. The
+// queue held a second's wait at the limit's calls a noLoad, under one
+// call for a limit of 2 past the start, and turned away calls at 0.5×.
+func TestSimulated_slowHandlers(t *testing.T) {
+	sv := simServer{w: 8, s: 2 * time.Second, timeout: 30 * time.Second}
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, m := range []float64{0.5, 0.9} {
+			r := simSteady(sv, m, 20*time.Second, seed, false)
+			assert.Zero(t, r.rejected, "%v×, seed %d: %v", m, seed, r)
+			assert.Zero(t, r.timedOut, "%v×, seed %d: %v", m, seed, r)
+		}
+	}
+}

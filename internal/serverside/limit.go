@@ -757,14 +757,17 @@ func (l *Limiter) queueCap(level int) int {
 	if l.capacity > 0 && !(l.probing && l.deep) {
 		// The limit's calls a noLoad overstate the rate when they queue
 		// inside the handlers: 4 calls let in on 2 handlers × 200 ms
-		// finish 10 a second, not 20, and a queue of 20 waited 2 s. It
-		// holds the limit's calls at least: capacity read while few
-		// calls came, each waiting for room until the stall rule let it
-		// in, reads below one a second, and turned every call away.
-		n = min(n, max(maxWait.Seconds()*l.capacity, l.limit))
+		// finish 10 a second, not 20, and a queue of 20 waited 2 s.
+		n = min(n, maxWait.Seconds()*l.capacity)
 	}
+	// It holds what drains in a noLoad at least: handlers slower than
+	// maxWait (a noLoad of 3 s at a limit of 2 held no call, and turned
+	// away every call past the limit at any load), and capacity read
+	// while few calls came, each waiting for room until the stall rule
+	// let it in, below one a second.
+	n = max(n, drain)
 	if l.stands {
-		n = min(n, standWait*l.capacity*noLoad.Seconds()+float64(level))
+		n = min(n, max(1, standWait*l.capacity*noLoad.Seconds()+float64(level)))
 	}
 	return int(min(n, maxQueue))
 }

@@ -14,7 +14,7 @@ var (
 	simTable = flag.Bool("sim.table", false, "print the simulated server's table (TestSimulated_table)")
 	simNone  = flag.Bool("sim.none", false, "with -sim.table, run the handlers with no limit")
 	simSeeds = flag.Int("sim.seeds", 8, "with -sim.table, seeds per row (2 for 32 × 5 ms)")
-	simTrc   = flag.String("sim.trace", "", "print the limit's figures every 100 ms of a simulated row (TestSimulated_trace): WxS,multiple,seed[,heavy][,bursts], such as 2x200ms,2,5")
+	simTrc   = flag.String("sim.trace", "", "print the limit's figures every 100 ms of a simulated row (TestSimulated_trace): WxS,multiple,seed[,heavy][,bursts][,timeout=D], such as 2x200ms,2,5")
 )
 
 // TestSimulated_table prints, with -sim.table, what the limit serves of
@@ -92,11 +92,11 @@ func (sv simServer) capacityName() string {
 //	go test ./internal/serverside -run TestSimulated_trace -v -sim.trace 2x200ms,2,5
 func TestSimulated_trace(t *testing.T) {
 	if *simTrc == "" {
-		t.Skip("-sim.trace WxS,multiple,seed[,heavy][,bursts] prints a row's trace")
+		t.Skip("-sim.trace WxS,multiple,seed[,heavy][,bursts][,timeout=D] prints a row's trace")
 	}
 	parts := strings.Split(*simTrc, ",")
 	if len(parts) < 3 {
-		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts]", *simTrc)
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D]", *simTrc)
 	}
 	var sv simServer
 	var multiple float64
@@ -107,7 +107,7 @@ func TestSimulated_trace(t *testing.T) {
 	_, err3 := fmt.Sscan(parts[1], &multiple)
 	_, err4 := fmt.Sscan(parts[2], &seed)
 	if !ok || err != nil || err2 != nil || err3 != nil || err4 != nil || sv.w < 1 || d <= 0 {
-		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts]", *simTrc)
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D]", *simTrc)
 	}
 	sv.s = d
 	bursts := false
@@ -118,7 +118,13 @@ func TestSimulated_trace(t *testing.T) {
 		case "bursts":
 			bursts = true
 		default:
-			t.Fatalf("-sim.trace: %q is neither heavy nor bursts", p)
+			// timeout=D: the callers' timeout (1 s when not given).
+			v, ok := strings.CutPrefix(p, "timeout=")
+			d, err := time.ParseDuration(v)
+			if !ok || err != nil || d <= 0 {
+				t.Fatalf("-sim.trace: %q is neither heavy, bursts nor timeout=D", p)
+			}
+			sv.timeout = d
 		}
 	}
 	var b strings.Builder

@@ -18,7 +18,8 @@ import (
 // in on 2 handlers × 200 ms finish 10 a second, not 20, and 20 calls
 // queued waited 2 s, past their callers. It holds the limit's calls at
 // least: a capacity read below a call a second (few calls, each let in
-// by the stall rule) turned every call away.
+// by the stall rule), or handlers slower than a second, turned every call
+// past the limit away.
 func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
 	l, _ := newStartedLimiter(200*time.Millisecond, 4)
 	assert.Equal(t, 20, l.queueCap(0), "capacity unknown: 4 calls a noLoad")
@@ -28,6 +29,13 @@ func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
 	assert.Equal(t, 20, l.queueCap(0), "the limit's own rate, when lower")
 	l.capacity = 0.5
 	assert.Equal(t, 4, l.queueCap(0), "the limit's calls at least")
+
+	l, _ = newStartedLimiter(3*time.Second, 2)
+	assert.Equal(t, 2, l.queueCap(0), "handlers slower than maxWait: the limit's calls")
+	l.capacity = 0.6
+	assert.Equal(t, 2, l.queueCap(0), "and once capacity is known")
+	l.capacity, l.stands = 0.01, true
+	assert.Equal(t, 1, l.queueCap(0), "a standing queue: one call at least")
 }
 
 // join has a call at level join l's queue, and returns its waiter (see
