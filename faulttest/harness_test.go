@@ -207,7 +207,7 @@ type figures struct {
 	reachedBeforeShed                int            // the fault's calls before shedAfter that reached the dependency
 	reachedShed                      float64        // the share of the fault's calls after shedAfter that reached the dependency
 	earlyHung                        int            // calls of a hang that the network ended before it healed
-	errs                             map[string]int // the errors of failed calls, by phase and text
+	errs                             map[string]int // the errors of failed calls (and of calls dropped while warm), by phase and text
 }
 
 // never is shedAfter or admittedAfter when the share was never reached.
@@ -387,6 +387,19 @@ func (h *harness) wait(c *call) {
 	}
 }
 
+// noteErr counts c's error in f.errs, under c's phase and how it ended
+// (dropped, failed).
+func (f *figures) noteErr(c *call, how string) {
+	if f.errs == nil {
+		f.errs = map[string]int{}
+	}
+	msg := fmt.Sprint(c.err)
+	if len(msg) > 80 {
+		msg = msg[:80]
+	}
+	f.errs[fmt.Sprintf("%d %s: %s", c.phase, how, msg)]++
+}
+
 // add counts the calls of a run.
 func (f *figures) add(all []*call, s scenario) {
 	nslots := int((s.end() + slot - 1) / slot)
@@ -398,19 +411,15 @@ func (f *figures) add(all []*call, s scenario) {
 		if c.dropped {
 			f.dropped[c.phase]++
 			dropped[k]++
+			if c.phase == warm { // no scenario drops a call then: say why
+				f.noteErr(c, "dropped")
+			}
 			continue
 		}
 		f.admitted[c.phase]++
 		if c.err != nil {
 			f.failed[c.phase]++
-			if f.errs == nil {
-				f.errs = map[string]int{}
-			}
-			msg := c.err.Error()
-			if len(msg) > 80 {
-				msg = msg[:80]
-			}
-			f.errs[fmt.Sprintf("%d: %s", c.phase, msg)]++
+			f.noteErr(c, "failed")
 		}
 	}
 	// sustained: from slot from on, the first slot from which share of the
