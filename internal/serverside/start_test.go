@@ -36,6 +36,15 @@ func TestLimiter_queueCap_drainsAtWhatTheHandlersServe(t *testing.T) {
 	assert.Equal(t, 2, l.queueCap(0), "and once capacity is known")
 	l.capacity, l.stands = 0.01, true
 	assert.Equal(t, 1, l.queueCap(0), "a standing queue: one call at least")
+
+	// The first probe past the start lets in a quarter of the limit; its
+	// queue drains at those calls. A server whose calls each waited out
+	// the stall rule (tests that wait for each call) read a noLoad of
+	// 1.4 s, and the queue held 2 calls for the probe's 3 at most.
+	l, _ = newStartedLimiter(4*time.Second, 12)
+	l.probing, l.deep = true, true
+	assert.Equal(t, 3, l.allowed())
+	assert.Equal(t, 3, l.queueCap(0), "the probe's calls at least")
 }
 
 // join has a call at level join l's queue, and returns its waiter (see
