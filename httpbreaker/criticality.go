@@ -98,32 +98,35 @@ func headerCriticality(r *http.Request) criticality.Level {
 	return serverside.Claimed(r.Header.Get(CriticalityHeader))
 }
 
-// admit asks b about r at the level policy gives it. Above or below the
-// default level, r's context gets the level too, so that the calls the
-// handler makes carry it on. A CriticalityHeader that r carries is made to
-// say that level (removed for the default), on a copy of r, so that a
-// handler that forwards the request's headers does not pass on a claim the
-// server did not believe. The returned request is the one to serve. A
-// request whose client went away before it was admitted returns the
-// context's error.
-func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (*http.Request, srebreaker.Promise, error) {
-	c := policy.Level(r)
+// admit asks b about r at the level policy gives it, c. Above or below
+// the default level, ctx, the context to serve r in, is r's with the level
+// too, so that the calls the handler makes carry it on; otherwise it is
+// r's own (the Handler gives the request its context once, with the
+// chain's Mark). A CriticalityHeader that r carries is made to say that
+// level (removed for the default), on a copy of r, so that a handler that
+// forwards the request's headers does not pass on a claim the server did
+// not believe. The returned request is the one to serve, in ctx. A request
+// whose client went away before it was admitted returns the context's
+// error.
+func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (_ *http.Request, ctx context.Context,
+	c criticality.Level, _ srebreaker.Promise, _ error) {
+	c, ctx = policy.Level(r), r.Context()
 	if c == criticality.Default {
 		if _, ok := r.Header[CriticalityHeader]; ok {
 			r = withHeader(r, "")
 		}
 		p, err := b.Allow()
 		if err != nil {
-			drophook.Dropped(b, r.Context(), err)
+			drophook.Dropped(b, ctx, err)
 		}
-		return r, p, err
+		return r, ctx, c, p, err
 	}
-	r = r.WithContext(criticality.With(r.Context(), c))
+	ctx = criticality.With(ctx, c)
 	if v := r.Header[CriticalityHeader]; len(v) > 0 && (len(v) != 1 || v[0] != c.String()) {
 		r = withHeader(r, c.String())
 	}
-	p, err := b.AllowCtx(r.Context())
-	return r, p, err
+	p, err := b.AllowCtx(ctx)
+	return r, ctx, c, p, err
 }
 
 // withHeader returns a copy of r whose CriticalityHeader is v, or absent

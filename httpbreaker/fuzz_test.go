@@ -93,8 +93,9 @@ func FuzzCriticalityHeader(f *testing.F) {
 		// The request a Handler serves carries no claim it did not
 		// believe: a header it had says the level served at, or is
 		// removed for the default; the context carries the level.
-		served, p, err := admit(b, r, policy)
+		served, ctx, level, p, err := admit(b, r, policy)
 		require.NoError(t, err)
+		require.Equal(t, c, level)
 		p.Accept()
 		vs, had := served.Header[CriticalityHeader], len(r.Header[CriticalityHeader]) > 0
 		switch {
@@ -103,7 +104,8 @@ func FuzzCriticalityHeader(f *testing.F) {
 		default:
 			require.Equal(t, []string{c.String()}, vs)
 		}
-		require.Equal(t, c, criticality.From(served.Context()))
+		require.Equal(t, c, criticality.From(ctx))
+		require.True(t, r.Context() == served.Context(), "the request's context is given once, as it is served")
 		require.Equal(t, joined, strings.Join(r.Header[CriticalityHeader], ","), "the request given is changed")
 
 		// What a Transport writes for a level reads back as that level.

@@ -11,8 +11,6 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
-	"github.com/srebreaker/srebreaker/criticality"
-	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -162,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.key(r)
 	ov := h.memories.Of(key)
 	b := h.breakers(key)
-	r, p, err := admit(b, r, h.policy)
+	r, ctx, level, p, err := admit(b, r, h.policy)
 	probe := false
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
@@ -181,7 +179,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// in: the wait is the server's load, no hang of its dependency.
 		// Not served, a request says nothing of the dependency: its
 		// promise is given up.
-		slot, p, err = ov.Limiter(b, h.clock).AcquireFor(r.Context(), criticality.From(r.Context()), b, p, probe)
+		slot, p, err = ov.Limiter(b, h.clock).AcquireFor(ctx, level, b, p, probe)
 		switch {
 		case err == nil:
 		case err == serverside.ErrOverloaded:
@@ -200,7 +198,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		advice = ov.Served(attempt)
 	}
-	if h.serve(ov, p, slot, w, r, advice) {
+	if h.serve(ctx, ov, p, slot, w, r, advice) {
 		panic(nil) // raised again: see serve
 	}
 }
@@ -235,8 +233,9 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 	_, _ = w.Write([]byte(overloadBody))
 }
 
-// serve runs the wrapped handler for an admitted request (or a probe),
-// holding slot, its room in the overload limit, until it is answered, and
+// serve runs the wrapped handler for an admitted request (or a probe)
+// in a context of its own, derived from ctx, that holds the request's
+// chain.Mark, holding slot, its room in the overload limit, until it is answered, and
 // records the outcome on p, and in ov, the memory of its key, when the
 // handler returns; a stream's first Flush or Hijack marks the call
 // answered before (see responseWriter.answered), and its outcome is then
@@ -245,13 +244,13 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 // recover returns nil for runtime.Goexit, which goes on, and for
 // panic(nil) under GODEBUG panicnil=1, which it stops: serve then returns
 // true, and only then, for ServeHTTP to raise it again.
-func (h *Handler) serve(ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot, w http.ResponseWriter,
-	r *http.Request, advice string) (nilPanic bool) {
-	ctx, m := chain.With(r.Context())
+func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
+	w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
+	rw := &responseWriter{ResponseWriter: w, advice: advice, slot: slot}
+	ctx, rw.chain = rw.ctx.Init(ctx) // the writer holds the request's context: one allocation
 	r = r.WithContext(ctx)
-	rw := &responseWriter{ResponseWriter: w, advice: advice, chain: m, slot: slot}
-	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
-	rw.p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
+	rw.slot.Hold(rw.chain)   // no room held while the handler waits on a guarded call
+	rw.p = rw.chain.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 	returned := false
 	defer func() {
 		if returned {

@@ -22,16 +22,23 @@ func (d *benchWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *benchWriter) WriteHeader(int)             {}
 
 // BenchmarkHandler_ServeHTTP is what the Handler adds to a request it
-// serves, with its overload limit on (the default) and off.
+// serves, with its overload limit on (the default) and off, and to a
+// request that claims a level other than the default (SHEDDABLE) of a
+// Handler that believes it.
 func BenchmarkHandler_ServeHTTP(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		on   bool
-	}{{"limit-on", true}, {"limit-off", false}} {
+		name  string
+		on    bool
+		level string
+	}{{"limit-on", true, ""}, {"limit-off", false, ""}, {"limit-on-sheddable", true, "SHEDDABLE"}} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
-				httpbreaker.WithRegistry(breaker.MustNewRegistry()), httpbreaker.WithOverloadLimit(bc.on))
+				httpbreaker.WithRegistry(breaker.MustNewRegistry()), httpbreaker.WithOverloadLimit(bc.on),
+				httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			if bc.level != "" {
+				r.Header.Set(httpbreaker.CriticalityHeader, bc.level)
+			}
 			w := &benchWriter{h: http.Header{}}
 			b.ReportAllocs()
 			for range b.N {

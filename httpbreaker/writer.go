@@ -25,6 +25,7 @@ type responseWriter struct {
 	// chain is the Mark of the handler's context: a 5xx that follows a
 	// failed guarded call gets RetryHeader too (see serverside.Chained).
 	chain *chain.Mark
+	ctx   chain.Context // the handler's context, which holds chain
 
 	// p is the promise the call is recorded on when the handler returns:
 	// the breaker's, until the first Flush or Hijack marks the call

@@ -94,29 +94,40 @@ type Away struct {
 // key is the context key of a Mark.
 type key struct{}
 
-// markCtx is a context that holds a Mark: one allocation for both, where
-// context.WithValue would take two.
-type markCtx struct {
+// Context is a context that holds a Mark: one allocation for both, where
+// context.WithValue would take two, and none of its own when a server
+// embeds it in what it allocates for a request anyway. Its zero value
+// holds no Mark until [Context.Init]; use a Context only as Init
+// returns it.
+type Context struct {
 	context.Context
 	m Mark
 }
 
-func (c *markCtx) Value(k any) any {
+// Value implements context.Context.
+func (c *Context) Value(k any) any {
 	if _, ok := k.(key); ok {
 		return &c.m
 	}
 	return c.Context.Value(k)
 }
 
-func (c *markCtx) String() string { return "chain.With" }
+func (c *Context) String() string { return "chain.With" }
+
+// Init makes c a context derived from parent that holds a new, empty
+// Mark, as With does, and returns it and the Mark. It must be called once,
+// before c is used.
+func (c *Context) Init(parent context.Context) (context.Context, *Mark) {
+	c.Context = parent
+	return c, &c.m
+}
 
 // With returns a context derived from parent that holds a new, empty Mark,
 // and the Mark. A Mark that parent holds (a server nested in another's
 // handler) is hidden: the inner server answers for the calls made in its
 // handler, and its answer, which carries the advice, tells the outer.
 func With(parent context.Context) (context.Context, *Mark) {
-	c := &markCtx{Context: parent}
-	return c, &c.m
+	return new(Context).Init(parent)
 }
 
 // From returns the Mark that ctx holds, or nil.
