@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -440,5 +441,30 @@ func TestHandler_ServeHTTP_answerAfterClientLeftIsIgnored(t *testing.T) {
 			s := reg.Registry.Get(httpbreaker.DefaultHandlerKey).Stats()
 			assert.Equal(t, int64(0), s.TotalFailures)
 		})
+	}
+}
+
+// TestHandler_ServeHTTP_classifierSeesStatus: the response a Handler's
+// classifier is given has the status line the handler's code makes: its
+// text for the codes net/http names, the code alone for others.
+func TestHandler_ServeHTTP_classifierSeesStatus(t *testing.T) {
+	for _, tc := range []struct {
+		write  int // 0: the handler writes nothing
+		status string
+	}{{0, "200 OK"}, {204, "204 No Content"}, {503, "503 Service Unavailable"}, {299, "299 "}, {799, "799 "}} {
+		var got *http.Response
+		h := httpbreaker.MustNewHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if tc.write != 0 {
+				w.WriteHeader(tc.write)
+			}
+		}), httpbreaker.WithRegistry(breaker.MustNewRegistry()),
+			httpbreaker.WithClassifier(func(_ *http.Request, resp *http.Response, _ error) httpbreaker.Outcome {
+				got = resp
+				return httpbreaker.Success
+			}))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+		require.NotNil(t, got, "code %d", tc.write)
+		assert.Equal(t, tc.status, got.Status, "code %d", tc.write)
+		assert.Equal(t, max(tc.write, 200), got.StatusCode)
 	}
 }

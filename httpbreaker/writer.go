@@ -26,6 +26,7 @@ type responseWriter struct {
 	// failed guarded call gets RetryHeader too (see serverside.Chained).
 	chain *chain.Mark
 	ctx   chain.Context // the handler's context, which holds chain
+	resp  http.Response // what response describes, held here: no allocation of its own
 
 	// p is the promise the call is recorded on when the handler returns:
 	// the breaker's, until the first Flush or Hijack marks the call
@@ -139,7 +140,8 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // response describes what the handler wrote, for the classifier: a handler
-// that wrote nothing gets 200 OK from net/http.
+// that wrote nothing gets 200 OK from net/http. It is called once, as the
+// call is recorded.
 func (w *responseWriter) response(r *http.Request) *http.Response {
 	code := w.status
 	if code == 0 {
@@ -150,8 +152,8 @@ func (w *responseWriter) response(r *http.Request) *http.Response {
 		header = header.Clone()
 		header.Del(RetryHeader)
 	}
-	return &http.Response{
-		Status:     strconv.Itoa(code) + " " + http.StatusText(code),
+	w.resp = http.Response{
+		Status:     statusLine(code),
 		StatusCode: code,
 		Proto:      r.Proto,
 		ProtoMajor: r.ProtoMajor,
@@ -159,4 +161,25 @@ func (w *responseWriter) response(r *http.Request) *http.Response {
 		Header:     header,
 		Request:    r,
 	}
+	return &w.resp
+}
+
+// statusLines are the Status lines of the codes net/http names ("200
+// OK"), made once rather than for every call recorded.
+var statusLines = func() (lines [600]string) {
+	for code := range lines {
+		if text := http.StatusText(code); text != "" {
+			lines[code] = strconv.Itoa(code) + " " + text
+		}
+	}
+	return lines
+}()
+
+// statusLine is an http.Response's Status for code, as net/http's client
+// writes it: the code and its text.
+func statusLine(code int) string {
+	if code >= 0 && code < len(statusLines) && statusLines[code] != "" {
+		return statusLines[code]
+	}
+	return strconv.Itoa(code) + " " + http.StatusText(code)
 }
