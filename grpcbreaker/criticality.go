@@ -117,35 +117,36 @@ func claimedLevel(in incoming) criticality.Level {
 	return serverside.Claimed(vs[0])
 }
 
-// serverAdmit asks b about an incoming call at the level policy gives it.
-// Above or below the default level, the returned context carries the level
-// too, so that the calls the handler makes pass it on. CriticalityKey
+// serverAdmit asks b about an incoming call at the level policy gives it,
+// which it returns, for the overload limit too. Above or below the default
+// level, the returned context carries the level too, so that the calls the
+// handler makes pass it on. CriticalityKey
 // metadata that the call carries is made to say that level (removed for
 // the default) in the returned context, so that a handler that forwards
 // the incoming metadata does not pass on a claim the server did not
 // believe. A call whose client went away before it was admitted gets the
 // context's status.
 func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolicy,
-	fullMethod string) (context.Context, srebreaker.Promise, error) {
+	fullMethod string) (context.Context, criticality.Level, srebreaker.Promise, error) {
 	c := policy.Level(ctx, fullMethod)
 	ctx = incomingLevel(ctx, c)
 	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
 			drophook.Dropped(b, ctx, err)
-			return ctx, nil, serverShed(err)
+			return ctx, c, nil, serverShed(err)
 		}
-		return ctx, p, nil
+		return ctx, c, p, nil
 	}
 	ctx = criticality.With(ctx, c)
 	if err := ctx.Err(); err != nil {
-		return ctx, nil, status.FromContextError(err).Err()
+		return ctx, c, nil, status.FromContextError(err).Err()
 	}
 	p, err := b.AllowCtx(ctx)
 	if err != nil {
-		return ctx, nil, serverShed(err)
+		return ctx, c, nil, serverShed(err)
 	}
-	return ctx, p, nil
+	return ctx, c, p, nil
 }
 
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if

@@ -114,8 +114,9 @@ func FuzzCriticalityMetadata(f *testing.F) {
 		// The context a handler gets carries no claim the server did not
 		// believe: metadata the call had says the level served at, or is
 		// removed for the default; the context carries the level.
-		served, p, err := serverAdmit(b, ctx, policy, "/s/M")
+		served, level, p, err := serverAdmit(b, ctx, policy, "/s/M")
 		require.NoError(t, err)
+		require.Equal(t, c, level)
 		p.Accept()
 		got := metadata.ValueFromIncomingContext(served, CriticalityKey)
 		if c == criticality.Default || len(vs) == 0 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
-	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/admitted"
 	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/serverside"
@@ -174,7 +173,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 	key := o.key(ctx, "", fullMethod)
 	ov = ms.Of(key)
 	b := o.get(key)
-	ctx, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
+	ctx, level, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
 	probe := false
 	if err != nil {
 		var shed *shedError
@@ -193,7 +192,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 		// the wait is the server's load, no hang of its dependency. Not
 		// served, a call says nothing of the dependency: its promise is
 		// given up.
-		slot, p, err = ov.Limiter(b, o.clock).AcquireFor(ctx, criticality.From(ctx), b, p, probe)
+		slot, p, err = ov.Limiter(b, o.clock).AcquireFor(ctx, level, b, p, probe)
 		switch {
 		case err == nil:
 		case err == serverside.ErrOverloaded:
