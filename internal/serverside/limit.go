@@ -83,7 +83,9 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     polls), which more calls cannot slow.
 //   - A burst the handlers will serve in time waits in the queue: it is
 //     rejected only past a second of expected wait (see maxWait), at
-//     what the handlers serve once capacity is known. A queue that has
+//     what the handlers serve once capacity is known, and never while
+//     the queue holds fewer than the limit's calls (a noLoad's wait,
+//     for handlers slower than a second). A queue that has
 //     turned a call away serves the highest level first, and the newest
 //     first within it, until it empties: its oldest calls would be served
 //     as their callers give up.
