@@ -247,10 +247,10 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
 	w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: advice, slot: slot}
-	ctx, rw.chain = rw.ctx.Init(ctx) // the writer holds the request's context: one allocation
+	ctx, m := rw.ctx.Init(ctx) // the writer holds the request's context: one allocation
 	r = r.WithContext(ctx)
-	rw.slot.Hold(rw.chain)   // no room held while the handler waits on a guarded call
-	rw.p = rw.chain.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
+	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
+	rw.p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 	returned := false
 	defer func() {
 		if returned {
@@ -297,7 +297,7 @@ func (h *Handler) finish(ov *serverside.Overload, p srebreaker.Promise, r *http.
 	}()
 	o := h.classifier(r, resp, err)
 	if err == nil { // a panic is the server's own
-		o = chained(o, rw.chain)
+		o = chained(o, rw.ctx.Mark())
 	}
 	recorded = true
 	record(p, o, resp, err)

@@ -22,11 +22,11 @@ type responseWriter struct {
 	// advised is set when the writer added RetryHeader to a 5xx answer
 	// whose handler had not: the classifier does not see it.
 	advised bool
-	// chain is the Mark of the handler's context: a 5xx that follows a
-	// failed guarded call gets RetryHeader too (see serverside.Chained).
-	chain *chain.Mark
-	ctx   chain.Context // the handler's context, which holds chain
-	resp  http.Response // what response describes, held here: no allocation of its own
+	// ctx is the handler's context, whose Mark tells whether a guarded
+	// call failed: a 5xx that follows one gets RetryHeader too (see
+	// serverside.Chained).
+	ctx  chain.Context
+	resp http.Response // what response describes, held here: no allocation of its own
 
 	// p is the promise the call is recorded on when the handler returns:
 	// the breaker's, until the first Flush or Hijack marks the call
@@ -75,7 +75,7 @@ func (w *responseWriter) note(code int) {
 func (w *responseWriter) WriteHeader(code int) {
 	if code >= 500 && w.status == 0 {
 		advice := w.advice // the server's breaker is shedding: see RetryHeader
-		if _, down := w.chain.Down(); down {
+		if _, down := w.ctx.Mark().Down(); down {
 			advice = serverside.DependencyAdvice(advice) // a dependency failed: see serverside.Chained
 		}
 		if advice != "" {

@@ -114,6 +114,9 @@ func (c *Context) Value(k any) any {
 
 func (c *Context) String() string { return "chain.With" }
 
+// Mark returns the Mark c holds.
+func (c *Context) Mark() *Mark { return &c.m }
+
 // Init makes c a context derived from parent that holds a new, empty
 // Mark, as With does, and returns it and the Mark. It must be called once,
 // before c is used.
