@@ -4,8 +4,9 @@
 // ([prombreaker.Collector]), is shown on a status page ([statuspage.Page]),
 // and can be overridden by an operator from an admin endpoint.
 //
-// It serves GET /checkout on its public address (-addr). A checkout asks
-// two dependencies over HTTP through one [httpbreaker.Transport], which
+// It serves GET /checkout on its public address (-addr). A checkout does
+// its own work first, holding one of -workers for -work (200 checkouts a
+// second at the defaults), then asks two dependencies over HTTP through one [httpbreaker.Transport], which
 // keeps a breaker per host: "inventory", which a checkout needs (when it
 // fails or is shed, the checkout fails with 502 or 503), and "pricing",
 // which it can do without (when it fails, the checkout answers with a
@@ -15,7 +16,10 @@
 // fails for the inventory counts as neither on the route's breaker, and its
 // answer carries the advice that makes its callers' breakers count it as
 // neither too: while the inventory is down, the inventory's breaker alone
-// sheds, and the log, the metrics and the alerts name it alone.
+// sheds, and the log, the metrics and the alerts name it alone. More
+// checkouts than the workers serve are rejected by the Handler's overload
+// limit, SHEDDABLE first, with 503 and the header that tells its callers'
+// breakers to throttle (-rate 400 is twice what the defaults serve).
 //
 // Its operations address (-ops) serves what an operator reads and does:
 //
@@ -55,6 +59,8 @@
 //	-rate       checkouts a second the load generator sends (default 20; 0 none)
 //	-sheddable  share of those marked SHEDDABLE (default 0.3)
 //	-seed       seed of the load generator's choice of levels (default 1)
+//	-workers    checkouts that do their own work at once (default 4)
+//	-work       how long a checkout's own work takes, holding one of them (default 20ms; 0 none)
 //
 // It prints where to look, then logs the breakers' events (shedding
 // started and stopped, overrides set, cleared and expired, the route's
@@ -100,4 +106,6 @@ func setFlags(fs *flag.FlagSet, cfg *config) {
 	fs.Float64Var(&cfg.rate, "rate", cfg.rate, "checkouts a second the load generator sends (0: none)")
 	fs.Float64Var(&cfg.sheddable, "sheddable", cfg.sheddable, "share of the generated checkouts marked SHEDDABLE")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "seed of the load generator's choice of levels")
+	fs.IntVar(&cfg.workers, "workers", cfg.workers, "checkouts that do their own work at once")
+	fs.DurationVar(&cfg.work, "work", cfg.work, "how long a checkout's own work takes (0: none)")
 }

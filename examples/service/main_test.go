@@ -83,6 +83,7 @@ func newFixtureFailing(t *testing.T, fault string) *fixture {
 	cfg.addr, cfg.ops = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.inventory, cfg.pricing = inventory.URL, pricing.URL
 	cfg.rate = 0
+	cfg.work = 0 // the mock clock would hold every checkout
 	cfg.clock = f.mock
 	cfg.proba = proba.NewSeeded(1)
 	cfg.logger = slog.New(slog.NewTextHandler(f.logs, nil))
@@ -444,6 +445,9 @@ func TestConfig_validate(t *testing.T) {
 		{"fault", func(c *config) { c.fault = "slow" }, `-fault "slow": must be "error" or "hang"`},
 		{"inventory", func(c *config) { c.inventory = "localhost:80" }, `-inventory "localhost:80": must be an http or https URL with a host`},
 		{"pricing", func(c *config) { c.pricing = "http://" }, `-pricing "http://": must be an http or https URL with a host`},
+		{"workers", func(c *config) { c.workers = 0 }, "-workers 0: must be between 1 and 10000"},
+		{"work", func(c *config) { c.work = -time.Millisecond }, "-work -1ms: must be between 0s and 10s"},
+		{"work too long", func(c *config) { c.work = time.Minute }, "-work 1m0s: must be between 0s and 10s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := defaultConfig()
@@ -478,5 +482,5 @@ func TestFlags_documented(t *testing.T) {
 		}
 		assert.True(t, strings.Contains(string(guide), "`-"+f.Name+"`"), "-%s in docs/guide/production.md", f.Name)
 	})
-	assert.Equal(t, 10, n)
+	assert.Equal(t, 12, n)
 }

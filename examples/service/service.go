@@ -43,6 +43,8 @@ type config struct {
 	rate               float64       // checkouts a second the load generator sends; 0 none
 	sheddable          float64       // share of them marked SHEDDABLE, 0 to 1
 	seed               uint64
+	workers            int           // checkouts doing their own work at once
+	work               time.Duration // how long each does it; 0 none
 
 	logger *slog.Logger // the breakers' and the admin's; nil discards
 	clock  clock.Clock  // the breakers' and the page's; nil is the system clock
@@ -51,7 +53,8 @@ type config struct {
 
 func defaultConfig() config {
 	return config{addr: "127.0.0.1:8080", ops: "127.0.0.1:8081", healthy: 30 * time.Second,
-		down: 30 * time.Second, fault: faultError, rate: 20, sheddable: 0.3, seed: 1}
+		down: 30 * time.Second, fault: faultError, rate: 20, sheddable: 0.3, seed: 1,
+		workers: 4, work: 20 * time.Millisecond}
 }
 
 // How the program's own inventory fails while down (-fault).
@@ -63,6 +66,14 @@ const (
 // maxRate bounds -rate: the load generator is there to show the breakers,
 // not to load-test the machine.
 const maxRate = 10000
+
+// maxWorkers and maxWork bound -workers and -work: a checkout's own work
+// stands for a pool and a few milliseconds of CPU or database, not for a
+// batch job.
+const (
+	maxWorkers = 10000
+	maxWork    = 10 * time.Second
+)
 
 func (c config) validate() error {
 	switch {
@@ -76,6 +87,10 @@ func (c config) validate() error {
 		return fmt.Errorf("-down %v: must not be negative", c.down)
 	case c.fault != faultError && c.fault != faultHang:
 		return fmt.Errorf("-fault %q: must be %q or %q", c.fault, faultError, faultHang)
+	case c.workers < 1 || c.workers > maxWorkers:
+		return fmt.Errorf("-workers %d: must be between 1 and %d", c.workers, maxWorkers)
+	case c.work < 0 || c.work > maxWork:
+		return fmt.Errorf("-work %v: must be between 0s and %v", c.work, maxWork)
 	}
 	for flag, u := range map[string]string{"-inventory": c.inventory, "-pricing": c.pricing} {
 		if u == "" {
@@ -94,6 +109,11 @@ type service struct {
 	breakers *breaker.Registry
 	client   *http.Client // the dependencies', through the breakers' Transport
 	log      *slog.Logger
+	clock    clock.Clock
+
+	// A checkout's own work: one of workers, held for work.
+	workers chan struct{}
+	work    time.Duration
 
 	inventory, pricing string // base URLs
 	checkoutURL        string
@@ -132,8 +152,12 @@ func start(cfg config) (_ *service, err error) {
 		opts = append(opts, breaker.WithClock(cfg.clock))
 		pageOpts = append(pageOpts, statuspage.WithClock(cfg.clock))
 	}
-	s := &service{breakers: breaker.MustNewRegistry(opts...), log: logger,
+	s := &service{breakers: breaker.MustNewRegistry(opts...), log: logger, clock: cfg.clock,
+		workers: make(chan struct{}, cfg.workers), work: cfg.work,
 		inventory: cfg.inventory, pricing: cfg.pricing}
+	if s.clock == nil {
+		s.clock = clock.New()
+	}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -276,10 +300,14 @@ func (s *service) close() {
 	}
 }
 
-// checkout needs the inventory and can do without pricing: a failure of the
-// first fails the checkout (502, or 503 when its breaker shed the call), one
-// of the second is answered with a stale price.
+// checkout does its own work, then needs the inventory and can do without
+// pricing: a failure of the first fails the checkout (502, or 503 when its
+// breaker shed the call), one of the second is answered with a stale
+// price.
 func (s *service) checkout(w http.ResponseWriter, r *http.Request) {
+	if !s.doWork(r.Context()) {
+		return // the caller has gone: no answer is due
+	}
 	stock, err := s.get(r.Context(), s.inventory+"/stock")
 	if err != nil {
 		code := http.StatusBadGateway
@@ -294,6 +322,32 @@ func (s *service) checkout(w http.ResponseWriter, r *http.Request) {
 		price, stale = "9.99", " (stale)"
 	}
 	fmt.Fprintf(w, "in stock: %s, price: %s%s\n", stock, price, stale)
+}
+
+// doWork is a checkout's own work, what bounds how many the route serves
+// a second: it waits for one of the workers (a pool of connections, of
+// CPUs), holds it for s.work, and reports false if ctx ended first. Past
+// what the workers serve, checkouts would wait here, every one longer,
+// until their callers gave up; the Handler's overload limit keeps that
+// wait short and rejects the rest, SHEDDABLE first.
+func (s *service) doWork(ctx context.Context) bool {
+	if s.work <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case s.workers <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-s.workers }()
+	t := s.clock.Timer(s.work)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // get asks a dependency, through its breaker, and returns its answer.
