@@ -1315,6 +1315,89 @@ func newOverloadedLimiter(t *testing.T) (*Limiter, *clock.Mock) {
 	return l, mock
 }
 
+// newReservingLimiter returns a Limiter overloaded with its limit of 5
+// calls in the handlers, of which they serve 4 at once (200 calls a
+// second of 20 ms), 4 held by calls of level, which arrived just now.
+func newReservingLimiter(t *testing.T, level criticality.Level) (*Limiter, []Slot) {
+	t.Helper()
+	l, mock := newMockLimiter()
+	l.Force(5, false)
+	slots := make([]Slot, 4)
+	for i := range slots {
+		s, err := l.Acquire(context.Background(), level)
+		require.NoError(t, err)
+		slots[i] = s
+	}
+	l.Force(5, true)
+	l.mu.Lock()
+	l.minimaSec = mock.Now().Unix()
+	l.minima[l.minimaSec%maxNoLoadSeconds] = 20 * time.Millisecond // noLoad
+	l.capacity = 200
+	l.mu.Unlock()
+	return l, slots
+}
+
+// TestLimiter_allowedFor_headroomIsTheHigherLevels: in overload, a call
+// below CRITICAL fills the slots up to what the handlers serve at once
+// while higher levels arrive, and the limit's headroom goes to them: a
+// SHEDDABLE call waits where a CRITICAL one arriving after it goes in,
+// and goes in itself as a slot frees below what the handlers serve.
+// Without higher levels arriving, or with handlers that serve few calls
+// at once, it takes the headroom as any call.
+func TestLimiter_allowedFor_headroomIsTheHigherLevels(t *testing.T) {
+	ctx := context.Background()
+	l, slots := newReservingLimiter(t, criticality.Critical)
+	shed := acquireAsync(t, l, ctx, criticality.Sheddable)
+	st := l.Stats()
+	assert.Equal(t, 1, st.Queued, "SHEDDABLE waits: 4 in, what the handlers serve at once")
+	assert.Equal(t, 4, st.InFlight)
+
+	var critical Slot
+	select {
+	case got := <-acquireAsync(t, l, ctx, criticality.Critical):
+		require.NoError(t, got.err)
+		critical = got.slot
+	default:
+		t.Fatal("CRITICAL waits behind SHEDDABLE: it goes in at once, to the headroom")
+	}
+	assert.Equal(t, 5, l.Stats().InFlight)
+
+	slots[0].Release(true)
+	assert.Empty(t, shed, "4 in: the headroom is CRITICAL's still")
+	assert.Equal(t, 1, l.Stats().Queued)
+	critical.Release(true)
+	got := <-shed
+	require.NoError(t, got.err, "a slot frees below what the handlers serve: SHEDDABLE goes in")
+	assert.Equal(t, 4, l.Stats().InFlight)
+	got.slot.Release(true)
+	for _, s := range slots[1:] {
+		s.Release(true)
+	}
+
+	t.Run("no higher level arriving", func(t *testing.T) {
+		l, slots := newReservingLimiter(t, criticality.Sheddable)
+		s, err := l.Acquire(ctx, criticality.Sheddable)
+		require.NoError(t, err, "only SHEDDABLE arrives: it takes the headroom")
+		assert.Equal(t, 5, l.Stats().InFlight)
+		s.Release(true)
+		for _, s := range slots {
+			s.Release(true)
+		}
+	})
+	t.Run("handlers that serve few at once", func(t *testing.T) {
+		l, slots := newReservingLimiter(t, criticality.Critical)
+		l.mu.Lock()
+		l.capacity = 100 // 2 calls at once
+		l.mu.Unlock()
+		s, err := l.Acquire(ctx, criticality.Sheddable)
+		require.NoError(t, err, "below minReserving, no headroom is kept")
+		s.Release(true)
+		for _, s := range slots {
+			s.Release(true)
+		}
+	})
+}
+
 func TestLimiter_expire_overloadedRejectsLongWaitsButTheHighestLevel(t *testing.T) {
 	l, mock := newOverloadedLimiter(t)
 	critical := acquireAsync(t, l, context.Background(), criticality.Critical)
