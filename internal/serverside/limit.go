@@ -143,8 +143,10 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // latency: the limit is for the server's own work.
 //
 // A level is never served less than a lower one: in overload a call
-// waits only behind higher or equal levels, and only the lowest level
-// waiting is ever rejected; otherwise none is rejected, and calls go in
+// waits only behind higher or equal levels, only the lowest level
+// waiting is ever rejected, and a call below CRITICAL leaves the limit's
+// headroom past what the handlers serve at once to the higher levels
+// (see allowedFor); otherwise none is rejected, and calls go in
 // in the order they came (by level, the lowest would wait longest, past
 // its callers' deadlines, for no level's gain). The zero value is not
 // usable: make one with [NewLimiter]. A Limiter is safe for concurrent
