@@ -6,16 +6,17 @@
 //
 // It serves GET /checkout on its public address (-addr). A checkout does
 // its own work first, holding one of -workers for -work (200 checkouts a
-// second at the defaults), then asks two dependencies over HTTP through one [httpbreaker.Transport], which
-// keeps a breaker per host: "inventory", which a checkout needs (when it
-// fails or is shed, the checkout fails with 502 or 503), and "pricing",
-// which it can do without (when it fails, the checkout answers with a
-// price marked stale). The route is guarded by an [httpbreaker.Handler]
-// (breaker "server:GET /checkout"), which trusts the criticality a request
-// names in its X-Request-Criticality header up to CRITICAL. A checkout that
-// fails for the inventory counts as neither on the route's breaker, and its
-// answer carries the advice that makes its callers' breakers count it as
-// neither too: while the inventory is down, the inventory's breaker alone
+// second at the defaults), then asks two dependencies over HTTP through
+// one [httpbreaker.Transport], which keeps a breaker per host:
+// "inventory", which a checkout needs (when it fails or is shed, the
+// checkout fails with 502 or 503), and "pricing", which it can do without
+// (when it fails, the checkout answers with a price marked stale). The
+// route is guarded by an [httpbreaker.Handler] (breaker "server:GET
+// /checkout"), which trusts the criticality a request names in its
+// X-Request-Criticality header up to CRITICAL. A checkout that fails for
+// the inventory counts as neither on the route's breaker, and its answer
+// carries the advice that makes its callers' breakers count it as neither
+// too: while the inventory is down, the inventory's breaker alone
 // sheds, and the log, the metrics and the alerts name it alone. More
 // checkouts than the workers serve are rejected by the Handler's overload
 // limit, SHEDDABLE first, with 503 and the header that tells its callers'

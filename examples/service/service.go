@@ -47,7 +47,7 @@ type config struct {
 	work               time.Duration // how long each does it; 0 none
 
 	logger *slog.Logger // the breakers' and the admin's; nil discards
-	clock  clock.Clock  // the breakers' and the page's; nil is the system clock
+	clock  clock.Clock  // the breakers', the page's and a checkout's work's; nil is the system clock
 	proba  *proba.Proba // the breakers' draws; nil is the runtime's generator
 }
 
