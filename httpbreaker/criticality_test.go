@@ -176,3 +176,14 @@ func TestHandler_leveledRequestOfAClientGone(t *testing.T) {
 	_, total := reg.Totals(httpbreaker.DefaultHandlerKey)
 	assert.Equal(t, int64(0), total, "nothing recorded")
 }
+
+// A header named by one of these constants is looked up by the name as
+// given (AttemptOf, the Transport's checks of a response), where net/http
+// stores headers by their canonical names: each must be its canonical
+// form.
+func TestHeaders_canonical(t *testing.T) {
+	for _, h := range []string{httpbreaker.CriticalityHeader, httpbreaker.AttemptHeader,
+		httpbreaker.RetryHeader, httpbreaker.OverloadHeader} {
+		assert.Equal(t, http.CanonicalHeaderKey(h), h)
+	}
+}
