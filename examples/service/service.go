@@ -371,19 +371,22 @@ func (s *service) get(ctx context.Context, u string) (string, error) {
 	return strings.TrimSpace(string(body)), nil
 }
 
-// maxInFlight bounds the load generator's requests out at once: past it, a
-// tick sends nothing.
-const maxInFlight = 64
+// generatorTimeout is how long a generated checkout waits for its answer.
+const generatorTimeout = 2 * time.Second
 
 // generate sends rate checkouts a second until ctx is done, a share of
-// them marked SHEDDABLE, from a source seeded with seed.
+// them marked SHEDDABLE, from a source seeded with seed. It does not wait
+// for answers to send more, as the clients of a service do not: past what
+// the service serves, the calls pile up until it turns them away or they
+// time out. What it has out at once is bounded by what the rate sends in
+// a timeout, at which a tick sends nothing.
 func (s *service) generate(ctx context.Context, rate, sheddable float64, seed uint64) {
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: generatorTimeout}
 	defer client.CloseIdleConnections()
 	rnd := rand.New(rand.NewPCG(seed, 0))
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
-	slots := make(chan struct{}, maxInFlight)
+	slots := make(chan struct{}, max(1, int(rate*generatorTimeout.Seconds())))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
