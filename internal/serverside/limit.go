@@ -750,8 +750,9 @@ func (l *Limiter) allowed() int {
 // holds nothing back from handlers that serve fewer than minReserving
 // calls at once, nor with a heavy tail (l.tail past startTail): there,
 // a lower call held back for a slot of its own waits a large part of a
-// call's time, and 2 handlers × 200 ms at 2× served 93–95 % of their
-// capacity at three seeds of eight, 96–97 % without. Callers hold l.mu.
+// call's time, and 2 handlers × 200 ms at 2× served 93, 95 and 96 % of
+// their capacity at three seeds of eight, 96, 97 and 97 % without.
+// Callers hold l.mu.
 func (l *Limiter) allowedFor(level int) int {
 	n := l.allowed()
 	if !l.overload || l.starting || level >= criticality.Default.Index() || l.tail > startTail {
