@@ -1095,6 +1095,35 @@ func TestLimiter_endProbe_aHeavyTailsFastestCallsTellNoNoLoad(t *testing.T) {
 	assert.Equal(t, noLoad, l.noLoad(), "four calls of a heavy tail tell no noLoad")
 }
 
+// Handlers that take the same time each call spread the intervals' calls
+// as they queue inside, past the limit: a probe drains that queue, and
+// its few calls, agreeing with noLoad, tell it again, so that it does not
+// age out for the intervals' latencies, a queue's.
+func TestLimiter_endProbe_aQueueInsideKeepsNoLoad(t *testing.T) {
+	l, now := newStartedLimiter(20*time.Millisecond, 8)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for sec := range 6 {
+		at := now.Add(time.Duration(sec) * time.Second)
+		for range 8 {
+			for range 20 { // 20 ms each, behind 0 to 5 calls of 4 handlers inside
+				d := 20*time.Millisecond + time.Duration(rng.IntN(6))*5*time.Millisecond
+				l.interval.add(math.Log(float64(d)))
+				l.interval.linear += float64(d)
+			}
+			l.adjust(at)
+		}
+		require.Greater(t, l.perCall/math.Sqrt(4), maxSpread, "the queue inside spreads the intervals' calls past what 4 tell")
+		l.probed = logLatencies{}
+		for _, d := range []time.Duration{20, 20, 21, 20} {
+			l.probed.add(math.Log(float64(d * time.Millisecond)))
+		}
+		l.probing, l.deep = true, false
+		l.endProbe(at)
+	}
+	assert.InDelta(t, float64(20*time.Millisecond), float64(l.noLoad()), float64(time.Millisecond),
+		"probes that found the queue drained keep noLoad")
+}
+
 func TestLimiter_endProbe_followsSlowerHandlers(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.limit, l.starting = 6, false

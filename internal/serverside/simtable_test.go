@@ -134,9 +134,10 @@ func TestSimulated_trace(t *testing.T) {
 			return
 		}
 		next = since.Truncate(100*time.Millisecond) + 100*time.Millisecond
-		fmt.Fprintf(&b, "%5.1fs limit %5.1f allowed %3d in %3d queued %3d overload %-5v start %-5v probe %-5v capacity %7.1f noLoad %v (%.2f) atOnce %.1f latency %v rejected %v\n",
+		fmt.Fprintf(&b, "%5.1fs limit %5.1f allowed %3d in %3d queued %3d overload %-5v start %-5v probe %-5v capacity %7.1f noLoad %v (%.2f) atOnce %.1f latency %v tail %.2f perCall %.2f rejected %v\n",
 			since.Seconds(), l.limit, l.allowed(), l.inFlight, l.queued, l.overload, l.starting, l.probing, l.capacity,
-			l.noLoad().Round(time.Millisecond/10), l.noLoadSpread(), l.atOnce(), l.latency.Round(time.Millisecond/10), l.rejected)
+			l.noLoad().Round(time.Millisecond/10), l.noLoadSpread(), l.atOnce(), l.latency.Round(time.Millisecond/10),
+			l.tail, l.perCall, l.rejected)
 	}
 	defer func() { simTrace = nil }()
 	r := simSteady(sv, multiple, 10*time.Second, seed, bursts)
