@@ -65,7 +65,7 @@
 //
 //	GOWORK=off go run ./cmd/overload [-quick] [-step 10s] [-seed 1] [-scenarios steady,surge,...]
 //	    [-contenders none,static,...] [-w 4 -s 20ms] [-configs 32x5ms,2x200ms] [-steady 0.5,0.9,2,4]
-//	    [-inproc] [-json]
+//	    [-inproc] [-json] [-windows]
 //
 // make bench-overload runs it at its full settings from the repository's
 // root; docs/design/benchmarks.md ("Overload: the server side against the
@@ -131,6 +131,7 @@ type config struct {
 	inproc        bool
 	httpMax       float64
 	json          bool
+	windows       bool // print the p99 windows of scenarios timed by them
 }
 
 var groupNames = []string{"steady", "tails", "heavy", "surge", "calm", "halve", "configs", "transport"}
@@ -151,6 +152,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.inproc, "inproc", false, "call the handlers in the process, never over HTTP")
 	fs.Float64Var(&cfg.httpMax, "http-max", 3000, "highest offered rate, calls/s, of a table run over HTTP; above it, in process")
 	fs.BoolVar(&cfg.json, "json", false, "print JSON in place of Markdown")
+	fs.BoolVar(&cfg.windows, "windows", false, "print to stderr, for the step 1× → 4×, each 500 ms window's p99 and the calls served past the bound")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -410,6 +412,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 						return err
 					}
 					rows[i] = measure(sc, c.name, r, g.shape.capacity(), 2*unloaded[key])
+					if cfg.windows && sc.transition == p99Back {
+						printWindows(stderr, sc, c.name, r, 2*unloaded[key])
+					}
 				}
 				t.Rows = append(t.Rows, rows...)
 			}

@@ -194,6 +194,13 @@ func TestTransitionTime(t *testing.T) {
 		if d, ok := transitionTime(sc, r, 200, 50*ms); !ok || d != 700*ms {
 			t.Errorf("got %v, %v; want 700ms", d, ok)
 		}
+		var b strings.Builder
+		printWindows(&b, sc, "ours", r, 50*ms)
+		for _, want := range []string{"to 700ms: 50 served, p99 900ms", "to 800ms: 50 served, p99 20ms", "past the bound: ended at 290ms, CRITICAL, 900ms"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("printWindows wrote\n%s\nwant a line with %q", b.String(), want)
+			}
+		}
 		r.calls[len(r.calls)-1].latency = time.Second
 		if _, ok := transitionTime(sc, r, 200, 50*ms); ok {
 			t.Error("a slow call in the last slot: want not settled")

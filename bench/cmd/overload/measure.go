@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -234,17 +235,9 @@ func transitionTime(sc scenario, r *record, capacity float64, bound time.Duratio
 		}
 		return settledAt(bad)
 	case p99Back:
-		done := servedBy(r, step)
-		bad := make([]bool, n)
-		for s := range bad {
-			end := step + time.Duration(s+1)*slot
-			var w []time.Duration
-			for _, c := range done {
-				if c.done > end-p99Window && c.done <= end {
-					w = append(w, c.latency)
-				}
-			}
-			slices.Sort(w)
+		windows := p99Windows(sc, r)
+		bad := make([]bool, len(windows))
+		for s, w := range windows {
 			bad[s] = len(w) == 0 || percentile(w, 0.99) > bound
 		}
 		return settledAt(bad)
@@ -266,6 +259,51 @@ func transitionTime(sc scenario, r *record, capacity float64, bound time.Duratio
 		return settledAt(bad)
 	}
 	return 0, false
+}
+
+// p99Windows returns, for each slot of sc's measured phase in r, the
+// sorted latencies of the calls served in the p99Window that ends with
+// it.
+func p99Windows(sc scenario, r *record) [][]time.Duration {
+	step := sc.measuredFrom()
+	done := servedBy(r, step)
+	windows := make([][]time.Duration, int((sc.length()-step+slot-1)/slot))
+	for s := range windows {
+		end := step + time.Duration(s+1)*slot
+		var w []time.Duration
+		for _, c := range done {
+			if c.done > end-p99Window && c.done <= end {
+				w = append(w, c.latency)
+			}
+		}
+		slices.Sort(w)
+		windows[s] = w
+	}
+	return windows
+}
+
+// printWindows writes to w, for a scenario timed until its p99 is back
+// within bound, each window's served calls, p99 and slowest, and every
+// call that ended in the measured phase served past bound, with its level: a late
+// window is often one slow call (a window of 100 calls has its slowest
+// for its p99).
+func printWindows(w io.Writer, sc scenario, contender string, r *record, bound time.Duration) {
+	step := sc.measuredFrom()
+	fmt.Fprintf(w, "%s, %s: windows of %v, bound %v\n", sc.label, contender, p99Window, bound)
+	for s, calls := range p99Windows(sc, r) {
+		if len(calls) == 0 {
+			fmt.Fprintf(w, "  to %v: none served\n", time.Duration(s+1)*slot)
+			continue
+		}
+		fmt.Fprintf(w, "  to %v: %d served, p99 %v, slowest %v\n", time.Duration(s+1)*slot, len(calls),
+			percentile(calls, 0.99).Round(time.Millisecond/10), calls[len(calls)-1].Round(time.Millisecond/10))
+	}
+	for i, a := range r.arrivals {
+		if c := r.calls[i]; c.done >= step && c.outcome == served && c.latency > bound {
+			fmt.Fprintf(w, "  past the bound: ended at %v, %v, %v\n", (c.done - step).Round(time.Millisecond),
+				a.level, c.latency.Round(time.Millisecond/10))
+		}
+	}
 }
 
 // servedBy returns the calls of r served at or after from, by when they
