@@ -1681,8 +1681,9 @@ func (l *Limiter) probeSpread() float64 {
 		return own
 	}
 	spread := max(own, l.perCall/math.Sqrt(float64(l.probed.n)))
-	if spread > maxSpread && own <= maxSpread && !l.deep && l.noLoadSpread() == 0 {
-		if nl := l.noLoad(); nl > 0 && math.Abs(math.Log(float64(l.probed.mean())/float64(nl))) <= probeNoise {
+	if spread > maxSpread && own <= maxSpread && !l.deep {
+		if nl, nlSpread := l.lowest(); nl > 0 && nlSpread == 0 &&
+			math.Abs(math.Log(float64(l.probed.mean())/float64(nl))) <= probeNoise {
 			return own
 		}
 	}
