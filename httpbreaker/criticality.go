@@ -93,9 +93,13 @@ func withCriticality(req *http.Request, c criticality.Level) *http.Request {
 }
 
 // headerCriticality returns the level r's CriticalityHeader names, or the
-// default.
+// default. The header is read from the map by its canonical key, as
+// Header.Get would find it, without canonicalizing the key every request.
 func headerCriticality(r *http.Request) criticality.Level {
-	return serverside.Claimed(r.Header.Get(CriticalityHeader))
+	if v := r.Header[CriticalityHeader]; len(v) > 0 {
+		return serverside.Claimed(v[0])
+	}
+	return criticality.Default
 }
 
 // admit asks b about r at the level policy gives it, c. Above or below

@@ -103,7 +103,7 @@ type Handler struct {
 	next       http.Handler
 	breakers   func(key string) breaker.Breaker
 	key        func(*http.Request) string
-	classifier Classifier
+	classifier Classifier // nil for ServerClassifier, called directly
 	retryAfter string // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
 	limit      bool                // the overload limit is on
@@ -121,15 +121,18 @@ func NewHandler(next http.Handler, opts ...HandlerOption) (*Handler, error) {
 	if next == nil {
 		return nil, errNilHandler
 	}
-	return &Handler{
+	h := &Handler{
 		next:       next,
 		breakers:   o.get,
 		key:        o.key,
-		classifier: o.classifier,
 		retryAfter: strconv.FormatInt(int64(o.retryAfter/time.Second), 10),
 		policy:     o.criticality,
 		limit:      o.limit,
-	}, nil
+	}
+	if o.classified {
+		h.classifier = o.classifier
+	}
+	return h, nil
 }
 
 // errNilHandler is NewHandler's error for a nil handler.
@@ -246,9 +249,10 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 // true, and only then, for ServeHTTP to raise it again.
 func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
 	w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
-	rw := &responseWriter{ResponseWriter: w, advice: advice, slot: slot}
-	ctx, m := rw.ctx.Init(ctx) // the writer holds the request's context: one allocation
-	r = r.WithContext(ctx)
+	rw := &responseWriter{ResponseWriter: w, advice: adviceOf(advice), slot: slot}
+	ctx, m := rw.ctx.Init(ctx) // the writer holds the request's context
+	rw.req = *r.WithContext(ctx) // and the request's copy: one allocation for all three
+	r = &rw.req
 	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
 	rw.p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 	returned := false
@@ -286,21 +290,35 @@ func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreak
 }
 
 // finish classifies the call and records it on p and in ov. A panic in the classifier
-// is recorded as a failure and goes on up.
+// is recorded as a failure and goes on up. The default classifier is
+// called directly, so that the response it reads needs no allocation.
 func (h *Handler) finish(ov *serverside.Overload, p srebreaker.Promise, r *http.Request, rw *responseWriter, err error) {
 	resp := rw.response(r)
-	recorded := false
-	defer func() {
-		if !recorded {
-			p.Reject("classifier panicked")
-		}
-	}()
-	o := h.classifier(r, resp, err)
+	var o Outcome
+	if h.classifier == nil {
+		o = ServerClassifier(r, &resp, err)
+	} else {
+		o = h.classify(p, r, resp, err)
+	}
 	if err == nil { // a panic is the server's own
 		o = chained(o, rw.ctx.Mark())
 	}
-	recorded = true
-	record(p, o, resp, err)
+	record(p, o, &resp, err)
 	_, isProbe := p.(serverside.Probe)
 	ov.Finished(outcomeOf(o), isProbe)
+}
+
+// classify asks the Handler's own classifier about the call, with a copy
+// of resp it may keep. A panic in it is recorded on p as a failure and
+// goes on up.
+func (h *Handler) classify(p srebreaker.Promise, r *http.Request, resp http.Response, err error) Outcome {
+	classified := false
+	defer func() {
+		if !classified {
+			p.Reject("classifier panicked")
+		}
+	}()
+	o := h.classifier(r, &resp, err)
+	classified = true
+	return o
 }

@@ -66,6 +66,7 @@ type options struct {
 	get         func(key string) breaker.Breaker // registry.Get, unless a test sets it
 	key         func(*http.Request) string
 	classifier  Classifier
+	classified  bool // WithClassifier was given: the classifier is not the default
 	fallback    func(*http.Request, error) (*http.Response, error)
 	retryAfter  time.Duration
 	criticality CriticalityPolicy
@@ -185,7 +186,7 @@ func WithKey(key func(req *http.Request) string) Option {
 // recorded. Default: [ClientClassifier] for a Transport and
 // [ServerClassifier] for a Handler. It must not be nil.
 func WithClassifier(c Classifier) Option {
-	return func(o *options) { o.classifier = c }
+	return func(o *options) { o.classifier, o.classified = c, true }
 }
 
 // WithFallback sets a function that a [Transport] calls instead of

@@ -280,3 +280,19 @@ func TestHandler_leavesTheCallersRequestAlone(t *testing.T) {
 		_ = httpbreaker.TrustHeader(criticality.CriticalPlus).Level(plain)
 	}))
 }
+
+// A request served at the default level costs the Handler one allocation,
+// its writer, which holds the request's context and its copy of the
+// request too; one claiming another level the policy believes, one more
+// for the level in its context.
+func TestHandler_allocatesOncePerRequest(t *testing.T) {
+	h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		httpbreaker.WithRegistry(breaker.MustNewRegistry()),
+		httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
+	w := &benchWriter{h: http.Header{}}
+	plain := httptest.NewRequest(http.MethodGet, "/", nil)
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { h.ServeHTTP(w, plain) }))
+	claimed := httptest.NewRequest(http.MethodGet, "/", nil)
+	claimed.Header.Set(httpbreaker.CriticalityHeader, "SHEDDABLE")
+	assert.Equal(t, 2.0, testing.AllocsPerRun(100, func() { h.ServeHTTP(w, claimed) }))
+}

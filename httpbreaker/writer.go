@@ -18,24 +18,60 @@ import (
 type responseWriter struct {
 	http.ResponseWriter
 	status int    // the final status written; 0 until one is
-	advice string // RetryHeader's value for a 5xx status, or ""
+	advice advice // RetryHeader's value for a 5xx status, if any
 	// advised is set when the writer added RetryHeader to a 5xx answer
 	// whose handler had not: the classifier does not see it.
 	advised bool
+	marked  bool // the call was marked answered
 	// ctx is the handler's context, whose Mark tells whether a guarded
 	// call failed: a 5xx that follows one gets RetryHeader too (see
 	// serverside.Chained).
-	ctx  chain.Context
-	resp http.Response // what response describes, held here: no allocation of its own
+	ctx chain.Context
+	req http.Request // the request the handler serves, in ctx: no allocation of its own
 
 	// p is the promise the call is recorded on when the handler returns:
 	// the breaker's, until the first Flush or Hijack marks the call
 	// answered (see answered), then the one that returned.
-	p      srebreaker.Promise
-	marked bool // the call was marked answered
+	p srebreaker.Promise
 	// slot is the request's room in the overload limit, given back when
 	// the call is answered or returns; the zero Slot without a limit.
 	slot serverside.Slot
+}
+
+// advice is the RetryHeader a 5xx answer of a served request gets, held
+// in a byte: the writer, which holds the request's context and its copy
+// of the request too, is allocated for every request, and at 512 bytes
+// or less it is allocated without a header of its type (see
+// TestResponseWriter_size).
+type advice uint8
+
+const (
+	noAdvice    advice = iota // no RetryHeader
+	adviseLater               // serverside.RetryLater
+	adviseNo                  // serverside.RetryNo
+)
+
+// adviceOf returns the advice of a RetryHeader value the server side
+// gives: "" (none), serverside.RetryLater or serverside.RetryNo.
+func adviceOf(v string) advice {
+	switch v {
+	case "":
+		return noAdvice
+	case serverside.RetryNo:
+		return adviseNo
+	}
+	return adviseLater
+}
+
+// String returns a's RetryHeader value, "" for none.
+func (a advice) String() string {
+	switch a {
+	case adviseLater:
+		return serverside.RetryLater
+	case adviseNo:
+		return serverside.RetryNo
+	}
+	return ""
 }
 
 // answered marks the call answered, the first time the handler's answer
@@ -74,7 +110,7 @@ func (w *responseWriter) note(code int) {
 
 func (w *responseWriter) WriteHeader(code int) {
 	if code >= 500 && w.status == 0 {
-		advice := w.advice // the server's breaker is shedding: see RetryHeader
+		advice := w.advice.String() // the server's breaker is shedding: see RetryHeader
 		if _, down := w.ctx.Mark().Down(); down {
 			advice = serverside.DependencyAdvice(advice) // a dependency failed: see serverside.Chained
 		}
@@ -142,7 +178,7 @@ func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // response describes what the handler wrote, for the classifier: a handler
 // that wrote nothing gets 200 OK from net/http. It is called once, as the
 // call is recorded.
-func (w *responseWriter) response(r *http.Request) *http.Response {
+func (w *responseWriter) response(r *http.Request) http.Response {
 	code := w.status
 	if code == 0 {
 		code = http.StatusOK
@@ -152,7 +188,7 @@ func (w *responseWriter) response(r *http.Request) *http.Response {
 		header = header.Clone()
 		header.Del(RetryHeader)
 	}
-	w.resp = http.Response{
+	return http.Response{
 		Status:     statusLine(code),
 		StatusCode: code,
 		Proto:      r.Proto,
@@ -161,7 +197,6 @@ func (w *responseWriter) response(r *http.Request) *http.Response {
 		Header:     header,
 		Request:    r,
 	}
-	return &w.resp
 }
 
 // statusLines are the Status lines of the codes net/http names ("200
