@@ -104,7 +104,7 @@ type Handler struct {
 	breakers   func(key string) breaker.Breaker
 	key        func(*http.Request) string
 	classifier Classifier // nil for ServerClassifier, called directly
-	retryAfter string // the Retry-After header's value, in seconds
+	retryAfter string     // the Retry-After header's value, in seconds
 	policy     CriticalityPolicy
 	limit      bool                // the overload limit is on
 	clock      clock.Clock         // the overload limit's; nil for the system clock
@@ -250,7 +250,7 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
 	w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: adviceOf(advice), slot: slot}
-	ctx, m := rw.ctx.Init(ctx) // the writer holds the request's context
+	ctx, m := rw.ctx.Init(ctx)   // the writer holds the request's context
 	rw.req = *r.WithContext(ctx) // and the request's copy: one allocation for all three
 	r = &rw.req
 	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
