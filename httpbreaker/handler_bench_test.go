@@ -4,7 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"sync"
 	"testing"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
@@ -91,4 +96,72 @@ func BenchmarkTransport_RoundTrip(b *testing.B) {
 			}
 		})
 	}
+}
+
+// rejecting returns a Handler whose overload limit is full, one request
+// in its handler and one queued, so that a SHEDDABLE request is rejected
+// at once, and a request of that level; stop lets the two requests go.
+func rejecting(tb testing.TB) (h *httpbreaker.Handler, sheddable func() *http.Request, stop func()) {
+	tb.Helper()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	reg := breaker.MustNewRegistry()
+	h = httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		entered <- struct{}{}
+		<-release
+	}), httpbreaker.WithRegistry(reg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
+	httpbreaker.SetOverloadClock(h, clock.NewMock()) // no time passes: the queued request stays
+	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, true)
+	sheddable = func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set(httpbreaker.CriticalityHeader, "SHEDDABLE")
+		return r
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); h.ServeHTTP(&benchWriter{h: http.Header{}}, sheddable()) }()
+	<-entered
+	go func() { defer wg.Done(); h.ServeHTTP(&benchWriter{h: http.Header{}}, sheddable()) }()
+	for reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload.Queued == 0 {
+		runtime.Gosched() // the second request is on its way to the queue
+	}
+	return h, sheddable, func() {
+		if o := reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload; o.Rejected == [4]int64{} {
+			tb.Errorf("no request was rejected: %+v", o)
+		}
+		close(release)
+		wg.Wait()
+	}
+}
+
+// BenchmarkHandler_ServeHTTP_rejected is what the Handler spends on a
+// request its overload limit rejects at once (see rejecting): a 503
+// before the handler runs.
+func BenchmarkHandler_ServeHTTP_rejected(b *testing.B) {
+	h, sheddable, stop := rejecting(b)
+	defer stop()
+	r, w := sheddable(), &benchWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		h.ServeHTTP(w, r)
+	}
+	b.StopTimer()
+}
+
+// A request the overload limit rejects costs the Handler no allocation
+// but the context that holds its level (a SHEDDABLE request's), which
+// the breaker reads: the answer's headers and body are made once.
+func TestHandler_rejectionAllocatesOnlyTheLevelsContext(t *testing.T) {
+	h, sheddable, stop := rejecting(t)
+	defer stop()
+	r, w := sheddable(), &benchWriter{h: http.Header{}}
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }))
+	assert.Equal(t, http.Header{
+		"Retry-After":              {"1"},
+		httpbreaker.RetryHeader:    {httpbreaker.RetryLater},
+		httpbreaker.OverloadHeader: {"1"},
+		"Content-Type":             {"text/plain; charset=utf-8"},
+		"X-Content-Type-Options":   {"nosniff"},
+	}, w.h)
 }
