@@ -163,20 +163,20 @@ const shedBody = "503 Service Unavailable: the server is shedding load, retry la
 // map by their canonical keys, as Header.Set would, and shared by every
 // answer; Header.Add copies a value before it appends.
 var (
-	plainText     = []string{"text/plain; charset=utf-8"}
-	noSniff       = []string{"nosniff"}
-	retryLater    = []string{RetryLater}
-	retryNo       = []string{RetryNo}
-	shedBytes     = []byte(shedBody)
-	overloadBytes = []byte(overloadBody)
+	plainText       = []string{"text/plain; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
+	retryLaterValue = []string{RetryLater}
+	retryNoValue    = []string{RetryNo}
+	shedBytes       = []byte(shedBody)
+	overloadBytes   = []byte(overloadBody)
 )
 
 // retryValue is the RetryHeader value of advice, RetryLater or RetryNo.
 func retryValue(advice string) []string {
 	if advice == RetryNo {
-		return retryNo
+		return retryNoValue
 	}
-	return retryLater
+	return retryLaterValue
 }
 
 // answer writes the Handler's own 503 answer: Retry-After, advice as its

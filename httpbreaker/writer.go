@@ -17,8 +17,8 @@ import (
 // as it does any ResponseWriter.
 type responseWriter struct {
 	http.ResponseWriter
-	status int    // the final status written; 0 until one is
-	advice advice // RetryHeader's value for a 5xx status, if any
+	status int         // the final status written; 0 until one is
+	advice retryAdvice // RetryHeader's value for a 5xx status, if any
 	// advised is set when the writer added RetryHeader to a 5xx answer
 	// whose handler had not: the classifier does not see it.
 	advised bool
@@ -38,22 +38,22 @@ type responseWriter struct {
 	slot serverside.Slot
 }
 
-// advice is the RetryHeader a 5xx answer of a served request gets, held
+// retryAdvice is the RetryHeader a 5xx answer of a served request gets, held
 // in a byte: the writer, which holds the request's context and its copy
 // of the request too, is allocated for every request, and at 512 bytes
 // or less it is allocated without a header of its type (see
 // TestResponseWriter_size).
-type advice uint8
+type retryAdvice uint8
 
 const (
-	noAdvice    advice = iota // no RetryHeader
-	adviseLater               // serverside.RetryLater
-	adviseNo                  // serverside.RetryNo
+	noAdvice    retryAdvice = iota // no RetryHeader
+	adviseLater                    // serverside.RetryLater
+	adviseNo                       // serverside.RetryNo
 )
 
 // adviceOf returns the advice of a RetryHeader value the server side
 // gives: "" (none), serverside.RetryLater or serverside.RetryNo.
-func adviceOf(v string) advice {
+func adviceOf(v string) retryAdvice {
 	switch v {
 	case "":
 		return noAdvice
@@ -64,7 +64,7 @@ func adviceOf(v string) advice {
 }
 
 // String returns a's RetryHeader value, "" for none.
-func (a advice) String() string {
+func (a retryAdvice) String() string {
 	switch a {
 	case adviseLater:
 		return serverside.RetryLater
