@@ -86,10 +86,14 @@ func (p CriticalityPolicy) Level(r *http.Request) criticality.Level {
 // String describes p as the code that makes it, for error messages.
 func (p CriticalityPolicy) String() string { return p.p.String("TrustHeader", "IgnoreHeader") }
 
-// withCriticality returns req with the CriticalityHeader set to c, on a
-// copy: a RoundTripper must not change the request it is given.
+// withCriticality returns req with the CriticalityHeader set to c
+// (absent for the default), on a copy: a RoundTripper must not change the
+// request it is given.
 func withCriticality(req *http.Request, c criticality.Level) *http.Request {
-	return withHeader(req, c.String())
+	out := new(http.Request)
+	*out = *req
+	out.Header = claimHeader(req.Header, c)
+	return out
 }
 
 // headerCriticality returns the level r's CriticalityHeader names, or the
@@ -106,47 +110,40 @@ func headerCriticality(r *http.Request) criticality.Level {
 // the default level, ctx, the context to serve r in, is r's with the level
 // too, so that the calls the handler makes carry it on; otherwise it is
 // r's own (the Handler gives the request its context once, with the
-// chain's Mark). A CriticalityHeader that r carries is made to say that
-// level (removed for the default), on a copy of r, so that a handler that
-// forwards the request's headers does not pass on a claim the server did
-// not believe. The returned request is the one to serve, in ctx. A request
-// whose client went away before it was admitted returns the context's
-// error.
-func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (_ *http.Request, ctx context.Context,
-	c criticality.Level, _ srebreaker.Promise, _ error) {
+// chain's Mark). reclaim reports whether r carries a CriticalityHeader
+// that the request served must not pass on as it is (see claimHeader). A
+// request whose client went away before it was admitted returns the
+// context's error.
+func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (ctx context.Context,
+	c criticality.Level, reclaim bool, _ srebreaker.Promise, _ error) {
 	c, ctx = policy.Level(r), r.Context()
+	v, had := r.Header[CriticalityHeader]
 	if c == criticality.Default {
-		if _, ok := r.Header[CriticalityHeader]; ok {
-			r = withHeader(r, "")
-		}
 		p, err := b.Allow()
 		if err != nil {
 			drophook.Dropped(b, ctx, err)
 		}
-		return r, ctx, c, p, err
+		return ctx, c, had, p, err
 	}
 	ctx = criticality.With(ctx, c)
-	if v := r.Header[CriticalityHeader]; len(v) > 0 && (len(v) != 1 || v[0] != c.String()) {
-		r = withHeader(r, c.String())
-	}
 	p, err := b.AllowCtx(ctx)
-	return r, ctx, c, p, err
+	return ctx, c, len(v) > 0 && (len(v) != 1 || v[0] != c.String()), p, err
 }
 
-// withHeader returns a copy of r whose CriticalityHeader is v, or absent
-// when v is empty: neither a RoundTripper nor a handler may change the
-// request it is given.
-func withHeader(r *http.Request, v string) *http.Request {
-	out := new(http.Request)
-	*out = *r
-	out.Header = r.Header.Clone()
-	if out.Header == nil {
-		out.Header = http.Header{}
+// claimHeader returns a copy of h whose CriticalityHeader says c, or is
+// absent for the default: the header of a request served at c, so that a
+// handler that forwards the request's headers (a reverse proxy) does not
+// pass on a claim the server did not believe. The Handler makes it only
+// for a request it serves, whose copy it makes anyway.
+func claimHeader(h http.Header, c criticality.Level) http.Header {
+	out := h.Clone()
+	if out == nil {
+		out = http.Header{}
 	}
-	if v == "" {
-		delete(out.Header, CriticalityHeader)
+	if c == criticality.Default {
+		delete(out, CriticalityHeader)
 	} else {
-		out.Header[CriticalityHeader] = []string{v}
+		out[CriticalityHeader] = []string{c.String()}
 	}
 	return out
 }

@@ -200,7 +200,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := h.key(r)
 	ov := h.memories.Of(key)
 	b := h.breakers(key)
-	r, ctx, level, p, err := admit(b, r, h.policy)
+	ctx, level, reclaim, p, err := admit(b, r, h.policy)
 	probe := false
 	if err != nil {
 		if gone(err) { // nothing to answer, and nothing to record
@@ -238,7 +238,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		advice = ov.Served(attempt)
 	}
-	if h.serve(ctx, ov, p, slot, w, r, advice) {
+	var header http.Header // the request served has r's own
+	if reclaim {
+		header = claimHeader(r.Header, level)
+	}
+	if h.serve(ctx, ov, p, slot, w, r, header, advice) {
 		panic(nil) // raised again: see serve
 	}
 }
@@ -262,7 +266,8 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 
 // serve runs the wrapped handler for an admitted request (or a probe)
 // in a context of its own, derived from ctx, that holds the request's
-// chain.Mark, holding slot, its room in the overload limit, until it is answered, and
+// chain.Mark, with header in place of r's when not nil (see claimHeader),
+// holding slot, its room in the overload limit, until it is answered, and
 // records the outcome on p, and in ov, the memory of its key, when the
 // handler returns; a stream's first Flush or Hijack marks the call
 // answered before (see responseWriter.answered), and its outcome is then
@@ -272,10 +277,13 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 // panic(nil) under GODEBUG panicnil=1, which it stops: serve then returns
 // true, and only then, for ServeHTTP to raise it again.
 func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
-	w http.ResponseWriter, r *http.Request, advice string) (nilPanic bool) {
+	w http.ResponseWriter, r *http.Request, header http.Header, advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: adviceOf(advice), slot: slot}
 	ctx, m := rw.ctx.Init(ctx)   // the writer holds the request's context
 	rw.req = *r.WithContext(ctx) // and the request's copy: one allocation for all three
+	if header != nil {
+		rw.req.Header = header
+	}
 	r = &rw.req
 	rw.slot.Hold(m)   // no room held while the handler waits on a guarded call
 	rw.p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch

@@ -27,15 +27,17 @@ func (d *benchWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *benchWriter) WriteHeader(int)             {}
 
 // BenchmarkHandler_ServeHTTP is what the Handler adds to a request it
-// serves, with its overload limit on (the default) and off, and to a
-// request that claims a level other than the default (SHEDDABLE) of a
-// Handler that believes it.
+// serves, with its overload limit on (the default) and off, to a request
+// that claims a level other than the default (SHEDDABLE) of a Handler
+// that believes it, and to one that claims the default (CRITICAL), whose
+// header the request served does not carry.
 func BenchmarkHandler_ServeHTTP(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		on    bool
 		level string
-	}{{"limit-on", true, ""}, {"limit-off", false, ""}, {"limit-on-sheddable", true, "SHEDDABLE"}} {
+	}{{"limit-on", true, ""}, {"limit-off", false, ""}, {"limit-on-sheddable", true, "SHEDDABLE"},
+		{"limit-on-critical", true, "CRITICAL"}} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
 				httpbreaker.WithRegistry(breaker.MustNewRegistry()), httpbreaker.WithOverloadLimit(bc.on),
