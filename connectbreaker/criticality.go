@@ -107,16 +107,17 @@ func claimedLevel(in incoming) criticality.Level {
 	return criticality.Default
 }
 
-// setLevelHeader makes h's CriticalityHeader (h's keys in canonical form), if it has one, say c, or
-// removes it for the default, so that a handler that forwards the header
-// does not pass on a claim the server did not believe.
+// setLevelHeader makes h's CriticalityHeader (h's keys in canonical form), if it has one, say c:
+// left as it is when it names c alone, the default's name too; otherwise
+// set to c, or removed for the default, so that a handler that forwards
+// the header does not pass on a claim the server did not believe.
 func setLevelHeader(h http.Header, c criticality.Level) {
 	vs := h[CriticalityHeader]
 	switch {
-	case len(vs) == 0:
+	case len(vs) == 0, len(vs) == 1 && vs[0] == c.String():
 	case c == criticality.Default:
 		delete(h, CriticalityHeader)
-	case len(vs) != 1 || vs[0] != c.String():
+	default:
 		h[CriticalityHeader] = []string{c.String()}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/srebreaker/srebreaker/internal/levelname"
 )
 
 // Level is how much a call matters, the four levels of the SRE book's
@@ -46,7 +48,7 @@ func (c Level) Index() int { return int(c - Sheddable) }
 // Valid reports whether c is one of the four levels.
 func (c Level) Valid() bool { return c >= Sheddable && c <= CriticalPlus }
 
-var criticalityNames = [Levels]string{"SHEDDABLE", "SHEDDABLE_PLUS", "CRITICAL", "CRITICAL_PLUS"}
+var criticalityNames = levelname.Names
 
 // String returns the level's name as the SRE book writes it: CRITICAL_PLUS,
 // CRITICAL, SHEDDABLE_PLUS or SHEDDABLE; "Level(n)" for a value that
@@ -62,35 +64,13 @@ func (c Level) String() string {
 // [Level.String] returns, in any case of its ASCII letters. For anything
 // else it returns [Default] and an error that quotes s (cut to 32 bytes).
 func Parse(s string) (Level, error) {
-	for i, name := range criticalityNames {
-		if equalFoldASCII(s, name) {
-			return Sheddable + Level(i), nil
-		}
+	if i, ok := levelname.Index(s); ok {
+		return Sheddable + Level(i), nil
 	}
 	if len(s) > 32 {
 		s = s[:32] + "…"
 	}
 	return Default, fmt.Errorf("criticality: %q: want one of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE", s)
-}
-
-// equalFoldASCII reports whether s is name, an upper-case ASCII name, in
-// any case. Unlike strings.EqualFold it folds ASCII letters only: a
-// header's value is ASCII, and Unicode's folding would take "ſ" (U+017F)
-// for an S, a name that a proxy comparing ASCII would not see.
-func equalFoldASCII(s, name string) bool {
-	if len(s) != len(name) {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // contextKey is the key a level is carried under: a pointer to a type

@@ -121,8 +121,9 @@ func claimedLevel(in incoming) criticality.Level {
 // which it returns, for the overload limit too. Above or below the default
 // level, the returned context carries the level too, so that the calls the
 // handler makes pass it on. CriticalityKey
-// metadata that the call carries is made to say that level (removed for
-// the default) in the returned context, so that a handler that forwards
+// metadata that the call carries is made to say that level in the
+// returned context (left as it is when it names that level alone, removed
+// for the default otherwise), so that a handler that forwards
 // the incoming metadata does not pass on a claim the server did not
 // believe. A call whose client went away before it was admitted gets the
 // context's status.
@@ -150,11 +151,12 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 }
 
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if
-// it has any, saying c, or removed when c is the default. It copies the
-// metadata only when it has to.
+// it has any, saying c: left as it is when it names c alone, the
+// default's name too; otherwise set to c, or removed when c is the
+// default. It copies the metadata only when it has to.
 func incomingLevel(ctx context.Context, c criticality.Level) context.Context {
 	vs := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
-	if len(vs) == 0 || c != criticality.Default && len(vs) == 1 && vs[0] == c.String() {
+	if len(vs) == 0 || len(vs) == 1 && vs[0] == c.String() {
 		return ctx
 	}
 	md, _ := metadata.FromIncomingContext(ctx) // a copy

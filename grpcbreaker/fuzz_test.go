@@ -3,6 +3,7 @@ package grpcbreaker
 import (
 	"context"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,16 +113,20 @@ func FuzzCriticalityMetadata(f *testing.F) {
 		require.Equal(t, criticality.Default, IgnoreMetadata().Level(ctx, "/s/M"), "ignored")
 
 		// The context a handler gets carries no claim the server did not
-		// believe: metadata the call had says the level served at, or is
-		// removed for the default; the context carries the level.
+		// believe: metadata the call had says the level served at (left
+		// as it is when it names that level alone), or is removed for the
+		// default; the context carries the level.
 		served, level, p, err := serverAdmit(b, ctx, policy, "/s/M")
 		require.NoError(t, err)
 		require.Equal(t, c, level)
 		p.Accept()
 		got := metadata.ValueFromIncomingContext(served, CriticalityKey)
-		if c == criticality.Default || len(vs) == 0 {
+		switch {
+		case len(vs) == 0:
+			require.Empty(t, got, "a claim appeared")
+		case c == criticality.Default && !slices.Equal(vs, []string{c.String()}):
 			require.Empty(t, got, "a claim the server did not believe is passed on")
-		} else {
+		default:
 			require.Equal(t, []string{c.String()}, got)
 		}
 		require.Equal(t, c, criticality.From(served))

@@ -111,30 +111,34 @@ func headerCriticality(r *http.Request) criticality.Level {
 // too, so that the calls the handler makes carry it on; otherwise it is
 // r's own (the Handler gives the request its context once, with the
 // chain's Mark). reclaim reports whether r carries a CriticalityHeader
-// that the request served must not pass on as it is (see claimHeader). A
+// that the request served must not pass on as it is, one that does not
+// name c alone (see claimHeader). A
 // request whose client went away before it was admitted returns the
 // context's error.
 func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (ctx context.Context,
 	c criticality.Level, reclaim bool, _ srebreaker.Promise, _ error) {
 	c, ctx = policy.Level(r), r.Context()
-	v, had := r.Header[CriticalityHeader]
+	v := r.Header[CriticalityHeader]
+	reclaim = len(v) > 0 && (len(v) != 1 || v[0] != c.String())
 	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
 			drophook.Dropped(b, ctx, err)
 		}
-		return ctx, c, had, p, err
+		return ctx, c, reclaim, p, err
 	}
 	ctx = criticality.With(ctx, c)
 	p, err := b.AllowCtx(ctx)
-	return ctx, c, len(v) > 0 && (len(v) != 1 || v[0] != c.String()), p, err
+	return ctx, c, reclaim, p, err
 }
 
 // claimHeader returns a copy of h whose CriticalityHeader says c, or is
-// absent for the default: the header of a request served at c, so that a
-// handler that forwards the request's headers (a reverse proxy) does not
-// pass on a claim the server did not believe. The Handler makes it only
-// for a request it serves, whose copy it makes anyway.
+// absent for the default: the header of a request served at c whose own
+// claim was another, so that a handler that forwards the request's
+// headers (a reverse proxy) does not pass on a claim the server did not
+// believe. (A claim of c alone is passed on as it is: it says the level
+// served, the default's too.) The Handler makes it only for a request it
+// serves, whose copy it makes anyway.
 func claimHeader(h http.Header, c criticality.Level) http.Header {
 	out := h.Clone()
 	if out == nil {

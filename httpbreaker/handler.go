@@ -26,9 +26,10 @@ import (
 // choice. When the breaker sheds, it sheds the lowest levels first. The
 // wrapped handler gets the level in the request's context (see
 // [criticality.From]), so that a [Transport] it calls through passes
-// it on, and a CriticalityHeader in the request it gets says that level, or
-// is removed for the default: a handler that forwards headers (a reverse
-// proxy) does not pass on a claim the policy did not believe. A request
+// it on, and a CriticalityHeader in the request it gets says that level: a
+// claim of it alone is left as it is, any other is rewritten to it, or
+// removed for the default, so that a handler that forwards headers (a
+// reverse proxy) does not pass on a claim the policy did not believe. A request
 // with a level whose client has already gone when it is asked about gets
 // no answer and records nothing.
 //

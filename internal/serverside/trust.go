@@ -1,6 +1,9 @@
 package serverside
 
-import "github.com/srebreaker/srebreaker/criticality"
+import (
+	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/levelname"
+)
 
 // Policy is the rule by which a server finds the level it serves a call
 // at, and so whether the criticality a caller claims counts. R is the
@@ -127,12 +130,8 @@ func levelName(c criticality.Level) string {
 // carries it: [criticality.Default] for none ("") or a value that is not
 // a level's name.
 func Claimed(v string) criticality.Level {
-	if v == "" {
-		return criticality.Default
+	if i, ok := levelname.Index(v); ok {
+		return criticality.Sheddable + criticality.Level(i)
 	}
-	c, err := criticality.Parse(v)
-	if err != nil {
-		return criticality.Default
-	}
-	return c
+	return criticality.Default
 }
