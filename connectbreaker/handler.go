@@ -39,9 +39,9 @@ import (
 // choice. When the breaker sheds, it sheds the lowest levels first. The
 // handler gets the level in its context (see [criticality.From]), so that
 // the clients it calls through pass it on, and the CriticalityHeader of
-// the request it gets says that level, or is removed for the default: a
-// handler that forwards headers does not pass on a claim the policy did
-// not believe.
+// the request it gets says that level (a claim of it alone is left as it
+// is), or is removed for the default: a handler that forwards headers
+// does not pass on a claim the policy did not believe.
 //
 // A shed call fails with code unavailable and a message that says the
 // server's breaker shed it; the breaker's failure reasons are not sent to

@@ -34,9 +34,9 @@ import (
 // first. The handler gets the level in its context (see
 // [criticality.From]), so that the client interceptors of the calls
 // it makes pass it on, and CriticalityKey metadata in its context's
-// incoming metadata says that level, or is removed for the default: a
-// handler that forwards incoming metadata (a proxy) does not pass on a
-// claim the policy did not believe.
+// incoming metadata says that level (a claim of it alone is left as it
+// is), or is removed for the default: a handler that forwards incoming
+// metadata (a proxy) does not pass on a claim the policy did not believe.
 //
 // A shed call fails with status code Unavailable and a message that says
 // the server's breaker shed it; the breaker's failure reasons are not sent
