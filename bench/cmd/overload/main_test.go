@@ -178,32 +178,57 @@ func TestTransitionTime(t *testing.T) {
 	t.Run("p99 back", func(t *testing.T) {
 		sc := step
 		sc.transition = p99Back
-		r := &record{}
-		// One served call every 10 ms of the measured phase: 900 ms of
-		// latency until 1.3 s, 20 ms after.
-		for at := 1000 * ms; at < 2000*ms; at += 10 * ms {
-			lat := 20 * ms
-			if at < 1300*ms {
-				lat = 900 * ms
+		// served returns a record of one call served every gap of the
+		// measured phase: 900 ms of latency until 1.3 s, 20 ms after.
+		served := func(gap time.Duration) *record {
+			r := &record{}
+			for at := 1000 * ms; at < 2000*ms; at += gap {
+				lat := 20 * ms
+				if at < 1300*ms {
+					lat = 900 * ms
+				}
+				r.arrivals = append(r.arrivals, arrival{at: at - lat})
+				r.calls = append(r.calls, call{outcome: served, latency: lat, done: at})
 			}
-			r.arrivals = append(r.arrivals, arrival{at: at - lat})
-			r.calls = append(r.calls, call{outcome: served, latency: lat, done: at})
+			return r
 		}
-		// The 500 ms windows hold a slow call up to the one ending at
-		// 1.7 s (1.29 s is in (1.2 s, 1.7 s]).
+		// A call every 2 ms: the 500 ms windows hold 250 calls, and a
+		// slow one up to the window ending at 1.7 s (1.298 s is in
+		// (1.2 s, 1.7 s]).
+		r := served(2 * ms)
 		if d, ok := transitionTime(sc, r, 200, 50*ms); !ok || d != 700*ms {
 			t.Errorf("got %v, %v; want 700ms", d, ok)
 		}
 		var b strings.Builder
 		printWindows(&b, sc, "ours", r, 50*ms)
-		for _, want := range []string{"to 700ms: 50 served, p99 900ms", "to 800ms: 50 served, p99 20ms", "past the bound: ended at 290ms, CRITICAL, 900ms"} {
+		for _, want := range []string{"to 700ms: 250 served, p99 900ms", "to 800ms: 250 served, p99 20ms",
+			"past the bound: ended at 298ms, CRITICAL, 900ms"} {
 			if !strings.Contains(b.String(), want) {
 				t.Errorf("printWindows wrote\n%s\nwant a line with %q", b.String(), want)
 			}
 		}
-		r.calls[len(r.calls)-1].latency = time.Second
+		for i := range 3 { // 3 slow calls of 250 in the last window: past its p99
+			r.calls[len(r.calls)-1-i].latency = time.Second
+		}
 		if _, ok := transitionTime(sc, r, 200, 50*ms); ok {
-			t.Error("a slow call in the last slot: want not settled")
+			t.Error("slow calls in the last slot: want not settled")
+		}
+
+		// A call every 10 ms, all fast but the last: the last window's
+		// 50 calls are read with the 50 before, whose p99 is their
+		// second slowest; one slow call of 50 would be its p99.
+		r = served(10 * ms)
+		for i := range r.calls {
+			r.calls[i].latency = 20 * ms
+		}
+		r.calls[len(r.calls)-1].latency = time.Second
+		if d, ok := transitionTime(sc, r, 200, 50*ms); !ok || d != 0 {
+			t.Errorf("got %v, %v; want 0s: one slow call of 100", d, ok)
+		}
+		b.Reset()
+		printWindows(&b, sc, "ours", r, 50*ms)
+		if want := "to 1s: 100 served, p99 20ms, slowest 1s"; !strings.Contains(b.String(), want) {
+			t.Errorf("printWindows wrote\n%s\nwant a line with %q", b.String(), want)
 		}
 	})
 
