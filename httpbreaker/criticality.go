@@ -112,9 +112,8 @@ func headerCriticality(r *http.Request) criticality.Level {
 // r's own (the Handler gives the request its context once, with the
 // chain's Mark). reclaim reports whether r carries a CriticalityHeader
 // that the request served must not pass on as it is, one that does not
-// name c alone (see claimHeader). A
-// request whose client went away before it was admitted returns the
-// context's error.
+// name c alone (see claimHeader). A request whose client went away before
+// it was admitted returns the context's error.
 func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (ctx context.Context,
 	c criticality.Level, reclaim bool, _ srebreaker.Promise, _ error) {
 	c, ctx = policy.Level(r), r.Context()
