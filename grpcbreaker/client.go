@@ -49,7 +49,7 @@ func (c *ClientInterceptors) Unary() grpc.UnaryClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		b := o.get(o.keyOf(ctx, endpoint(cc.Target()), method))
 		if err := takeRetry(ctx, b); err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (c *ClientInterceptors) Stream() grpc.StreamClientInterceptor {
 		if err := ctx.Err(); err != nil {
 			return nil, status.FromContextError(err).Err()
 		}
-		b := o.get(o.key(ctx, endpoint(cc.Target()), method))
+		b := o.get(o.keyOf(ctx, endpoint(cc.Target()), method))
 		if err := takeRetry(ctx, b); err != nil {
 			return nil, err
 		}

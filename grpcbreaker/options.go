@@ -38,7 +38,8 @@ const maxCode = codes.Unauthenticated
 // is "server:" and the full method, such as "server:/pkg.Service/Method",
 // so that the breakers of a process's clients and servers can share
 // [breaker.DefaultRegistry] without meeting, and an exporter tells them
-// apart.
+// apart. Interceptors whose key function it is keep the keys it gives
+// (1,024 at most), so that a call makes none.
 func DefaultKey(_ context.Context, target, fullMethod string) string {
 	if target == "" {
 		return serverPrefix + fullMethod
@@ -102,12 +103,16 @@ type options struct {
 	criticality CriticalityPolicy // the server's
 	limit       bool              // the server's overload limit is on: WithOverloadLimit
 	clock       clock.Clock       // the overload limit's; nil for the system clock
+	// keys keeps DefaultKey's keys while key is DefaultKey (WithKey not
+	// given); nil otherwise.
+	keys *keyCache
 }
 
 // newOptions applies options over the defaults and validates them: apply
 // applies them, and reports false when one of them is nil.
 func newOptions(apply func(*options) bool) (*options, error) {
-	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes(), limit: true}
+	o := &options{registry: breaker.DefaultRegistry(), key: DefaultKey, codes: DefaultFailureCodes(), limit: true,
+		keys: &keyCache{}}
 	if !apply(o) {
 		return nil, fmt.Errorf("%w: a nil option was given", ErrInvalidOption)
 	}
@@ -176,7 +181,7 @@ func WithRegistry(r *breaker.Registry) Option {
 // The function must not be nil, and may be called from many goroutines at
 // once.
 func WithKey(key func(ctx context.Context, target, fullMethod string) string) Option {
-	return func(o *options) { o.key = key }
+	return func(o *options) { o.key, o.keys = key, nil }
 }
 
 // WithFailureCodes sets the status codes that count as a failure, replacing

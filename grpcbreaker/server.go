@@ -170,7 +170,7 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 // or "" when the breaker is not shedding.
 func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, attempt int) (_ context.Context,
 	ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot, advice string, _ error) {
-	key := o.key(ctx, "", fullMethod)
+	key := o.keyOf(ctx, "", fullMethod)
 	ov = ms.Of(key)
 	b := o.get(key)
 	ctx, level, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
