@@ -82,13 +82,58 @@ type Room interface {
 	Return(m *Mark)
 }
 
-// Away is what a Room keeps of a request's guarded calls, under its own
-// lock.
+// Away is what a Room keeps of a request's guarded calls: how many are
+// out, and whether the request has given its room back, changed without
+// a lock (a room let in without the Room's lock is given back without
+// it); Since and Total under the Room's own lock.
 type Away struct {
-	Calls int           // guarded calls out now
+	state atomic.Int32  // guarded calls out now, and awayDone once the room is given back
 	Since time.Time     // when the first of them went out
 	Total time.Duration // time with a guarded call out, before Since
-	Done  bool          // the request has given its room back
+}
+
+// awayDone is the bit of Away.state set once the request has given its
+// room back.
+const awayDone = 1 << 30
+
+// Out counts a guarded call going out, unless the request has given its
+// room back (ok false), and reports whether it is the first out.
+func (a *Away) Out() (first, ok bool) {
+	for {
+		s := a.state.Load()
+		if s&awayDone != 0 {
+			return false, false
+		}
+		if a.state.CompareAndSwap(s, s+1) {
+			return s == 0, true
+		}
+	}
+}
+
+// In counts a guarded call ended, unless the request has given its room
+// back or none is out, and reports whether it was the last out: the
+// request then holds its room again.
+func (a *Away) In() (last bool) {
+	for {
+		s := a.state.Load()
+		if s&awayDone != 0 || s == 0 {
+			return false
+		}
+		if a.state.CompareAndSwap(s, s-1) {
+			return s == 1
+		}
+	}
+}
+
+// Finish marks the room given back and returns how many guarded calls
+// were out then: while any is, the request held no room to give.
+func (a *Away) Finish() (out int32) {
+	for {
+		s := a.state.Load()
+		if a.state.CompareAndSwap(s, s|awayDone) {
+			return s &^ awayDone
+		}
+	}
 }
 
 // key is the context key of a Mark.

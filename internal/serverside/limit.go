@@ -142,6 +142,15 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 // package chain) holds no room meanwhile, and that time is not its
 // latency: the limit is for the server's own work.
 //
+// While the server is calm (no call waits, no overload, no probe, no
+// rejection lately) and calls arrive faster than 4,000 a second, most go
+// in and out without the lock and without reading the clock, but for one
+// in period, which takes the locked path, moves the limiter on, and
+// whose latency, a sample, counts toward the limit (see gate): the
+// others' arrivals and completions are counted all the same. A call that
+// finds the limit reached closes that path, and every rule above then
+// sees every call.
+//
 // A level is never served less than a lower one: in overload a call
 // waits only behind higher or equal levels, only the lowest level
 // waiting is ever rejected, and a call below CRITICAL leaves the limit's
@@ -158,9 +167,35 @@ type Limiter struct {
 	system bool
 	made   time.Time
 
-	mu       sync.Mutex
-	limit    float64 // guarded by mu: calls let into the handlers at once
-	inFlight int     // guarded by mu
+	mu    sync.Mutex
+	limit float64 // guarded by mu: calls let into the handlers at once
+	// inFlight is the calls in the handlers, changed without the lock
+	// by the fast path (see gate), with it otherwise.
+	inFlight atomic.Int64
+
+	// The fast path: while the server is calm (no call waits, none has
+	// been turned away lately, no overload, no probe) and calls arrive
+	// faster than samplesPerTick a tick, a call goes in without the lock
+	// or the clock while the handlers hold fewer than the limit's calls,
+	// but for one in period (of each level's arrivals), which takes the
+	// locked path: it reads the clock, moves the limiter on, and its
+	// latency, a sample of the calls', counts toward the limit. gate is
+	// the limit's calls << periodBits | period while the fast path is
+	// open, 0 while it is closed; gateSet is its value as last set
+	// (guarded by mu). The fast path counts its arrivals in arrived, by
+	// level, and their completions in finished; the locked path adds what
+	// they counted since it last did (folded, foldedFinished: guarded by
+	// mu) to the tick's counts (see fold). opened is set while they may
+	// have counted some since (guarded by mu).
+	gate           atomic.Int64
+	gateSet        int64
+	arrived        [criticality.Levels]atomic.Int64
+	finished       atomic.Int64
+	folded         [criticality.Levels]int64
+	foldedFinished int64
+	opened         bool
+	period         int64 // guarded by mu: one call in period takes the locked path; 1 or more
+
 	waiting  [criticality.Levels]waitList
 	queued   int
 	overload bool
@@ -303,6 +338,16 @@ const (
 	initialLimit = 2
 	// maxLimit bounds the limit, whatever the handlers' latency says.
 	maxLimit = 100_000
+	// samplesPerTick is how many calls a tick, at least, take the locked
+	// path while the fast path is open (see Limiter.gate): a call in
+	// period, where period is the last tick's arrivals over
+	// samplesPerTick, maxPeriod at most. Below twice samplesPerTick
+	// arrivals a tick, every call takes it. Two a millisecond keep the
+	// ticks' counts within a millisecond of their time, and an interval
+	// of the start (10 ms at least) sampled by twenty calls.
+	samplesPerTick = 200
+	maxPeriod      = 64
+	periodBits     = 8
 	// minSamples is how many calls an interval needs before the limit
 	// moves on it, and minInterval how long it lasts at least; it lasts
 	// until its latency is known to within maxSpread (the standard error
@@ -439,7 +484,7 @@ const (
 // NewLimiter returns a Limiter that reads time from c (the system clock
 // when c is nil).
 func NewLimiter(c clock.Clock) *Limiter {
-	l := &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1, tail: 1}
+	l := &Limiter{clock: c, limit: initialLimit, starting: true, probeEvery: 1, tail: 1, period: 1}
 	if c == nil {
 		l.clock, l.system, l.made = clock.New(), true, time.Now()
 	}
@@ -462,7 +507,7 @@ func (l *Limiter) now() time.Time {
 // [Slot.Release] once the handler has answered.
 type Slot struct {
 	l     *Limiter
-	start time.Time
+	start time.Time   // when it went in; zero for a call the fast path let in (see Limiter.gate)
 	m     *chain.Mark // the request's, once held (see Slot.Hold)
 }
 
@@ -491,20 +536,25 @@ func (s Slot) Release(served bool) {
 	if l == nil {
 		return
 	}
+	if s.start.IsZero() {
+		s.releaseFast()
+		return
+	}
 	now := l.now()
 	l.mu.Lock()
 	l.advance(now)
 	rtt := now.Sub(s.start)
+	out := false
 	if m := s.m; m != nil {
 		a := &m.Away
-		if a.Calls > 0 { // out on a guarded call: it holds no room now
+		if out = a.Finish() > 0; out { // out on a guarded call: it holds no room now
 			a.Total += now.Sub(a.Since)
-			l.inFlight++
 		}
-		a.Done = true
 		rtt -= a.Total
 	}
-	l.inFlight--
+	if !out {
+		l.inFlight.Add(-1)
+	}
 	l.lastMove = now
 	if served && rtt > 0 {
 		x := math.Log(float64(rtt))
@@ -521,21 +571,41 @@ func (s Slot) Release(served bool) {
 	l.unlock()
 }
 
+// releaseFast is Release of a slot the fast path let in (see
+// Limiter.gate): its latency is no sample, and, unless the fast path has
+// closed since (calls may wait for its room), it takes no lock. The room
+// is given back before the gate is read, and a call that joins the queue
+// closes the gate before it reads the calls in: one of the two sees the
+// other, and the room goes to the call waiting.
+func (s Slot) releaseFast() {
+	l := s.l
+	if s.m == nil || s.m.Away.Finish() == 0 { // out on a guarded call, it holds no room
+		l.inFlight.Add(-1)
+	}
+	if l.gate.Load() != 0 {
+		l.finished.Add(1)
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	l.advance(now)
+	l.ticks[l.tick%rateTicks].completions++
+	l.intervalDone++
+	l.lastMove = now
+	l.handOff(now)
+	l.unlock()
+}
+
 // Leave implements chain.Room: a guarded call of m's request goes out,
 // and, the first out, gives the request's room to the next call waiting.
 func (l *Limiter) Leave(m *chain.Mark) {
 	now := l.now()
 	l.mu.Lock()
 	a := &m.Away
-	if a.Done {
-		l.unlock()
-		return
-	}
-	a.Calls++
-	if a.Calls == 1 {
+	if first, _ := a.Out(); first {
 		a.Since = now
 		l.advance(now)
-		l.inFlight--
+		l.inFlight.Add(-1)
 		l.lastMove = now
 		l.handOff(now)
 	}
@@ -549,12 +619,9 @@ func (l *Limiter) Return(m *chain.Mark) {
 	now := l.now()
 	l.mu.Lock()
 	a := &m.Away
-	if !a.Done && a.Calls > 0 {
-		a.Calls--
-		if a.Calls == 0 {
-			a.Total += now.Sub(a.Since)
-			l.inFlight++
-		}
+	if a.In() {
+		a.Total += now.Sub(a.Since)
+		l.inFlight.Add(1)
 	}
 	l.mu.Unlock()
 }
@@ -651,17 +718,25 @@ func (l *Limiter) join(level criticality.Level) (Slot, *waiter, error) {
 	if !level.Valid() {
 		level = criticality.Default
 	}
+	counted := false
+	if g := l.gate.Load(); g != 0 { // the fast path is open
+		counted = true
+		if l.arrived[level.Index()].Add(1)%(g&(1<<periodBits-1)) != 0 && l.tryEnter(g>>periodBits) {
+			return Slot{l: l}, nil, nil
+		}
+	}
 	now := l.now()
 	l.mu.Lock()
 	l.advance(now)
 	if !l.seen {
 		l.seen, l.firstTick = true, l.tick
 	}
-	l.ticks[l.tick%rateTicks].arrivals++
-	l.intervalArrived++
+	if !counted { // else in arrived, which advance has added
+		l.ticks[l.tick%rateTicks].arrivals++
+		l.intervalArrived++
+	}
 	l.lastArrival[level.Index()] = l.tick
-	if l.inFlight < l.allowedFor(level.Index()) && (l.queued == 0 || l.noneWaitsFrom(level.Index())) {
-		l.inFlight++
+	if (l.queued == 0 || l.noneWaitsFrom(level.Index())) && l.tryEnter(int64(l.allowedFor(level.Index()))) {
 		l.unlock()
 		return Slot{l: l, start: now}, nil, nil
 	}
@@ -678,13 +753,92 @@ func (l *Limiter) join(level criticality.Level) (Slot, *waiter, error) {
 	if l.queued == 0 {
 		l.lastMove, l.filled = now, false
 	}
+	if testHookQueue != nil {
+		testHookQueue()
+	}
+	raced := l.closeGate() // calls now wait: none goes in past them
 	w := getWaiter(level, now)
 	l.waiting[level.Index()].pushBack(w)
 	l.queued++
 	l.trim()
+	if raced {
+		// A call let in by the fast path may have finished as this one
+		// found no room: its room is this call's (see Slot.releaseFast).
+		l.handOff(now)
+	}
 	l.watch(now)
 	l.unlock()
 	return Slot{}, w, nil
+}
+
+// testHookQueue, when set, is called as a call that found no room is
+// about to join the queue, l.mu held: a test's fast path gives a room
+// back there.
+var testHookQueue func()
+
+// tryEnter lets a call into the handlers while they hold fewer than n,
+// and reports whether it did.
+func (l *Limiter) tryEnter(n int64) bool {
+	for {
+		f := l.inFlight.Load()
+		if f >= n {
+			return false
+		}
+		if l.inFlight.CompareAndSwap(f, f+1) {
+			return true
+		}
+	}
+}
+
+// setGate opens the fast path (see Limiter.gate) at the limit's calls
+// while the server is calm and calls arrive fast enough to sample, and
+// closes it otherwise. Callers hold l.mu.
+func (l *Limiter) setGate() {
+	var g int64
+	if l.period > 1 && l.queued == 0 && !l.overload && !l.stands && !l.probing && !l.filled && !l.rejecting {
+		g = int64(l.allowed())<<periodBits | l.period
+	}
+	if g != l.gateSet {
+		l.gate.Store(g)
+		l.gateSet = g
+		l.opened = l.opened || g != 0
+	}
+}
+
+// closeGate closes the fast path, and reports whether it was open.
+// Callers hold l.mu.
+func (l *Limiter) closeGate() bool {
+	if l.gateSet == 0 {
+		return false
+	}
+	l.gate.Store(0)
+	l.gateSet = 0
+	return true
+}
+
+// fold adds the fast path's counts (see Limiter.gate) to the current
+// tick and interval: its arrivals, and their completions, since the
+// last fold. Callers hold l.mu.
+func (l *Limiter) fold() {
+	if !l.opened {
+		return
+	}
+	l.opened = l.gateSet != 0
+	c := &l.ticks[l.tick%rateTicks]
+	for i := range l.arrived {
+		a := l.arrived[i].Load()
+		if n := int(a - l.folded[i]); n > 0 {
+			c.arrivals += n
+			l.intervalArrived += n
+			l.lastArrival[i] = l.tick
+		}
+		l.folded[i] = a
+	}
+	f := l.finished.Load()
+	n := int(f - l.foldedFinished)
+	c.completions += n
+	l.intervalDone += n
+	l.foldedFinished = f
 }
 
 // quit takes w out of the queue, its caller gone, and reports whether it
@@ -943,6 +1097,7 @@ func (l *Limiter) noteEvent(e breaker.OverloadEvent) {
 // events noted meanwhile, outside the lock: a listener may read the
 // limiter's figures.
 func (l *Limiter) unlock() {
+	l.setGate()
 	if l.nToTell == 0 {
 		l.mu.Unlock()
 		return
@@ -976,7 +1131,7 @@ func (l *Limiter) unlockAndTell() {
 // 90–99 % this way (the simulated server, eight seeds: see sim_test.go).
 // Callers hold l.mu.
 func (l *Limiter) handOff(now time.Time) {
-	for l.queued > 0 && l.inFlight < l.allowed() {
+	for l.queued > 0 && l.inFlight.Load() < int64(l.allowed()) {
 		var w *waiter
 		if l.overload || l.starting || l.capacity == 0 || l.filled {
 			for i := criticality.Levels - 1; w == nil; i-- {
@@ -1001,14 +1156,13 @@ func (l *Limiter) handOff(now time.Time) {
 			}
 			w = l.waiting[oldest].popFront()
 		}
-		if l.inFlight >= l.allowedFor(w.level.Index()) {
+		if !l.tryEnter(int64(l.allowedFor(w.level.Index()))) {
 			// A lower level's call, and the headroom is the higher
 			// levels': it waits. Taken from the back, it goes back there.
 			l.waiting[w.level.Index()].pushBack(w)
 			break
 		}
 		l.queued--
-		l.inFlight++
 		w.state = granted
 		w.done <- struct{}{}
 	}
@@ -1016,8 +1170,8 @@ func (l *Limiter) handOff(now time.Time) {
 	if l.queued == 0 {
 		l.emptySeen = true
 		l.intervalEmptied = true
-		l.idleSeen = l.idleSeen || l.inFlight < l.allowed()
-	} else if l.inFlight >= l.allowed() {
+		l.idleSeen = l.idleSeen || l.inFlight.Load() < int64(l.allowed())
+	} else if l.inFlight.Load() >= int64(l.allowed()) {
 		l.full = true
 	}
 }
@@ -1064,10 +1218,12 @@ func (l *Limiter) wake() {
 	l.unlock()
 }
 
-// advance moves the limiter's clock to now: it ends the ticks and the
-// interval that have ended, moving the limit and the overload rule on
-// them. Callers hold l.mu.
+// advance moves the limiter's clock to now: it adds the fast path's
+// counts (see fold), and ends the ticks and the interval that have
+// ended, moving the limit and the overload rule on them. Callers hold
+// l.mu.
 func (l *Limiter) advance(now time.Time) {
+	l.fold()
 	t := now.UnixNano() / int64(tickLength)
 	if t > l.tick {
 		l.endTick(t)
@@ -1127,11 +1283,18 @@ func (l *Limiter) endTick(t int64) {
 	if cur.least == 0 {
 		l.busySince = t
 	}
+	// The fast path samples one call in period of the next tick's, by
+	// this tick's arrivals (see Limiter.gate); after ticks with none,
+	// every call.
+	l.period = 1
+	if t == l.tick+1 && cur.n == l.tick {
+		l.period = min(max(int64(cur.arrivals/samplesPerTick), 1), maxPeriod)
+	}
 	l.tick = t
 	next := &l.ticks[t%rateTicks]
 	*next = tickCounts{n: t, least: l.queued}
 	l.emptySeen = l.queued == 0
-	l.idleSeen = l.emptySeen && l.inFlight < l.allowed()
+	l.idleSeen = l.emptySeen && l.inFlight.Load() < int64(l.allowed())
 	l.probedTick = l.probing
 	if l.capacity == 0 {
 		return
@@ -1577,7 +1740,7 @@ func (l *Limiter) Stats() breaker.OverloadStats {
 func (l *Limiter) stats() breaker.OverloadStats {
 	st := breaker.OverloadStats{
 		Limit:      l.limit,
-		InFlight:   l.inFlight,
+		InFlight:   int(l.inFlight.Load()),
 		Queued:     l.queued,
 		Overloaded: l.overload,
 		QueueHeld:  l.stands,
@@ -1695,7 +1858,7 @@ func (l *Limiter) probeSpread() float64 {
 func (l *Limiter) Force(limit float64, overloaded bool) {
 	l.mu.Lock()
 	l.limit, l.overload, l.starting = limit, overloaded, false
-	l.mu.Unlock()
+	l.unlock()
 }
 
 // logLatencies sums the logarithms of latencies, for their geometric mean

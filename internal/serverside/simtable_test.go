@@ -135,7 +135,7 @@ func TestSimulated_trace(t *testing.T) {
 		}
 		next = since.Truncate(100*time.Millisecond) + 100*time.Millisecond
 		fmt.Fprintf(&b, "%5.1fs limit %5.1f allowed %3d in %3d queued %3d overload %-5v start %-5v probe %-5v capacity %7.1f noLoad %v (%.2f) atOnce %.1f latency %v tail %.2f perCall %.2f rejected %v\n",
-			since.Seconds(), l.limit, l.allowed(), l.inFlight, l.queued, l.overload, l.starting, l.probing, l.capacity,
+			since.Seconds(), l.limit, l.allowed(), l.inFlight.Load(), l.queued, l.overload, l.starting, l.probing, l.capacity,
 			l.noLoad().Round(time.Millisecond/10), l.noLoadSpread(), l.atOnce(), l.latency.Round(time.Millisecond/10),
 			l.tail, l.perCall, l.rejected)
 	}
