@@ -185,15 +185,13 @@ type Limiter struct {
 	// (guarded by mu). The fast path counts its arrivals in arrived, by
 	// level, and their completions in finished; the locked path adds what
 	// they counted since it last did (folded, foldedFinished: guarded by
-	// mu) to the tick's counts (see fold). opened is set while they may
-	// have counted some since (guarded by mu).
+	// mu) to the tick's counts (see fold).
 	gate           atomic.Int64
 	gateSet        int64
 	arrived        [criticality.Levels]atomic.Int64
 	finished       atomic.Int64
 	folded         [criticality.Levels]int64
 	foldedFinished int64
-	opened         bool
 	period         int64 // guarded by mu: one call in period takes the locked path; 1 or more
 
 	waiting  [criticality.Levels]waitList
@@ -801,7 +799,6 @@ func (l *Limiter) setGate() {
 	if g != l.gateSet {
 		l.gate.Store(g)
 		l.gateSet = g
-		l.opened = l.opened || g != 0
 	}
 }
 
@@ -818,12 +815,10 @@ func (l *Limiter) closeGate() bool {
 
 // fold adds the fast path's counts (see Limiter.gate) to the current
 // tick and interval: its arrivals, and their completions, since the
-// last fold. Callers hold l.mu.
+// last fold. A call that read the gate open just as it closed may count
+// itself after the fold that followed: it is counted by the next, the
+// gate open or not. Callers hold l.mu.
 func (l *Limiter) fold() {
-	if !l.opened {
-		return
-	}
-	l.opened = l.gateSet != 0
 	c := &l.ticks[l.tick%rateTicks]
 	for i := range l.arrived {
 		a := l.arrived[i].Load()
