@@ -1329,6 +1329,22 @@ func BenchmarkLimiter_AcquireRelease(b *testing.B) {
 	}
 }
 
+// BenchmarkLimiter_AcquireRelease_parallel is a call let in and out on
+// every CPU at once, the handlers holding few: the limit's lock, or its
+// fast path's counters, shared between them.
+func BenchmarkLimiter_AcquireRelease_parallel(b *testing.B) {
+	l := NewLimiter(nil)
+	l.Force(1_000, false)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			s, _ := l.Acquire(ctx, criticality.Critical)
+			s.Release(true)
+		}
+	})
+}
+
 // newOverloadedLimiter returns a Limiter overloaded with its limit of 4
 // calls in the handlers and a noLoad of 20 ms, and its clock.
 func newOverloadedLimiter(t *testing.T) (*Limiter, *clock.Mock) {
