@@ -37,6 +37,9 @@ func (c *keyCache) of(target, fullMethod string) string {
 	if m := c.keys.Load(); m != nil {
 		old = *m
 	}
+	if kept, ok := old[keyPair{target, fullMethod}]; ok { // kept as this call waited
+		return kept
+	}
 	if len(old) >= maxKeptKeys {
 		return k
 	}
