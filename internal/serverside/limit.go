@@ -50,13 +50,15 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     (a gradient): limit × noLoad/latency + ½√limit, where an
 //     interval's latency is the geometric mean of its calls' (a heavy
 //     tail moves it by little) and noLoad is the lowest of the last
-//     three probes' spans (3 s; more for slow handlers, below); it moves
-//     up at once and halfway down. An interval lasts until its
-//     calls tell its latency to within a tenth (or a second: such an
-//     interval, a heavy tail's, is no noLoad unless none is known), and a
-//     latency counts as above noLoad only past twice that spread (and,
-//     past the start, the spread of the reading noLoad comes from, when
-//     that was past a tenth). While
+//     three probes' spans (3 s; more for slow handlers, below), or, for
+//     handlers probed every second whose calls show no heavy tail, the
+//     second lowest of those seconds' (a shared CPU's fast moment is no
+//     latency the handlers keep); it moves up at once and halfway down.
+//     An interval lasts until its calls tell its latency to within a
+//     tenth (or a second: such an interval, a heavy tail's, is no noLoad
+//     unless none is known), and a latency counts as above noLoad only
+//     past twice that spread (and, past the start, the spread of the
+//     reading noLoad comes from, when that was past a tenth). While
 //     the handlers keep up, a call takes noLoad and the limit grows;
 //     once they queue inside (a pool, a lock, a CPU), latency grows with
 //     every call let in past what they can serve at once, and the limit
@@ -373,6 +375,9 @@ const (
 	// Limiter.probeEvery), and maxNoLoadSeconds how many seconds at most.
 	noLoadProbes     = 3
 	maxNoLoadSeconds = 16
+	// trimmedSeconds is how many seconds' lowest latencies noLoad needs
+	// before it sets the lowest aside (see Limiter.lowest).
+	trimmedSeconds = 3
 	// probeSpacing is how many noLoads apart probes are at least: a
 	// probe lets in fewer calls, and a slow handler's probe lasts long.
 	probeSpacing = 10
@@ -1546,14 +1551,45 @@ func (l *Limiter) noLoadSpread() float64 {
 	return spread
 }
 
-// lowest is noLoad and the spread it was told to. Callers hold l.mu.
+// lowest is noLoad and the spread it was told to: the lowest latency
+// of the seconds remembered; past the start, of handlers probed every
+// second whose calls show no heavy tail, the second lowest once
+// trimmedSeconds are known. The lowest of many readings is a fast moment
+// of the machine's as much as the handlers' own: 32 handlers × 5 ms in
+// process, on a 2-CPU machine shared with the load's driver, read noLoad
+// at 4.80 ms where a probe's calls took 5.07–5.25 ms and an interval's,
+// with no call waiting for a slot, 5.25–5.6 ms; the gradient took that
+// gap for a queue inside and held the limit at 20–27 calls of the 32,
+// and in overload the cap of what capacity serves at once held it too,
+// the limit climbing back from a start read low over 8–10 s
+// (bench/cmd/overload -configs 32x5ms -steady 4; docs/design/benchmarks.md).
+// A second in which the limit is reached holds a probe, whose calls find
+// no queue inside, and one in which it is not, calls that found none:
+// the second lowest of three such seconds is such a reading too. Not so
+// the seconds of slower handlers, probed every few seconds, between
+// probes; a heavy tail's readings are the lowest of few calls by design
+// (see Limiter.adjust), and the start's lowest is that of its fewest
+// calls at once. Callers hold l.mu.
 func (l *Limiter) lowest() (time.Duration, float64) {
-	var m time.Duration
-	var spread float64
+	var m, m2 time.Duration
+	var spread, spread2 float64
+	known := 0
 	for s := l.minimaSec; s > l.minimaSec-l.memory() && s >= 0; s-- {
-		if d := l.minima[s%maxNoLoadSeconds]; d > 0 && (m == 0 || d < m) {
-			m, spread = d, l.minimaSpread[s%maxNoLoadSeconds]
+		d := l.minima[s%maxNoLoadSeconds]
+		if d <= 0 {
+			continue
 		}
+		known++
+		switch {
+		case m == 0 || d < m:
+			m, m2, spread2 = d, m, spread
+			spread = l.minimaSpread[s%maxNoLoadSeconds]
+		case m2 == 0 || d < m2:
+			m2, spread2 = d, l.minimaSpread[s%maxNoLoadSeconds]
+		}
+	}
+	if !l.starting && known >= trimmedSeconds && l.tail <= startTail && l.probeEvery == 1 {
+		return m2, spread2
 	}
 	return m, spread
 }

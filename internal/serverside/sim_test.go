@@ -20,7 +20,8 @@ import (
 // Limiter's own code (join, quit, Release) one event at a time, in
 // order, on simulated time: no goroutine waits, and a run of seconds of
 // traffic takes a fraction of a second. What it leaves out is the
-// machine: a real run's holds overrun S under load, and its driver lags.
+// machine: a real run's holds overrun S under load, and its driver lags;
+// a server may model some of that (overrun, contention, jitter).
 
 // simClock is simulated time: Now is the time of the event being
 // handled. Its timers are those of a Mock that is never moved, so they
@@ -59,6 +60,10 @@ type simPhase struct {
 	burstMultiple float64
 }
 
+// jitterStretch is how long the machine's slow moments last (see
+// simServer.jitter).
+const jitterStretch = 20 * time.Millisecond
+
 // simServer is what a simulated run serves: W handlers of S each.
 type simServer struct {
 	w       int
@@ -68,6 +73,16 @@ type simServer struct {
 	// overrun is the mean of an exponential share by which each hold
 	// runs past its service time, as a loaded machine's timers do.
 	overrun float64
+	// contention is by how much a hold runs past its service time with
+	// every slot busy, in proportion to the slots busy as it starts: a
+	// machine whose CPU the handlers share, where a call takes longer
+	// the more are in, though none waits for a slot.
+	contention float64
+	// jitter is the mean share by which the machine slows every hold
+	// that starts in a stretch of jitterStretch, drawn for each stretch
+	// (exponential): a shared CPU's slow moments, which every call in
+	// them shares.
+	jitter float64
 	// none runs the handlers with no limiter in front of them.
 	none bool
 }
@@ -173,8 +188,12 @@ type sim struct {
 	// The resource: slots free, and the calls waiting for one, in order.
 	free    int
 	backlog []int
-	results []simPhaseResult
-	starts  []time.Time // each phase's
+	// slowdowns are the machine's, by stretch of jitterStretch since the
+	// run began (see simServer.jitter).
+	slowdowns []float64
+	start     time.Time
+	results   []simPhaseResult
+	starts    []time.Time // each phase's
 }
 
 // simulate runs phases against sv with a generator seeded with seed, and
@@ -185,7 +204,17 @@ func simulate(sv simServer, phases []simPhase, seed uint64) ([]simPhaseResult, *
 	}
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := &simClock{Mock: clock.NewMock(), now: start}
-	s := &sim{sv: sv, clk: clk, free: sv.w}
+	s := &sim{sv: sv, clk: clk, free: sv.w, start: start}
+	if sv.jitter > 0 {
+		var length time.Duration
+		for _, ph := range phases {
+			length += ph.length
+		}
+		jr := rand.New(rand.NewPCG(seed, 0x51095))
+		for range length/jitterStretch + 1 {
+			s.slowdowns = append(s.slowdowns, 1+sv.jitter*jr.ExpFloat64())
+		}
+	}
 	if !sv.none {
 		s.l = NewLimiter(clk)
 	}
@@ -311,10 +340,24 @@ func (s *sim) enter(i int, slot Slot) {
 	c.slot, c.inside = slot, true
 	if s.free > 0 {
 		s.free--
-		s.push(s.clk.now.Add(c.hold), simFinish, i)
+		s.push(s.clk.now.Add(s.held(i)), simFinish, i)
 		return
 	}
 	s.backlog = append(s.backlog, i)
+}
+
+// held is how long call i holds the slot it has just taken, with the
+// slots busy now (its own included).
+func (s *sim) held(i int) time.Duration {
+	hold := s.calls[i].hold
+	if s.sv.contention > 0 {
+		busy := float64(s.sv.w-s.free) / float64(s.sv.w)
+		hold = time.Duration(float64(hold) * (1 + s.sv.contention*busy))
+	}
+	if k := int(s.clk.now.Sub(s.start) / jitterStretch); k < len(s.slowdowns) {
+		hold = time.Duration(float64(hold) * s.slowdowns[k])
+	}
+	return hold
 }
 
 func (s *sim) deadline(i int) {
@@ -339,7 +382,7 @@ func (s *sim) finish(i int) {
 	if len(s.backlog) > 0 {
 		next := s.backlog[0]
 		s.backlog = s.backlog[1:]
-		s.push(s.clk.now.Add(s.calls[next].hold), simFinish, next)
+		s.push(s.clk.now.Add(s.held(next)), simFinish, next)
 	} else {
 		s.free++
 	}
