@@ -191,7 +191,6 @@ type sim struct {
 	// slowdowns are the machine's, by stretch of jitterStretch since the
 	// run began (see simServer.jitter).
 	slowdowns []float64
-	start     time.Time
 	results   []simPhaseResult
 	starts    []time.Time // each phase's
 }
@@ -204,7 +203,7 @@ func simulate(sv simServer, phases []simPhase, seed uint64) ([]simPhaseResult, *
 	}
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := &simClock{Mock: clock.NewMock(), now: start}
-	s := &sim{sv: sv, clk: clk, free: sv.w, start: start}
+	s := &sim{sv: sv, clk: clk, free: sv.w}
 	if sv.jitter > 0 {
 		var length time.Duration
 		for _, ph := range phases {
@@ -354,7 +353,7 @@ func (s *sim) held(i int) time.Duration {
 		busy := float64(s.sv.w-s.free) / float64(s.sv.w)
 		hold = time.Duration(float64(hold) * (1 + s.sv.contention*busy))
 	}
-	if k := int(s.clk.now.Sub(s.start) / jitterStretch); k < len(s.slowdowns) {
+	if k := int(s.clk.now.Sub(s.starts[0]) / jitterStretch); k < len(s.slowdowns) {
 		hold = time.Duration(float64(hold) * s.slowdowns[k])
 	}
 	return hold
