@@ -241,3 +241,23 @@ func TestSimulated_aSharedCPU(t *testing.T) {
 		assert.GreaterOrEqual(t, served, 0.92, "seed %d: %v", seed, r)
 	}
 }
+
+// TestSimulated_aStartReadLow: the shared CPU of TestSimulated_aSharedCPU,
+// started at twice its capacity. At one seed of four the start ends on a
+// slow moment and reads a fifth of the handlers' capacity; at others it
+// reads noLoad from its few calls at once, below what the handlers take
+// with every slot busy, and the gradient holds the limit under their
+// slots. The limit climbed back in 2 to 7 s (37 % of the slowed capacity
+// served in the second and third seconds at seed 3) until probes up
+// (Limiter.endProbeUp) tried whether the handlers serve more: they
+// serve 90 % or more from the second second, at every seed.
+func TestSimulated_aStartReadLow(t *testing.T) {
+	sv := simServer{w: 32, s: 5 * time.Millisecond, contention: 0.1, jitter: 0.05}
+	slowed := sv.capacity() / (1 + sv.contention) / (1 + sv.jitter)
+	for seed := uint64(1); seed <= 4; seed++ {
+		res, _ := simulate(sv, []simPhase{{length: time.Second, multiple: 2}, {length: 2 * time.Second, multiple: 2}}, seed)
+		r := res[1]
+		served := float64(r.served) / (slowed * r.length.Seconds())
+		assert.GreaterOrEqual(t, served, 0.9, "seed %d: %v", seed, r)
+	}
+}

@@ -139,6 +139,22 @@ var ErrOverloaded = errors.New("serverside: overloaded")
 //     half second. Each of these counts must be past its mark by more
 //     than chance, twice the √ of the calls the mark stands for: a half
 //     second of handlers that serve 10 calls a second holds 5.
+//   - In overload the limit is also tried upward, since neither rule
+//     above raises it once it is under the handlers' slots: a start that
+//     ended on a slow moment reads capacity low, and noLoad read from
+//     few calls at once is below what handlers that share a CPU take
+//     with every slot busy, so the gradient and the cap hold the limit
+//     there, and capacity read at it stays as low. A probe up lets in
+//     upGain (1.25) times the limit for 200 ms, or until the handlers
+//     have completed more calls a second than in the interval before
+//     (5 % more, and past chance). Then the calls let in before found
+//     room, so none of them queued inside: their latency is noLoad, and
+//     what the handlers served is capacity. Otherwise the limit goes
+//     back. The first probe up starts with the overload and, while they
+//     find room, another follows at once; then one a second, twice as
+//     long apart after each that finds none (8 s at most). Handlers
+//     that complete fewer than 256 calls in 200 ms at 1.25 times their
+//     rate get none: their count tells no such gain from chance.
 //
 // A call whose handler waits on a guarded call (see [Slot.Hold] and
 // package chain) holds no room meanwhile, and that time is not its
@@ -248,6 +264,19 @@ type Limiter struct {
 	probes     int       // the probes in probed
 	probedAt   int       // the calls let in at once by the last probe that told noLoad
 	probeEnded time.Time // when the last probe ended
+	// rising is true from an overload's start until a probe up finds
+	// little room in the handlers (see endProbeUp): another follows at
+	// once. Otherwise the next may start at upNext, upGap after the last.
+	// upProbing is true while one runs, from the limit upFrom.
+	rising    bool
+	upNext    time.Time
+	upGap     time.Duration
+	upProbing bool
+	upFrom    float64
+	// What the handlers served, calls a second, and their calls'
+	// latency, in the interval before the probe up.
+	upRate    float64
+	upLatency time.Duration
 
 	// noLoad's recent minima, one per second.
 	minima    [maxNoLoadSeconds]time.Duration
@@ -482,6 +511,17 @@ const (
 	// may start on it.
 	slowedGradient = 2.0 / 3
 	slowedProbeGap = 3 * minInterval
+	// upGain is by how much a probe up raises the limit (see
+	// Limiter.endProbeUp). Probes up are upGap apart, from minUpGap,
+	// doubled by each that finds no room, up to maxUpGap.
+	// upCalls is how many calls a probe up counts: a gain of a fifth
+	// in so many is past chance (see above), and maxUpSpan how long it
+	// lasts at most.
+	upGain    = 1.25
+	upCalls   = 256
+	maxUpSpan = 2 * minInterval
+	minUpGap  = time.Second
+	maxUpGap  = 8 * time.Second
 )
 
 // NewLimiter returns a Limiter that reads time from c (the system clock
@@ -1260,7 +1300,8 @@ func (l *Limiter) advance(now time.Time) {
 		return
 	}
 	if l.interval.n >= minSamples && !now.Before(l.nextAdjust) &&
-		(l.starting || l.interval.spread() <= maxSpread || now.Sub(l.nextAdjust) >= maxInterval-minInterval) {
+		(l.starting || l.interval.spread() <= maxSpread || now.Sub(l.nextAdjust) >= maxInterval-minInterval) ||
+		l.upProbing && l.roomFound(now) {
 		l.adjust(now)
 	}
 }
@@ -1320,7 +1361,7 @@ func (l *Limiter) endTick(t int64) {
 		// turn. Arrivals a little past capacity (the CPU's, under handlers
 		// of many slots) grow such a queue on their own.
 		past(short, c, nShort) && lost > lostShare*short):
-		l.overload = true
+		l.overload, l.rising, l.upGap = true, true, minUpGap
 		l.trim()
 	case l.overload && (past(-long, -c, nLong) || past(-short, -0.9*c, nShort)):
 		l.overload = false
@@ -1634,6 +1675,11 @@ func (l *Limiter) adjust(now time.Time) {
 		sd := l.interval.spread() * math.Sqrt(float64(l.interval.n))
 		l.perCall += tailWeight * (sd - l.perCall)
 	}
+	if l.upProbing && !l.endProbeUp(now) {
+		// The calls past the handlers' slots queued inside: their latency
+		// is the probe's, and the limit stays where it was.
+		l.full = false
+	}
 	sec := now.Unix()
 	if s := l.interval.spread(); s <= maxSpread || l.noLoad() == 0 {
 		// An interval whose latency is still spread past maxSpread (a
@@ -1742,9 +1788,68 @@ func (l *Limiter) adjust(now time.Time) {
 			l.probing, l.deep, l.probeSec, l.probedTick = true, started, sec, true
 			l.probeStart, l.probeCalls = now, 0
 		}
+		// In overload, a probe up lets in upGain times the limit, to learn
+		// whether the handlers serve more (see endProbeUp), for maxUpSpan
+		// or until they have, past chance (see advance): not for handlers
+		// that complete fewer than upCalls in it, too few for their count
+		// to tell a gain; and after an interval that followed no probe
+		// (those let in fewer calls).
+		if l.overload && (l.rising || !now.Before(l.upNext)) && l.full && !l.probing && !slowed &&
+			l.intervalFrom.After(l.probeEnded) && now.After(l.intervalFrom) {
+			rate := float64(l.intervalDone) / now.Sub(l.intervalFrom).Seconds()
+			if rate*upGain*maxUpSpan.Seconds() >= upCalls {
+				l.upProbing, l.upFrom, l.upLatency, l.upRate = true, l.limit, latency, rate
+				l.limit = min(l.limit*upGain, maxLimit)
+			}
+		}
 	}
 	l.newInterval(now)
+	if l.upProbing {
+		l.nextAdjust = now.Add(maxUpSpan)
+	}
 	l.handOff(now)
+}
+
+// endProbeUp ends a probe up, and reports whether it found room: if the
+// handlers completed more calls a second in it than the upRate of the
+// interval before, past chance (see roomFound), the calls let in past the
+// limit before found room, so those before them queued in none:
+// upLatency, their latency at that load, is noLoad, and what the handlers
+// served now is capacity, at least; rising, another probe up follows at
+// once. Otherwise the handlers had no room (the calls past their slots
+// queued inside, and they served what they did), or no call came to fill
+// it: the limit goes back to upFrom, and the next probe up waits upGap,
+// twice as long as the one after it will. Callers hold l.mu.
+func (l *Limiter) endProbeUp(now time.Time) bool {
+	l.upProbing = false
+	if l.roomFound(now) {
+		l.capacity = max(l.capacity, float64(l.intervalDone)/now.Sub(l.intervalFrom).Seconds())
+		l.minima = [maxNoLoadSeconds]time.Duration{}
+		l.noteNoLoad(now, l.upLatency, 0)
+		l.upGap = minUpGap
+		l.upNext = now.Add(l.upGap)
+		return true
+	}
+	l.rising = false
+	l.limit = l.upFrom
+	l.upNext = now.Add(max(l.upGap, minUpGap))
+	l.upGap = min(2*l.upGap, maxUpGap)
+	return false
+}
+
+// roomFound reports whether a probe up has lasted minInterval and the
+// handlers completed in it past chance more calls than at upRate (and
+// probeNoise): the calls it let in found room. Callers hold l.mu.
+func (l *Limiter) roomFound(now time.Time) bool {
+	d := now.Sub(l.intervalFrom)
+	return l.full && d >= minInterval && l.interval.n >= minSamples &&
+		above(l.intervalDone, l.upRate*(1+probeNoise)*d.Seconds())
+}
+
+// above reports whether n calls are past the at expected by more than
+// chance: twice the √ of at.
+func above(n int, at float64) bool {
+	return float64(n) > at+countNoise*math.Sqrt(at)
 }
 
 // newInterval starts the interval the limit is next adjusted from, at
@@ -1889,6 +1994,7 @@ func (l *Limiter) probeSpread() float64 {
 func (l *Limiter) Force(limit float64, overloaded bool) {
 	l.mu.Lock()
 	l.limit, l.overload, l.starting = limit, overloaded, false
+	l.rising, l.upProbing = false, false
 	l.unlock()
 }
 
