@@ -14,7 +14,7 @@ var (
 	simTable = flag.Bool("sim.table", false, "print the simulated server's table (TestSimulated_table)")
 	simNone  = flag.Bool("sim.none", false, "with -sim.table, run the handlers with no limit")
 	simSeeds = flag.Int("sim.seeds", 8, "with -sim.table, seeds per row (2 for 32 × 5 ms)")
-	simTrc   = flag.String("sim.trace", "", "print the limit's figures every 100 ms of a simulated row (TestSimulated_trace): WxS,multiple,seed[,heavy][,bursts][,timeout=D], such as 2x200ms,2,5")
+	simTrc   = flag.String("sim.trace", "", "print the limit's figures every 100 ms of a simulated row (TestSimulated_trace): WxS,multiple,seed[,heavy][,bursts][,timeout=D][,contention=F][,jitter=F], such as 2x200ms,2,5")
 )
 
 // TestSimulated_table prints, with -sim.table, what the limit serves of
@@ -92,11 +92,11 @@ func (sv simServer) capacityName() string {
 //	go test ./internal/serverside -run TestSimulated_trace -v -sim.trace 2x200ms,2,5
 func TestSimulated_trace(t *testing.T) {
 	if *simTrc == "" {
-		t.Skip("-sim.trace WxS,multiple,seed[,heavy][,bursts][,timeout=D] prints a row's trace")
+		t.Skip("-sim.trace WxS,multiple,seed[,heavy][,bursts][,timeout=D][,contention=F][,jitter=F] prints a row's trace")
 	}
 	parts := strings.Split(*simTrc, ",")
 	if len(parts) < 3 {
-		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D]", *simTrc)
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D][,contention=F][,jitter=F]", *simTrc)
 	}
 	var sv simServer
 	var multiple float64
@@ -107,7 +107,7 @@ func TestSimulated_trace(t *testing.T) {
 	_, err3 := fmt.Sscan(parts[1], &multiple)
 	_, err4 := fmt.Sscan(parts[2], &seed)
 	if !ok || err != nil || err2 != nil || err3 != nil || err4 != nil || sv.w < 1 || d <= 0 {
-		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D]", *simTrc)
+		t.Fatalf("-sim.trace %q: want WxS,multiple,seed[,heavy][,bursts][,timeout=D][,contention=F][,jitter=F]", *simTrc)
 	}
 	sv.s = d
 	bursts := false
@@ -118,13 +118,33 @@ func TestSimulated_trace(t *testing.T) {
 		case "bursts":
 			bursts = true
 		default:
-			// timeout=D: the callers' timeout (1 s when not given).
-			v, ok := strings.CutPrefix(p, "timeout=")
-			d, err := time.ParseDuration(v)
-			if !ok || err != nil || d <= 0 {
-				t.Fatalf("-sim.trace: %q is neither heavy, bursts nor timeout=D", p)
+			// timeout=D: the callers' timeout (1 s when not given);
+			// contention=F and jitter=F: a shared CPU's (see simServer).
+			name, v, _ := strings.Cut(p, "=")
+			var err error
+			var f float64
+			switch name {
+			case "timeout":
+				sv.timeout, err = time.ParseDuration(v)
+				if sv.timeout <= 0 {
+					err = fmt.Errorf("not a positive duration")
+				}
+			case "contention", "jitter":
+				_, err = fmt.Sscan(v, &f)
+				if f < 0 || f > 1 {
+					err = fmt.Errorf("not within [0, 1]")
+				}
+				if name == "contention" {
+					sv.contention = f
+				} else {
+					sv.jitter = f
+				}
+			default:
+				err = fmt.Errorf("unknown")
 			}
-			sv.timeout = d
+			if err != nil {
+				t.Fatalf("-sim.trace: %q: %v: want heavy, bursts, timeout=D, contention=F or jitter=F", p, err)
+			}
 		}
 	}
 	var b strings.Builder
