@@ -264,10 +264,11 @@ type Limiter struct {
 	probes     int       // the probes in probed
 	probedAt   int       // the calls let in at once by the last probe that told noLoad
 	probeEnded time.Time // when the last probe ended
-	// rising is true from an overload's start until a probe up finds
-	// little room in the handlers (see endProbeUp): another follows at
-	// once. Otherwise the next may start at upNext, upGap after the last.
-	// upProbing is true while one runs, from the limit upFrom.
+	// rising is true from an overload's start until a probe up finds no
+	// room in the handlers (see endProbeUp): while it is, another follows
+	// each that finds some at once. Otherwise the next may start at
+	// upNext, upGap after the last. upProbing is true while one runs,
+	// from the limit upFrom.
 	rising    bool
 	upNext    time.Time
 	upGap     time.Duration
@@ -512,11 +513,11 @@ const (
 	slowedGradient = 2.0 / 3
 	slowedProbeGap = 3 * minInterval
 	// upGain is by how much a probe up raises the limit (see
-	// Limiter.endProbeUp). Probes up are upGap apart, from minUpGap,
-	// doubled by each that finds no room, up to maxUpGap.
-	// upCalls is how many calls a probe up counts: a gain of a fifth
-	// in so many is past chance (see above), and maxUpSpan how long it
-	// lasts at most.
+	// Limiter.endProbeUp), and maxUpSpan how long it lasts at most. The
+	// handlers must complete upCalls in maxUpSpan at upGain times their
+	// rate for a probe up to run: a gain of a fifth in so many calls is
+	// past chance (twice their √; see above). Probes up are upGap apart,
+	// from minUpGap, doubled by each that finds no room, up to maxUpGap.
 	upGain    = 1.25
 	upCalls   = 256
 	maxUpSpan = 2 * minInterval
