@@ -1500,9 +1500,7 @@ func (l *Limiter) standing(t int64, long float64, nLong int, c float64) bool {
 // holds 5, and would otherwise start and end overloads on chance.
 func past(rate, level float64, n int) bool {
 	span := float64(n) * tickLength.Seconds()
-	k := rate * span
-	at := level * span
-	return k > at+countNoise*math.Sqrt(math.Abs(at))
+	return above(rate*span, level*span)
 }
 
 // window is how many of the n ticks up to tick last, last included, the
@@ -1844,13 +1842,13 @@ func (l *Limiter) endProbeUp(now time.Time) bool {
 func (l *Limiter) roomFound(now time.Time) bool {
 	d := now.Sub(l.intervalFrom)
 	return l.full && d >= minInterval && l.interval.n >= minSamples &&
-		above(l.intervalDone, l.upRate*(1+probeNoise)*d.Seconds())
+		above(float64(l.intervalDone), l.upRate*(1+probeNoise)*d.Seconds())
 }
 
-// above reports whether n calls are past the at expected by more than
-// chance: twice the √ of at.
-func above(n int, at float64) bool {
-	return float64(n) > at+countNoise*math.Sqrt(at)
+// above reports whether a count of k calls is past the at expected by
+// more than chance: countNoise times the √ of at.
+func above(k, at float64) bool {
+	return k > at+countNoise*math.Sqrt(math.Abs(at))
 }
 
 // newInterval starts the interval the limit is next adjusted from, at
