@@ -2,11 +2,20 @@ package grpcbreaker_test
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"testing"
 
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
 )
 
@@ -44,5 +53,114 @@ func BenchmarkServerInterceptors_Unary(b *testing.B) {
 				sinkResp, sinkErr = call(ctx, "ping", info, handler)
 			}
 		})
+	}
+}
+
+// rejectingUnary returns the unary server interceptor of server
+// interceptors whose overload limit, forced to one call in the handler
+// and overloaded, holds one SHEDDABLE call in the handler and one queued,
+// so that a third SHEDDABLE call is rejected at once; the context of such
+// a call, whose server stream is stream; and stop, which lets the two
+// calls go.
+func rejectingUnary(tb testing.TB, stream grpc.ServerTransportStream) (call grpc.UnaryServerInterceptor,
+	sheddable context.Context, stop func()) {
+	tb.Helper()
+	reg := breaker.MustNewRegistry()
+	s, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(reg),
+		grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus)),
+		grpcbreaker.WithOverloadClock(clock.NewMock())) // no time passes: the queued call stays
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key := serverKey(benchMethod)
+	grpcbreaker.ForceOverload(s, key, 1, true)
+	call = s.Unary()
+	sheddable = metadata.NewIncomingContext(grpc.NewContextWithServerTransportStream(context.Background(), stream),
+		metadata.Pairs(grpcbreaker.CriticalityKey, criticality.Sheddable.String()))
+	info := &grpc.UnaryServerInfo{FullMethod: benchMethod}
+	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	held := func(context.Context, any) (any, error) {
+		entered <- struct{}{}
+		<-release
+		return "pong", nil
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _, _ = call(sheddable, "ping", info, held) }()
+	<-entered
+	go func() { defer wg.Done(); _, _ = call(sheddable, "ping", info, held) }()
+	for reg.Get(key).Stats().Overload.Queued == 0 {
+		runtime.Gosched() // the second call is on its way to the queue
+	}
+	return call, sheddable, func() {
+		if o := reg.Get(key).Stats().Overload; o.Rejected == [4]int64{} {
+			tb.Errorf("no call was rejected: %+v", o)
+		}
+		close(release)
+		wg.Wait()
+	}
+}
+
+const benchMethod = "/test.Echo/Ping"
+
+// nopStream is the stream a unary call's context holds on a server, which
+// grpc.SetTrailer sets its trailer on; it keeps nothing, so that the
+// benchmark measures the interceptor alone.
+type nopStream struct{}
+
+func (nopStream) Method() string               { return benchMethod }
+func (nopStream) SetHeader(metadata.MD) error  { return nil }
+func (nopStream) SendHeader(metadata.MD) error { return nil }
+func (nopStream) SetTrailer(metadata.MD) error { return nil }
+
+// BenchmarkServerInterceptors_Unary_rejected is what the unary server
+// interceptor spends on a call its overload limit rejects at once (see
+// rejectingUnary): Unavailable before the handler runs.
+func BenchmarkServerInterceptors_Unary_rejected(b *testing.B) {
+	call, ctx, stop := rejectingUnary(b, nopStream{})
+	defer stop()
+	info := &grpc.UnaryServerInfo{FullMethod: benchMethod}
+	handler := func(context.Context, any) (any, error) { return "pong", nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkResp, sinkErr = call(ctx, "ping", info, handler)
+	}
+	if !grpcbreaker.Overloaded(sinkErr) {
+		b.Fatalf("the call was not rejected: %v", sinkErr)
+	}
+}
+
+// trailerStream is a server stream that keeps the trailers it is set.
+type trailerStream struct {
+	nopStream
+	trailers []metadata.MD
+}
+
+func (s *trailerStream) SetTrailer(md metadata.MD) error {
+	s.trailers = append(s.trailers, md)
+	return nil
+}
+
+// A call the overload limit rejects costs the unary server interceptor
+// two allocations, both gRPC's or the breaker's: the copy of the claim
+// that metadata.ValueFromIncomingContext returns, read once a call, and
+// the context that holds the call's level (a SHEDDABLE call's), which the
+// breaker reads. The rejection's status, error and trailer are made once.
+func TestServerInterceptors_rejectionAllocatesOnlyTheClaimAndTheLevelsContext(t *testing.T) {
+	stream := &trailerStream{}
+	call, ctx, stop := rejectingUnary(t, stream)
+	defer stop()
+	info := &grpc.UnaryServerInfo{FullMethod: benchMethod}
+	handler := func(context.Context, any) (any, error) {
+		t.Error("the handler ran for a rejected call")
+		return "pong", nil
+	}
+	var err error
+	assert.Equal(t, 2.0, testing.AllocsPerRun(100, func() { _, err = call(ctx, "ping", info, handler) }))
+	assert.True(t, grpcbreaker.Overloaded(err), "the call was rejected: %v", err)
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	require.NotEmpty(t, stream.trailers)
+	for _, md := range stream.trailers {
+		assert.Equal(t, metadata.Pairs(grpcbreaker.PushbackTrailer, "1000"), md)
 	}
 }

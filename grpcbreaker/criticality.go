@@ -53,6 +53,10 @@ type CriticalityPolicy struct {
 type incoming struct {
 	ctx        context.Context
 	fullMethod string
+	// claim is the call's CriticalityKey metadata once read (claimed), so
+	// that the server side reads it, a copy, once a call.
+	claim   []string
+	claimed bool
 }
 
 // IgnoreMetadata returns the policy the server interceptors have by
@@ -92,7 +96,7 @@ func LevelFunc(f func(ctx context.Context, fullMethod string) criticality.Level)
 // and full method: always one of the four levels,
 // [criticality.Default] for a policy the constructors would refuse.
 func (p CriticalityPolicy) Level(ctx context.Context, fullMethod string) criticality.Level {
-	return p.p.Level(incoming{ctx, fullMethod}, claimedLevel)
+	return p.p.Level(incoming{ctx: ctx, fullMethod: fullMethod}, claimedLevel)
 }
 
 // String describes p as the code that makes it, for error messages.
@@ -110,7 +114,10 @@ func withOutgoingCriticality(ctx context.Context) context.Context {
 // claimedLevel returns the level the first value of the call's
 // CriticalityKey metadata names, or the default.
 func claimedLevel(in incoming) criticality.Level {
-	vs := metadata.ValueFromIncomingContext(in.ctx, CriticalityKey)
+	vs := in.claim
+	if !in.claimed {
+		vs = metadata.ValueFromIncomingContext(in.ctx, CriticalityKey)
+	}
 	if len(vs) == 0 {
 		return criticality.Default
 	}
@@ -129,8 +136,9 @@ func claimedLevel(in incoming) criticality.Level {
 // context's status.
 func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolicy,
 	fullMethod string) (context.Context, criticality.Level, srebreaker.Promise, error) {
-	c := policy.Level(ctx, fullMethod)
-	ctx = incomingLevel(ctx, c)
+	claim := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
+	c := policy.p.Level(incoming{ctx: ctx, fullMethod: fullMethod, claim: claim, claimed: true}, claimedLevel)
+	ctx = incomingLevel(ctx, claim, c)
 	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
@@ -151,11 +159,11 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 }
 
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if
-// it has any, saying c: left as it is when it names c alone, the
-// default's name too; otherwise set to c, or removed when c is the
-// default. It copies the metadata only when it has to.
-func incomingLevel(ctx context.Context, c criticality.Level) context.Context {
-	vs := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
+// it has any (claim, its values), saying c: left as it is when it names c
+// alone, the default's name too; otherwise set to c, or removed when c is
+// the default. It copies the metadata only when it has to.
+func incomingLevel(ctx context.Context, claim []string, c criticality.Level) context.Context {
+	vs := claim
 	if len(vs) == 0 || len(vs) == 1 && vs[0] == c.String() {
 		return ctx
 	}

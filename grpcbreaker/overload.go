@@ -128,23 +128,25 @@ var (
 	shedNo    = marked(status.New(codes.Unavailable, serverShedMsg), reasonShed, RetryNo)
 )
 
-// The statuses of a call the overload limit rejected.
+// The errors of a call the overload limit rejected, whose statuses, like
+// a shed call's, are not changed once made.
 var (
-	overloadedLater = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryLater)
-	overloadedNo    = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryNo)
+	overloadedLaterErr = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryLater).Err()
+	overloadedNoErr    = marked(status.New(codes.Unavailable, serverOverloadedMsg), reasonOverloaded, RetryNo).Err()
 )
 
 // serverOverloadedMsg is the message of a call the overload limit
 // rejected.
 const serverOverloadedMsg = "grpcbreaker: call rejected: the server is overloaded, retry later"
 
-// overloadedStatus returns the status of a call the overload limit
-// rejected, with advice.
-func overloadedStatus(advice string) *status.Status {
+// overloadedError returns the error of a call the overload limit
+// rejected, with advice: made once, as its status is, so that a rejection
+// allocates none.
+func overloadedError(advice string) error {
 	if advice == RetryNo {
-		return overloadedNo
+		return overloadedNoErr
 	}
-	return overloadedLater
+	return overloadedLaterErr
 }
 
 // shedStatus returns the status of a shed call with advice.
@@ -163,12 +165,19 @@ func pushback(advice string, shed bool) metadata.MD {
 	case advice == "":
 		return nil
 	case advice == RetryNo:
-		return metadata.Pairs(PushbackTrailer, pushbackNo)
+		return pushbackNoMD
 	case shed:
-		return metadata.Pairs(PushbackTrailer, pushbackLater)
+		return pushbackLaterMD
 	}
 	return nil
 }
+
+// The trailers pushback returns, made once: gRPC copies a trailer it is
+// set (metadata.Join), and none is changed once made.
+var (
+	pushbackNoMD    = metadata.Pairs(PushbackTrailer, pushbackNo)
+	pushbackLaterMD = metadata.Pairs(PushbackTrailer, pushbackLater)
+)
 
 // failureAnswer is err, the failure of a call served while the breaker
 // sheds, with the advice in an ErrorInfo detail.

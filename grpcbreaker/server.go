@@ -197,7 +197,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 		case err == nil:
 		case err == serverside.ErrOverloaded:
 			advice = ov.Rejecting(attempt)
-			return ctx, ov, nil, slot, advice, overloadedStatus(advice).Err()
+			return ctx, ov, nil, slot, advice, overloadedError(advice)
 		case errors.Is(err, breaker.ErrServiceUnavailable): // dropped by the breaker as it was let in
 			advice = ov.Shedding(attempt)
 			shed := &shedError{msg: serverShedMsg, err: err}
