@@ -3,11 +3,15 @@ package connectbreaker_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"runtime"
+	"sync"
 	"testing"
 
 	"connectrpc.com/connect"
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/connectbreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 )
 
 // The benchmarks measure what the interceptors add to a call: a Connect
@@ -167,4 +172,86 @@ func TestInterceptors_WrapUnary_allocs(t *testing.T) {
 	// A served call's context holds a chain.Mark, one allocation: see
 	// package chain.
 	assert.Equal(t, 1.0, testing.AllocsPerRun(1000, func() { sinkResp, sinkErr = handler(ctx, hreq) }), "a handler's call")
+}
+
+// rejectingUnary returns a HandlerInterceptor's wrapping of a unary
+// handler whose overload limit, forced to one call in the handler and
+// overloaded, holds one SHEDDABLE call in the handler and one queued, so
+// that a third SHEDDABLE call is rejected at once; a request of that
+// level (the one connect hands a handler's interceptors, its header
+// claiming SHEDDABLE); and stop, which lets the two calls go.
+func rejectingUnary(tb testing.TB) (call connect.UnaryFunc, sheddable connect.AnyRequest, stop func()) {
+	tb.Helper()
+	reg := breaker.MustNewRegistry()
+	hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(reg),
+		connectbreaker.WithCriticalityPolicy(connectbreaker.TrustHeader(criticality.CriticalPlus)),
+		connectbreaker.WithOverloadClock(clock.NewMock())) // no time passes: the queued call stays
+	connectbreaker.ForceOverload(hi, callKey, 1, true)
+	sheddable = capturedHandlerRequest(tb)
+	sheddable.Header().Set(connectbreaker.CriticalityHeader, criticality.Sheddable.String())
+	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	held := hi.WrapUnary(func(context.Context, connect.AnyRequest) (connect.AnyResponse, error) {
+		entered <- struct{}{}
+		<-release
+		return connect.NewResponse(wrapperspb.String("pong")), nil
+	})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _, _ = held(context.Background(), sheddable) }()
+	<-entered
+	go func() { defer wg.Done(); _, _ = held(context.Background(), sheddable) }()
+	for reg.Get(callKey).Stats().Overload.Queued == 0 {
+		runtime.Gosched() // the second call is on its way to the queue
+	}
+	return held, sheddable, func() {
+		if o := reg.Get(callKey).Stats().Overload; o.Rejected == [4]int64{} {
+			tb.Errorf("no call was rejected: %+v", o)
+		}
+		close(release)
+		wg.Wait()
+	}
+}
+
+// BenchmarkInterceptor_WrapUnary_rejected is what a HandlerInterceptor
+// spends on a call its overload limit rejects at once (see
+// rejectingUnary): unavailable before the handler runs.
+func BenchmarkInterceptor_WrapUnary_rejected(b *testing.B) {
+	call, req, stop := rejectingUnary(b)
+	defer stop()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkResp, sinkErr = call(ctx, req)
+	}
+	if !connectbreaker.Overloaded(sinkErr) {
+		b.Fatalf("the call was not rejected: %v", sinkErr)
+	}
+}
+
+// A call the overload limit rejects costs a HandlerInterceptor five
+// allocations: the connect.Error it answers with (the error, its
+// metadata's map and group, its detail's slice), which connect's handler
+// and the interceptors outside may change and so is made per call, and
+// the context that holds the call's level (a SHEDDABLE call's), which the
+// breaker reads. The metadata's values and the detail are made once.
+func TestHandlerInterceptor_rejectionAllocatesOnlyItsErrorAndTheLevelsContext(t *testing.T) {
+	call, req, stop := rejectingUnary(t)
+	defer stop()
+	ctx := context.Background()
+	var err error
+	assert.Equal(t, 5.0, testing.AllocsPerRun(100, func() { _, err = call(ctx, req) }))
+	assert.True(t, connectbreaker.Overloaded(err), "the call was rejected: %v", err)
+	var ce *connect.Error
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, connect.CodeUnavailable, ce.Code())
+	assert.Equal(t, http.Header{
+		connectbreaker.RetryHeader:    {connectbreaker.RetryLater},
+		connectbreaker.OverloadHeader: {"1"},
+		"Grpc-Retry-Pushback-Ms":      {"1000"},
+	}, ce.Meta())
+	ce.Meta().Add(connectbreaker.RetryHeader, "changed by an interceptor outside")
+	_, err = call(ctx, req)
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, []string{connectbreaker.RetryLater}, ce.Meta().Values(connectbreaker.RetryHeader),
+		"an answer's metadata is its own")
 }

@@ -103,17 +103,28 @@ func Overloaded(err error) bool {
 func overloadAnswer(advice string) *connect.Error {
 	e := connect.NewError(connect.CodeUnavailable, errOverloaded)
 	meta := e.Meta()
-	meta[RetryHeader] = []string{advice}
-	meta[OverloadHeader] = []string{"1"}
+	meta[OverloadHeader] = overloadValue
 	if advice == RetryNo {
 		e.AddDetail(overloadNo)
-		meta[pushbackHeader] = []string{pushbackNo}
+		meta[RetryHeader], meta[pushbackHeader] = retryNoValue, pushbackNoValue
 	} else {
 		e.AddDetail(overloadLater)
-		meta[pushbackHeader] = []string{pushbackLater}
+		meta[RetryHeader], meta[pushbackHeader] = retryLaterValue, pushbackLaterValue
 	}
 	return e
 }
+
+// The metadata values of the answers a HandlerInterceptor makes, made
+// once and set by their canonical keys: an error's metadata is its own,
+// but the values are shared by every answer; http.Header's Add copies a
+// value before it appends, and Set replaces it.
+var (
+	overloadValue      = []string{"1"}
+	retryLaterValue    = []string{RetryLater}
+	retryNoValue       = []string{RetryNo}
+	pushbackLaterValue = []string{pushbackLater}
+	pushbackNoValue    = []string{pushbackNo}
+)
 
 // errOverloaded is the cause of a call the overload limit rejected.
 var errOverloaded = errors.New("connectbreaker: call rejected: the server is overloaded, retry later")
@@ -231,13 +242,12 @@ func infoDetail(reason, advice string) *connect.ErrorDetail {
 func shedAnswer(drop error, advice string) *connect.Error {
 	e := connect.NewError(connect.CodeUnavailable, &shedCause{drop})
 	meta := e.Meta()
-	meta[RetryHeader] = []string{advice}
 	if advice == RetryNo {
 		e.AddDetail(shedNo)
-		meta[pushbackHeader] = []string{pushbackNo}
+		meta[RetryHeader], meta[pushbackHeader] = retryNoValue, pushbackNoValue
 	} else {
 		e.AddDetail(shedLater)
-		meta[pushbackHeader] = []string{pushbackLater}
+		meta[RetryHeader], meta[pushbackHeader] = retryLaterValue, pushbackLaterValue
 	}
 	return e
 }
