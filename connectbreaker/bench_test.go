@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"runtime"
-	"sync"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -20,6 +18,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/connectbreaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/heldcalls"
 )
 
 // The benchmarks measure what the interceptors add to a call: a Connect
@@ -189,26 +188,18 @@ func rejectingUnary(tb testing.TB) (call connect.UnaryFunc, sheddable connect.An
 	connectbreaker.ForceOverload(hi, callKey, 1, true)
 	sheddable = capturedHandlerRequest(tb)
 	sheddable.Header().Set(connectbreaker.CriticalityHeader, criticality.Sheddable.String())
-	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	gate := heldcalls.New()
 	held := hi.WrapUnary(func(context.Context, connect.AnyRequest) (connect.AnyResponse, error) {
-		entered <- struct{}{}
-		<-release
+		gate.Hold()
 		return connect.NewResponse(wrapperspb.String("pong")), nil
 	})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _, _ = held(context.Background(), sheddable) }()
-	<-entered
-	go func() { defer wg.Done(); _, _ = held(context.Background(), sheddable) }()
-	for reg.Get(callKey).Stats().Overload.Queued == 0 {
-		runtime.Gosched() // the second call is on its way to the queue
-	}
+	overload := func() *breaker.OverloadStats { return reg.Get(callKey).Stats().Overload }
+	gate.Fill(func() { _, _ = held(context.Background(), sheddable) }, func() bool { return overload().Queued > 0 })
 	return held, sheddable, func() {
-		if o := reg.Get(callKey).Stats().Overload; o.Rejected == [4]int64{} {
+		if o := overload(); o.Rejected == [4]int64{} {
 			tb.Errorf("no call was rejected: %+v", o)
 		}
-		close(release)
-		wg.Wait()
+		gate.Release()
 	}
 }
 

@@ -2,8 +2,6 @@ package grpcbreaker_test
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/benbjohnson/clock"
@@ -17,6 +15,7 @@ import (
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/grpcbreaker"
+	"github.com/srebreaker/srebreaker/internal/heldcalls"
 )
 
 var (
@@ -78,26 +77,18 @@ func rejectingUnary(tb testing.TB, stream grpc.ServerTransportStream) (call grpc
 	sheddable = metadata.NewIncomingContext(grpc.NewContextWithServerTransportStream(context.Background(), stream),
 		metadata.Pairs(grpcbreaker.CriticalityKey, criticality.Sheddable.String()))
 	info := &grpc.UnaryServerInfo{FullMethod: benchMethod}
-	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	gate := heldcalls.New()
 	held := func(context.Context, any) (any, error) {
-		entered <- struct{}{}
-		<-release
+		gate.Hold()
 		return "pong", nil
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _, _ = call(sheddable, "ping", info, held) }()
-	<-entered
-	go func() { defer wg.Done(); _, _ = call(sheddable, "ping", info, held) }()
-	for reg.Get(key).Stats().Overload.Queued == 0 {
-		runtime.Gosched() // the second call is on its way to the queue
-	}
+	overload := func() *breaker.OverloadStats { return reg.Get(key).Stats().Overload }
+	gate.Fill(func() { _, _ = call(sheddable, "ping", info, held) }, func() bool { return overload().Queued > 0 })
 	return call, sheddable, func() {
-		if o := reg.Get(key).Stats().Overload; o.Rejected == [4]int64{} {
+		if o := overload(); o.Rejected == [4]int64{} {
 			tb.Errorf("no call was rejected: %+v", o)
 		}
-		close(release)
-		wg.Wait()
+		gate.Release()
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/benbjohnson/clock"
@@ -15,6 +13,7 @@ import (
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/httpbreaker"
 	"github.com/srebreaker/srebreaker/internal/chain"
+	"github.com/srebreaker/srebreaker/internal/heldcalls"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -105,13 +104,10 @@ func BenchmarkTransport_RoundTrip(b *testing.B) {
 // at once, and a request of that level; stop lets the two requests go.
 func rejecting(tb testing.TB) (h *httpbreaker.Handler, sheddable func() *http.Request, stop func()) {
 	tb.Helper()
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
+	gate := heldcalls.New()
 	reg := breaker.MustNewRegistry()
-	h = httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		entered <- struct{}{}
-		<-release
-	}), httpbreaker.WithRegistry(reg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
+	h = httpbreaker.MustNewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { gate.Hold() }),
+		httpbreaker.WithRegistry(reg), httpbreaker.WithCriticalityPolicy(httpbreaker.TrustHeader(criticality.CriticalPlus)))
 	httpbreaker.SetOverloadClock(h, clock.NewMock()) // no time passes: the queued request stays
 	httpbreaker.ForceOverload(h, httpbreaker.DefaultHandlerKey, 1, true)
 	sheddable = func() *http.Request {
@@ -119,20 +115,14 @@ func rejecting(tb testing.TB) (h *httpbreaker.Handler, sheddable func() *http.Re
 		r.Header.Set(httpbreaker.CriticalityHeader, "SHEDDABLE")
 		return r
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); h.ServeHTTP(&benchWriter{h: http.Header{}}, sheddable()) }()
-	<-entered
-	go func() { defer wg.Done(); h.ServeHTTP(&benchWriter{h: http.Header{}}, sheddable()) }()
-	for reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload.Queued == 0 {
-		runtime.Gosched() // the second request is on its way to the queue
-	}
+	overload := func() *breaker.OverloadStats { return reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload }
+	gate.Fill(func() { h.ServeHTTP(&benchWriter{h: http.Header{}}, sheddable()) },
+		func() bool { return overload().Queued > 0 })
 	return h, sheddable, func() {
-		if o := reg.Get(httpbreaker.DefaultHandlerKey).Stats().Overload; o.Rejected == [4]int64{} {
+		if o := overload(); o.Rejected == [4]int64{} {
 			tb.Errorf("no request was rejected: %+v", o)
 		}
-		close(release)
-		wg.Wait()
+		gate.Release()
 	}
 }
 
