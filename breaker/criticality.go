@@ -9,6 +9,7 @@ import (
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
+	"github.com/srebreaker/srebreaker/internal/levelhook"
 	"github.com/srebreaker/srebreaker/internal/evidence"
 )
 
@@ -167,6 +168,20 @@ func (b *googleBreaker) AllowCtx(ctx context.Context) (srebreaker.Promise, error
 	return promise{co}, nil
 }
 
+// allowAt is AllowCtx for a call at level c, whatever ctx carries (see
+// package levelhook).
+func (b *googleBreaker) allowAt(ctx context.Context, c criticality.Level) (srebreaker.Promise, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	co, err := b.admitAs(c)
+	if err != nil {
+		b.traceDrop(ctx, c, err, false)
+		return nil, err
+	}
+	return promise{co}, nil
+}
+
 // Leveled reports whether the breaker has counted a call at a level other
 // than [criticality.Default] since it was made: an admitted call that
 // finished or a dropped one. Until then every call counts at the default
@@ -245,6 +260,14 @@ func (b *googleBreaker) traceDrop(ctx context.Context, c criticality.Level, err 
 }
 
 func init() {
+	levelhook.Allow = func(b any, ctx context.Context, c criticality.Level) (srebreaker.Promise, bool, error) {
+		g, ok := b.(*googleBreaker)
+		if !ok || ctx == nil {
+			return nil, false, nil
+		}
+		p, err := g.allowAt(ctx, c)
+		return p, true, err
+	}
 	drophook.Dropped = func(b any, ctx context.Context, err error) {
 		if g, ok := b.(*googleBreaker); ok && ctx != nil {
 			g.traceDrop(ctx, criticality.Default, err, false)

@@ -185,9 +185,9 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 // admit asks the breaker of the call's key about an incoming call, at the
 // level the policy gives it (peer is the call's for a LevelFunc, zero
 // otherwise), and returns the memory of that key too; last
-// is the memory of the function the call goes through. The
-// returned context carries the level when it is not the default, and
-// header's CriticalityHeader is made to say it. A call the breaker drops
+// is the memory of the function the call goes through. The context
+// returned for a call served carries the level when it is not the
+// default, and header's CriticalityHeader is made to say it. A call the breaker drops
 // is served all the same when it is a probe (see serverside.Overload.Probe),
 // with the promise serverside.Probe{}; otherwise its error is the shed
 // answer. For a call served, advice is what its failure is to carry, or
@@ -219,11 +219,10 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 			drophook.Dropped(b, ctx, err)
 		}
 	} else {
-		ctx = criticality.With(ctx, c)
 		if cerr := ctx.Err(); cerr != nil {
 			return ctx, ov, nil, slot, "", contextError(cerr)
 		}
-		p, err = b.AllowCtx(ctx)
+		p, err = serverside.AllowAt(b, ctx, c)
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return ctx, ov, nil, slot, "", contextError(err)
 		}
@@ -251,6 +250,7 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 			return ctx, ov, nil, slot, "", contextError(err) // the client has gone
 		}
 	}
+	ctx = serverside.WithLevel(ctx, c) // made only for a call served: one shed or rejected costs none
 	if probe {
 		return ctx, ov, p, slot, ov.Advice(), nil
 	}

@@ -124,38 +124,42 @@ func claimedLevel(in incoming) criticality.Level {
 	return serverside.Claimed(vs[0])
 }
 
-// serverAdmit asks b about an incoming call at the level policy gives it,
-// which it returns, for the overload limit too. Above or below the default
-// level, the returned context carries the level too, so that the calls the
-// handler makes pass it on. CriticalityKey
-// metadata that the call carries is made to say that level in the
-// returned context (left as it is when it names that level alone, removed
-// for the default otherwise), so that a handler that forwards
-// the incoming metadata does not pass on a claim the server did not
-// believe. A call whose client went away before it was admitted gets the
-// context's status.
+// serverAdmit asks b about an incoming call, whose context is ctx, at
+// the level policy gives it, which it returns, for the overload limit
+// too, with the call's CriticalityKey metadata (claim): servedContext
+// makes, from the three, the context of a call let in. A call whose client
+// went away before it was admitted gets the context's status.
 func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolicy,
-	fullMethod string) (context.Context, criticality.Level, srebreaker.Promise, error) {
-	claim := metadata.ValueFromIncomingContext(ctx, CriticalityKey)
+	fullMethod string) (_ criticality.Level, claim []string, _ srebreaker.Promise, _ error) {
+	claim = metadata.ValueFromIncomingContext(ctx, CriticalityKey)
 	c := policy.p.Level(incoming{ctx: ctx, fullMethod: fullMethod, claim: claim, claimed: true}, claimedLevel)
-	ctx = incomingLevel(ctx, claim, c)
 	if c == criticality.Default {
 		p, err := b.Allow()
 		if err != nil {
 			drophook.Dropped(b, ctx, err)
-			return ctx, c, nil, serverShed(err)
+			return c, claim, nil, serverShed(err)
 		}
-		return ctx, c, p, nil
+		return c, claim, p, nil
 	}
-	ctx = criticality.With(ctx, c)
 	if err := ctx.Err(); err != nil {
-		return ctx, c, nil, status.FromContextError(err).Err()
+		return c, claim, nil, status.FromContextError(err).Err()
 	}
-	p, err := b.AllowCtx(ctx)
+	p, err := serverside.AllowAt(b, ctx, c)
 	if err != nil {
-		return ctx, c, nil, serverShed(err)
+		return c, claim, nil, serverShed(err)
 	}
-	return ctx, c, p, nil
+	return c, claim, p, nil
+}
+
+// servedContext returns the context of a call let in at level c, whose
+// context is ctx and CriticalityKey metadata claim: above or below the
+// default level, it carries the level too, so that the calls the
+// handler makes pass it on; and the metadata is made to say that level
+// (see incomingLevel), so that a handler that forwards the incoming
+// metadata does not pass on a claim the server did not believe. Made
+// only for a call served, it costs a call shed or rejected nothing.
+func servedContext(ctx context.Context, claim []string, c criticality.Level) context.Context {
+	return serverside.WithLevel(incomingLevel(ctx, claim, c), c)
 }
 
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if

@@ -116,10 +116,11 @@ func FuzzCriticalityMetadata(f *testing.F) {
 		// believe: metadata the call had says the level served at (left
 		// as it is when it names that level alone), or is removed for the
 		// default; the context carries the level.
-		served, level, p, err := serverAdmit(b, ctx, policy, "/s/M")
+		level, claim, p, err := serverAdmit(b, ctx, policy, "/s/M")
 		require.NoError(t, err)
 		require.Equal(t, c, level)
 		p.Accept()
+		served := servedContext(ctx, claim, level)
 		got := metadata.ValueFromIncomingContext(served, CriticalityKey)
 		switch {
 		case len(vs) == 0:

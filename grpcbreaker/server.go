@@ -167,13 +167,14 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 // has its room in the overload limit like any call; otherwise its error carries
 // the interceptor's advice, which admit returns too, for the trailer (""
 // for a call whose client has gone). For a call served, advice is what its failure is to carry,
-// or "" when the breaker is not shedding.
+// or "" when the breaker is not shedding, and the context returned is the
+// one to serve it in (servedContext).
 func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, attempt int) (_ context.Context,
 	ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot, advice string, _ error) {
 	key := o.keyOf(ctx, "", fullMethod)
 	ov = ms.Of(key)
 	b := o.get(key)
-	ctx, level, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
+	level, claim, p, err := serverAdmit(b, ctx, o.criticality, fullMethod)
 	probe := false
 	if err != nil {
 		var shed *shedError
@@ -207,6 +208,7 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 			return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
 		}
 	}
+	ctx = servedContext(ctx, claim, level)
 	if probe {
 		return ctx, ov, p, slot, ov.Advice(), nil
 	}

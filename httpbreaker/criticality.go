@@ -106,14 +106,14 @@ func headerCriticality(r *http.Request) criticality.Level {
 	return criticality.Default
 }
 
-// admit asks b about r at the level policy gives it, c. Above or below
-// the default level, ctx, the context to serve r in, is r's with the level
-// too, so that the calls the handler makes carry it on; otherwise it is
-// r's own (the Handler gives the request its context once, with the
-// chain's Mark). reclaim reports whether r carries a CriticalityHeader
-// that the request served must not pass on as it is, one that does not
-// name c alone (see claimHeader). A request whose client went away before
-// it was admitted returns the context's error.
+// admit asks b about r at the level policy gives it, c. ctx is r's
+// context: the request served gets the level in its own
+// (serverside.WithLevel), made only once it is let in, so that a request
+// shed or rejected at a level costs no allocation. reclaim reports
+// whether r carries a CriticalityHeader that the request served must not
+// pass on as it is, one that does not name c alone (see claimHeader). A
+// request whose client went away before it was admitted returns the
+// context's error.
 func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (ctx context.Context,
 	c criticality.Level, reclaim bool, _ srebreaker.Promise, _ error) {
 	c, ctx = policy.Level(r), r.Context()
@@ -126,8 +126,7 @@ func admit(b breaker.Breaker, r *http.Request, policy CriticalityPolicy) (ctx co
 		}
 		return ctx, c, reclaim, p, err
 	}
-	ctx = criticality.With(ctx, c)
-	p, err := b.AllowCtx(ctx)
+	p, err := serverside.AllowAt(b, ctx, c)
 	return ctx, c, reclaim, p, err
 }
 

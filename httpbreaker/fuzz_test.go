@@ -94,12 +94,13 @@ func FuzzCriticalityHeader(f *testing.F) {
 		// The request a Handler serves carries no claim it did not
 		// believe: a header it had says the level served at (left as it
 		// is when it names that level alone), or is removed for the
-		// default; the context carries the level.
+		// default; the context carries the level, made as it is served.
 		ctx, level, reclaim, p, err := admit(b, r, policy)
 		require.NoError(t, err)
 		require.Equal(t, c, level)
 		p.Accept()
-		served := r.WithContext(ctx)
+		require.True(t, r.Context() == ctx, "no context is made before the request is let in")
+		served := r.WithContext(serverside.WithLevel(ctx, level))
 		if reclaim {
 			served.Header = claimHeader(r.Header, level)
 		}
@@ -112,9 +113,9 @@ func FuzzCriticalityHeader(f *testing.F) {
 		default:
 			require.Equal(t, []string{c.String()}, vs)
 		}
-		require.Equal(t, c, criticality.From(ctx))
+		require.Equal(t, c, criticality.From(served.Context()))
 		if c == criticality.Default {
-			require.True(t, r.Context() == ctx, "the request's context is given once, as it is served")
+			require.True(t, r.Context() == served.Context(), "the request's context is given once, as it is served")
 		}
 		require.Equal(t, joined, strings.Join(r.Header[CriticalityHeader], ","), "the request given is changed")
 

@@ -243,7 +243,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reclaim {
 		header = claimHeader(r.Header, level)
 	}
-	if h.serve(ctx, ov, p, slot, w, r, header, advice) {
+	if h.serve(serverside.WithLevel(ctx, level), ov, p, slot, w, r, header, advice) {
 		panic(nil) // raised again: see serve
 	}
 }

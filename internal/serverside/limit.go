@@ -683,8 +683,8 @@ func (l *Limiter) Acquire(ctx context.Context, level criticality.Level) (Slot, e
 // AcquireFor is Acquire for a call that b, the breaker of the server's
 // key, admitted with promise p. A call let in at once keeps p. A call
 // that must wait gives p up (srebreaker.Ignore) as it joins the queue,
-// and, let in, takes a new promise from b (AllowCtx with ctx, which holds
-// the call's level): b's hang watch counts a call out from when it was
+// and, let in, takes a new promise from b at its level (AllowAt): b's
+// hang watch counts a call out from when it was
 // admitted, and the wait, the server's own load, is no hang of the
 // dependency b judges. A probe (probe true: p is no promise of b's) keeps
 // p through the wait. On an error, the promise held then is given up,
@@ -706,7 +706,7 @@ func (l *Limiter) AcquireFor(ctx context.Context, level criticality.Level, b bre
 	if !gaveUp {
 		return s, p, nil
 	}
-	p, err = b.AllowCtx(ctx)
+	p, err = AllowAt(b, ctx, level)
 	if err != nil {
 		s.Release(false)
 		return Slot{}, nil, err
