@@ -9,8 +9,8 @@ import (
 	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
-	"github.com/srebreaker/srebreaker/internal/levelhook"
 	"github.com/srebreaker/srebreaker/internal/evidence"
+	"github.com/srebreaker/srebreaker/internal/levelhook"
 )
 
 // level is what a breaker keeps of one level: its live bucket and its

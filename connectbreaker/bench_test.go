@@ -247,3 +247,22 @@ func TestHandlerInterceptor_rejectionAllocatesOnlyItsError(t *testing.T) {
 	assert.Equal(t, []string{connectbreaker.RetryLater}, ce.Meta().Values(connectbreaker.RetryHeader),
 		"an answer's metadata is its own")
 }
+
+// A call a HandlerInterceptor serves costs it one allocation, the context
+// its handler gets, which holds the call's chain.Mark and, at a level
+// other than the default, the level too.
+func TestHandlerInterceptor_servedCallAllocatesOnce(t *testing.T) {
+	hi := connectbreaker.MustNewHandlerInterceptor(connectbreaker.WithRegistry(breaker.MustNewRegistry()),
+		connectbreaker.WithCriticalityPolicy(connectbreaker.TrustHeader(criticality.CriticalPlus)))
+	var seen criticality.Level
+	call := hi.WrapUnary(func(ctx context.Context, _ connect.AnyRequest) (connect.AnyResponse, error) {
+		seen = criticality.From(ctx)
+		return sinkResp, nil
+	})
+	req := capturedHandlerRequest(t)
+	for _, level := range []criticality.Level{criticality.Default, criticality.Sheddable} {
+		req.Header().Set(connectbreaker.CriticalityHeader, level.String())
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _, _ = call(context.Background(), req) }), "at %v", level)
+		assert.Equal(t, level, seen, "the handler's context carries the level")
+	}
+}

@@ -127,11 +127,10 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 		if h.o.criticality.readPeer { // read only for a LevelFunc: it costs a copy
 			peer = req.Peer()
 		}
-		ctx, ov, p, slot, advice, err := h.admit(last, ctx, spec, peer, req.Header())
+		ctx, m, ov, p, slot, advice, err := h.admit(last, ctx, spec, peer, req.Header())
 		if err != nil {
 			return nil, err
 		}
-		ctx, m := chain.With(ctx)
 		slot.Hold(m)   // no room held while the handler waits on a guarded call
 		p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 		failed := true // till the handler returns: a panic
@@ -154,14 +153,13 @@ func (h *HandlerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc
 func (h *HandlerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	last := new(lastKey)
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, ov, p, slot, advice, err := h.admit(last, ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
+		ctx, m, ov, p, slot, advice, err := h.admit(last, ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
 		if err != nil {
 			return err
 		}
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release(false)
-		ctx, m := chain.With(ctx)
 		p = m.Watch(p) // not out for the breaker while the handler waits on a guarded call
 		if admitted.Run(p, func() { err = next(ctx, conn) }) {
 			panic(nil) // raised again: see admitted.Run
@@ -186,16 +184,17 @@ func (h *HandlerInterceptor) WrapStreamingClient(next connect.StreamingClientFun
 // level the policy gives it (peer is the call's for a LevelFunc, zero
 // otherwise), and returns the memory of that key too; last
 // is the memory of the function the call goes through. The context
-// returned for a call served carries the level when it is not the
-// default, and header's CriticalityHeader is made to say it. A call the breaker drops
+// returned for a call served holds its chain.Mark, returned too, and
+// carries the level when it is not the default; header's
+// CriticalityHeader is made to say it. A call the breaker drops
 // is served all the same when it is a probe (see serverside.Overload.Probe),
 // with the promise serverside.Probe{}; otherwise its error is the shed
 // answer. For a call served, advice is what its failure is to carry, or
 // "" when the breaker is not shedding. A call whose client went away
 // before it was admitted gets its context's error, and records nothing.
 func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec connect.Spec, peer connect.Peer,
-	header http.Header) (_ context.Context, ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot,
-	advice string, _ error) {
+	header http.Header) (_ context.Context, _ *chain.Mark, ov *serverside.Overload, _ srebreaker.Promise,
+	slot serverside.Slot, advice string, _ error) {
 	attempt := AttemptOf(header)
 	key, k := h.o.keyOf(last, ctx, "", spec.Procedure)
 	switch {
@@ -220,17 +219,17 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 		}
 	} else {
 		if cerr := ctx.Err(); cerr != nil {
-			return ctx, ov, nil, slot, "", contextError(cerr)
+			return ctx, nil, ov, nil, slot, "", contextError(cerr)
 		}
 		p, err = serverside.AllowAt(b, ctx, c)
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return ctx, ov, nil, slot, "", contextError(err)
+			return ctx, nil, ov, nil, slot, "", contextError(err)
 		}
 	}
 	probe := false
 	if err != nil {
 		if probe = ov.Probe(); !probe {
-			return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
+			return ctx, nil, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
 		}
 		p = serverside.Probe{}
 	}
@@ -243,18 +242,18 @@ func (h *HandlerInterceptor) admit(last *lastKey, ctx context.Context, spec conn
 		switch {
 		case err == nil:
 		case err == serverside.ErrOverloaded:
-			return ctx, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
+			return ctx, nil, ov, nil, slot, "", overloadAnswer(ov.Rejecting(attempt))
 		case errors.Is(err, breaker.ErrServiceUnavailable): // dropped by the breaker as it was let in
-			return ctx, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
+			return ctx, nil, ov, nil, slot, "", shedAnswer(err, ov.Shedding(attempt))
 		default:
-			return ctx, ov, nil, slot, "", contextError(err) // the client has gone
+			return ctx, nil, ov, nil, slot, "", contextError(err) // the client has gone
 		}
 	}
-	ctx = serverside.WithLevel(ctx, c) // made only for a call served: one shed or rejected costs none
+	ctx, m := chain.With(ctx, c) // made only for a call served: one shed or rejected costs none
 	if probe {
-		return ctx, ov, p, slot, ov.Advice(), nil
+		return ctx, m, ov, p, slot, ov.Advice(), nil
 	}
-	return ctx, ov, p, slot, ov.Served(attempt), nil
+	return ctx, m, ov, p, slot, ov.Served(attempt), nil
 }
 
 // finish records how a served call ended on p and in ov, and reports

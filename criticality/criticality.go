@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/srebreaker/srebreaker/internal/levelkey"
 	"github.com/srebreaker/srebreaker/internal/levelname"
 )
 
@@ -73,9 +74,9 @@ func Parse(s string) (Level, error) {
 	return Default, fmt.Errorf("criticality: %q: want one of CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE", s)
 }
 
-// contextKey is the key a level is carried under: a pointer to a type
-// with a size is unlike any other key, and compares in line.
-var contextKey = &struct{ name string }{"criticality"}
+// contextKey is the key a level is carried under, shared with the
+// server sides' own context (package levelkey).
+var contextKey = levelkey.Key
 
 // With returns a copy of ctx that carries c. A c that is not one
 // of the four levels is carried as [Default]. A nil ctx is taken

@@ -25,33 +25,70 @@ var (
 
 // BenchmarkServerInterceptors_Unary is what the unary server interceptor
 // adds to a call it serves, with its overload limit on (the default) and
-// off, against the handler called alone.
+// off, and to a call claiming SHEDDABLE to interceptors that believe it,
+// against the handler called alone.
 func BenchmarkServerInterceptors_Unary(b *testing.B) {
 	handler := func(context.Context, any) (any, error) { return "pong", nil }
 	info := &grpc.UnaryServerInfo{FullMethod: "/test.Echo/Ping"}
-	ctx := context.Background()
 	for _, bc := range []struct {
-		name string
-		on   bool
-		none bool
-	}{{"none", false, true}, {"limit-on", true, false}, {"limit-off", false, false}} {
+		name  string
+		on    bool
+		none  bool
+		level criticality.Level
+	}{{"none", false, true, criticality.Default}, {"limit-on", true, false, criticality.Default},
+		{"limit-off", false, false, criticality.Default}, {"limit-on-sheddable", true, false, criticality.Sheddable}} {
 		b.Run(bc.name, func(b *testing.B) {
-			call := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-				return h(ctx, req)
-			}
-			if !bc.none {
-				s, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
-					grpcbreaker.WithOverloadLimit(bc.on))
-				if err != nil {
-					b.Fatal(err)
-				}
-				call = s.Unary()
-			}
+			call, ctx := servingUnary(b, bc.on, bc.none, bc.level)
 			b.ReportAllocs()
 			for b.Loop() {
 				sinkResp, sinkErr = call(ctx, "ping", info, handler)
 			}
 		})
+	}
+}
+
+// servingUnary returns the unary server interceptor of server
+// interceptors that believe a call's claim, with their overload limit on
+// or off (none: no interceptor, the handler called alone), and the
+// context of a call claiming level (none for the default).
+func servingUnary(tb testing.TB, on, none bool, level criticality.Level) (grpc.UnaryServerInterceptor, context.Context) {
+	tb.Helper()
+	ctx := context.Background()
+	if level != criticality.Default {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(grpcbreaker.CriticalityKey, level.String()))
+	}
+	if none {
+		return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			return h(ctx, req)
+		}, ctx
+	}
+	s, err := grpcbreaker.NewServerInterceptors(grpcbreaker.WithRegistry(breaker.MustNewRegistry()),
+		grpcbreaker.WithOverloadLimit(on), grpcbreaker.WithCriticalityPolicy(grpcbreaker.TrustMetadata(criticality.CriticalPlus)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s.Unary(), ctx
+}
+
+// A call the unary server interceptor serves costs it one allocation, the
+// context its handler gets, which holds the call's chain.Mark and, at a
+// level other than the default, the level too; and, for a call that
+// claims a level, gRPC's copy of the claim.
+func TestServerInterceptors_servedCallAllocatesOnce(t *testing.T) {
+	info := &grpc.UnaryServerInfo{FullMethod: benchMethod}
+	for _, tc := range []struct {
+		level criticality.Level
+		want  float64
+	}{{criticality.Default, 1}, {criticality.Sheddable, 2}} {
+		call, ctx := servingUnary(t, true, false, tc.level)
+		var seen criticality.Level
+		handler := func(ctx context.Context, _ any) (any, error) {
+			seen = criticality.From(ctx)
+			return "pong", nil
+		}
+		assert.Equal(t, tc.want, testing.AllocsPerRun(100, func() { _, _ = call(ctx, "ping", info, handler) }),
+			"at %v", tc.level)
+		assert.Equal(t, tc.level, seen, "the handler's context carries the level")
 	}
 }
 

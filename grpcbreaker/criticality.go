@@ -10,6 +10,7 @@ import (
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
 	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/chain"
 	"github.com/srebreaker/srebreaker/internal/drophook"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
@@ -152,14 +153,15 @@ func serverAdmit(b breaker.Breaker, ctx context.Context, policy CriticalityPolic
 }
 
 // servedContext returns the context of a call let in at level c, whose
-// context is ctx and CriticalityKey metadata claim: above or below the
-// default level, it carries the level too, so that the calls the
-// handler makes pass it on; and the metadata is made to say that level
-// (see incomingLevel), so that a handler that forwards the incoming
-// metadata does not pass on a claim the server did not believe. Made
-// only for a call served, it costs a call shed or rejected nothing.
-func servedContext(ctx context.Context, claim []string, c criticality.Level) context.Context {
-	return serverside.WithLevel(incomingLevel(ctx, claim, c), c)
+// context is ctx and CriticalityKey metadata claim, and the chain.Mark it
+// holds: above or below the default level, it carries the level too, so
+// that the calls the handler makes pass it on; and the metadata is made
+// to say that level (see incomingLevel), so that a handler that forwards
+// the incoming metadata does not pass on a claim the server did not
+// believe. Made only for a call served, it costs a call shed or rejected
+// nothing.
+func servedContext(ctx context.Context, claim []string, c criticality.Level) (context.Context, *chain.Mark) {
+	return chain.With(incomingLevel(ctx, claim, c), c)
 }
 
 // incomingLevel returns ctx with its incoming CriticalityKey metadata, if

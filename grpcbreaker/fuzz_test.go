@@ -120,7 +120,7 @@ func FuzzCriticalityMetadata(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, c, level)
 		p.Accept()
-		served := servedContext(ctx, claim, level)
+		served, _ := servedContext(ctx, claim, level)
 		got := metadata.ValueFromIncomingContext(served, CriticalityKey)
 		switch {
 		case len(vs) == 0:

@@ -76,12 +76,11 @@ func (s *ServerInterceptors) Unary() grpc.UnaryServerInterceptor {
 	ms := &s.ms
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		attempt := AttemptOf(ctx)
-		ctx, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
+		ctx, m, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			setTrailer(ctx, pushback(advice, true))
 			return nil, err
 		}
-		ctx, m := chain.With(ctx)
 		slot.Hold(m)   // no room held while the handler waits on a guarded call
 		p = m.Watch(p) // nor is it out for the breaker: see chain.Mark.Watch
 		failed := true // till the handler returns: a panic
@@ -124,7 +123,7 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
 		attempt := AttemptOf(ctx)
-		ctx, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
+		ctx, m, ov, p, slot, advice, err := ms.admit(o, ctx, info.FullMethod, attempt)
 		if err != nil {
 			if md := pushback(advice, true); md != nil {
 				ss.SetTrailer(md)
@@ -134,7 +133,6 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 		// A stream holds no room in the overload limit: it may last as
 		// long as its client likes. The limit orders and bounds its start.
 		slot.Release(false)
-		ctx, m := chain.With(ctx)
 		p = m.Watch(p) // not out for the breaker while the handler waits on a guarded call
 		ss = &levelStream{ServerStream: ss, ctx: ctx}
 		guarded := p
@@ -168,9 +166,9 @@ func (s *ServerInterceptors) Stream() grpc.StreamServerInterceptor {
 // the interceptor's advice, which admit returns too, for the trailer (""
 // for a call whose client has gone). For a call served, advice is what its failure is to carry,
 // or "" when the breaker is not shedding, and the context returned is the
-// one to serve it in (servedContext).
+// one to serve it in, with its chain.Mark (servedContext).
 func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, attempt int) (_ context.Context,
-	ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot, advice string, _ error) {
+	_ *chain.Mark, ov *serverside.Overload, _ srebreaker.Promise, slot serverside.Slot, advice string, _ error) {
 	key := o.keyOf(ctx, "", fullMethod)
 	ov = ms.Of(key)
 	b := o.get(key)
@@ -179,12 +177,12 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 	if err != nil {
 		var shed *shedError
 		if !errors.As(err, &shed) {
-			return ctx, ov, nil, slot, "", err // the client has gone
+			return ctx, nil, ov, nil, slot, "", err // the client has gone
 		}
 		if probe = ov.Probe(); !probe {
 			advice = ov.Shedding(attempt)
 			shed.advise(advice)
-			return ctx, ov, nil, slot, advice, shed
+			return ctx, nil, ov, nil, slot, advice, shed
 		}
 		p = serverside.Probe{}
 	}
@@ -198,21 +196,21 @@ func (ms *memories) admit(o *options, ctx context.Context, fullMethod string, at
 		case err == nil:
 		case err == serverside.ErrOverloaded:
 			advice = ov.Rejecting(attempt)
-			return ctx, ov, nil, slot, advice, overloadedError(advice)
+			return ctx, nil, ov, nil, slot, advice, overloadedError(advice)
 		case errors.Is(err, breaker.ErrServiceUnavailable): // dropped by the breaker as it was let in
 			advice = ov.Shedding(attempt)
 			shed := &shedError{msg: serverShedMsg, err: err}
 			shed.advise(advice)
-			return ctx, ov, nil, slot, advice, shed
+			return ctx, nil, ov, nil, slot, advice, shed
 		default:
-			return ctx, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
+			return ctx, nil, ov, nil, slot, "", status.FromContextError(err).Err() // the client has gone
 		}
 	}
-	ctx = servedContext(ctx, claim, level)
+	ctx, m := servedContext(ctx, claim, level)
 	if probe {
-		return ctx, ov, p, slot, ov.Advice(), nil
+		return ctx, m, ov, p, slot, ov.Advice(), nil
 	}
-	return ctx, ov, p, slot, ov.Served(attempt), nil
+	return ctx, m, ov, p, slot, ov.Served(attempt), nil
 }
 
 // finish records how a served call ended on p and in ov, and reports

@@ -107,9 +107,9 @@ func headerCriticality(r *http.Request) criticality.Level {
 }
 
 // admit asks b about r at the level policy gives it, c. ctx is r's
-// context: the request served gets the level in its own
-// (serverside.WithLevel), made only once it is let in, so that a request
-// shed or rejected at a level costs no allocation. reclaim reports
+// context: the request served gets the level in the context the Handler
+// makes for it once it is let in (chain.Context), so that a request shed
+// or rejected at a level costs no allocation. reclaim reports
 // whether r carries a CriticalityHeader that the request served must not
 // pass on as it is, one that does not name c alone (see claimHeader). A
 // request whose client went away before it was admitted returns the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/srebreaker/srebreaker"
 	"github.com/srebreaker/srebreaker/breaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/serverside"
 )
 
@@ -243,7 +244,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reclaim {
 		header = claimHeader(r.Header, level)
 	}
-	if h.serve(serverside.WithLevel(ctx, level), ov, p, slot, w, r, header, advice) {
+	if h.serve(ctx, level, ov, p, slot, w, r, header, advice) {
 		panic(nil) // raised again: see serve
 	}
 }
@@ -267,7 +268,8 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 
 // serve runs the wrapped handler for an admitted request (or a probe)
 // in a context of its own, derived from ctx, that holds the request's
-// chain.Mark, with header in place of r's when not nil (see claimHeader),
+// chain.Mark and carries level, the level it is served at (nothing of its
+// own for the default), with header in place of r's when not nil (see claimHeader),
 // holding slot, its room in the overload limit, until it is answered, and
 // records the outcome on p, and in ov, the memory of its key, when the
 // handler returns; a stream's first Flush or Hijack marks the call
@@ -277,11 +279,12 @@ func (h *Handler) reject(w http.ResponseWriter, advice string) {
 // recover returns nil for runtime.Goexit, which goes on, and for
 // panic(nil) under GODEBUG panicnil=1, which it stops: serve then returns
 // true, and only then, for ServeHTTP to raise it again.
-func (h *Handler) serve(ctx context.Context, ov *serverside.Overload, p srebreaker.Promise, slot serverside.Slot,
-	w http.ResponseWriter, r *http.Request, header http.Header, advice string) (nilPanic bool) {
+func (h *Handler) serve(ctx context.Context, level criticality.Level, ov *serverside.Overload,
+	p srebreaker.Promise, slot serverside.Slot, w http.ResponseWriter, r *http.Request, header http.Header,
+	advice string) (nilPanic bool) {
 	rw := &responseWriter{ResponseWriter: w, advice: adviceOf(advice), slot: slot}
-	ctx, m := rw.ctx.Init(ctx)   // the writer holds the request's context
-	rw.req = *r.WithContext(ctx) // and the request's copy: one allocation for all three
+	ctx, m := rw.ctx.Init(ctx, level) // the writer holds the request's context, its level too
+	rw.req = *r.WithContext(ctx)      // and the request's copy: one allocation for all three
 	if header != nil {
 		rw.req.Header = header
 	}

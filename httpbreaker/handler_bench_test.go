@@ -80,7 +80,7 @@ func BenchmarkTransport_RoundTrip(b *testing.B) {
 				}
 				defer slot.Release(true)
 				var m *chain.Mark
-				ctx, m = chain.With(ctx)
+				ctx, m = chain.With(ctx, criticality.Default)
 				slot.Hold(m)
 				p, err := breaker.MustNew().Allow()
 				if err != nil {

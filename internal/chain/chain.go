@@ -50,6 +50,8 @@ import (
 	"time"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
+	"github.com/srebreaker/srebreaker/internal/levelkey"
 )
 
 // Mark is what a served request's context holds: the name of the first
@@ -139,20 +141,25 @@ func (a *Away) Finish() (out int32) {
 // key is the context key of a Mark.
 type key struct{}
 
-// Context is a context that holds a Mark: one allocation for both, where
-// context.WithValue would take two, and none of its own when a server
+// Context is a context that holds a Mark, and the level the request is
+// served at: one allocation for all, where context.WithValue and
+// criticality.With would take three, and none of its own when a server
 // embeds it in what it allocates for a request anyway. Its zero value
 // holds no Mark until [Context.Init]; use a Context only as Init
 // returns it.
 type Context struct {
 	context.Context
-	m Mark
+	m     Mark
+	level criticality.Level // criticality.Default: none of its own
 }
 
 // Value implements context.Context.
 func (c *Context) Value(k any) any {
 	if _, ok := k.(key); ok {
 		return &c.m
+	}
+	if c.level != criticality.Default && k == any(levelkey.Key) {
+		return c.level
 	}
 	return c.Context.Value(k)
 }
@@ -165,17 +172,20 @@ func (c *Context) Mark() *Mark { return &c.m }
 // Init makes c a context derived from parent that holds a new, empty
 // Mark, as With does, and returns it and the Mark. It must be called once,
 // before c is used.
-func (c *Context) Init(parent context.Context) (context.Context, *Mark) {
-	c.Context = parent
+func (c *Context) Init(parent context.Context, level criticality.Level) (context.Context, *Mark) {
+	c.Context, c.level = parent, level
 	return c, &c.m
 }
 
 // With returns a context derived from parent that holds a new, empty Mark,
-// and the Mark. A Mark that parent holds (a server nested in another's
-// handler) is hidden: the inner server answers for the calls made in its
-// handler, and its answer, which carries the advice, tells the outer.
-func With(parent context.Context) (context.Context, *Mark) {
-	return new(Context).Init(parent)
+// and the Mark, and carries level, the level the request is served at
+// (criticality.From reads it), unless it is [criticality.Default]: the
+// context then carries what parent carries. A Mark that parent holds (a
+// server nested in another's handler) is hidden: the inner server
+// answers for the calls made in its handler, and its answer, which
+// carries the advice, tells the outer.
+func With(parent context.Context, level criticality.Level) (context.Context, *Mark) {
+	return new(Context).Init(parent, level)
 }
 
 // From returns the Mark that ctx holds, or nil.

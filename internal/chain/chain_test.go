@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
@@ -27,7 +28,7 @@ func TestFailed_outsideAServedRequest(t *testing.T) {
 }
 
 func TestFailed_keepsTheFirst(t *testing.T) {
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	_, ok := m.Down()
 	assert.False(t, ok, "a new Mark holds none")
 
@@ -43,8 +44,8 @@ func TestFailed_keepsTheFirst(t *testing.T) {
 }
 
 func TestWith_hidesAnOuterMark(t *testing.T) {
-	outer, om := chain.With(context.Background())
-	inner, im := chain.With(outer)
+	outer, om := chain.With(context.Background(), criticality.Default)
+	inner, im := chain.With(outer, criticality.Default)
 	chain.Failed(inner, name("db"))
 	_, ok := om.Down()
 	assert.False(t, ok, "the inner server answers for its handler's calls")
@@ -54,7 +55,7 @@ func TestWith_hidesAnOuterMark(t *testing.T) {
 
 func TestWith_keepsCancellation(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
-	ctx, _ := chain.With(parent)
+	ctx, _ := chain.With(parent, criticality.Default)
 	child, stop := context.WithCancel(ctx)
 	defer stop()
 	cancel()
@@ -63,7 +64,7 @@ func TestWith_keepsCancellation(t *testing.T) {
 }
 
 func TestFailed_concurrent(t *testing.T) {
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	var wg sync.WaitGroup
 	for _, n := range []name{"a", "b", "c", "d"} {
 		wg.Add(1)
@@ -88,7 +89,7 @@ func BenchmarkFailed(b *testing.B) {
 	for range 4 { // a server's and a tracer's values
 		base = context.WithValue(base, otherKey{}, 1)
 	}
-	inside, _ := chain.With(base)
+	inside, _ := chain.With(base, criticality.Default)
 	for _, bc := range []struct {
 		name string
 		ctx  context.Context
@@ -111,13 +112,30 @@ func BenchmarkWith(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for range b.N {
-		sinkCtx, _ = chain.With(ctx)
+		sinkCtx, _ = chain.With(ctx, criticality.Default)
 	}
 }
 
 func TestLeave_withoutARoom(t *testing.T) {
-	ctx, _ := chain.With(context.Background())
+	ctx, _ := chain.With(context.Background(), criticality.Default)
 	assert.Nil(t, chain.Leave(ctx), "a request no overload limit let in holds no room")
 	assert.Nil(t, chain.Leave(context.Background()))
 	chain.Leave(ctx).Return() // does nothing
+}
+
+// The context With makes carries the level the request is served at, in
+// the same allocation as its Mark; at the default level it carries
+// nothing of its own, and what its parent carries shows through.
+func TestWith_carriesTheLevel(t *testing.T) {
+	ctx, _ := chain.With(context.Background(), criticality.Sheddable)
+	assert.Equal(t, criticality.Sheddable, criticality.From(ctx))
+	ctx, _ = chain.With(context.Background(), criticality.Default)
+	assert.Equal(t, criticality.Default, criticality.From(ctx))
+
+	outer := criticality.With(context.Background(), criticality.CriticalPlus)
+	ctx, _ = chain.With(outer, criticality.Default)
+	assert.Equal(t, criticality.CriticalPlus, criticality.From(ctx), "the parent's level shows through")
+	ctx, _ = chain.With(outer, criticality.SheddablePlus)
+	assert.Equal(t, criticality.SheddablePlus, criticality.From(ctx), "the level served, over the parent's")
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { ctx, _ = chain.With(outer, criticality.Sheddable) }))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/srebreaker/srebreaker"
+	"github.com/srebreaker/srebreaker/criticality"
 	"github.com/srebreaker/srebreaker/internal/chain"
 )
 
@@ -73,7 +74,7 @@ func (plain) Reject(string) {}
 
 func watched(t *testing.T) (context.Context, srebreaker.Promise, *journal) {
 	t.Helper()
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	j := new(journal)
 	p := m.Watch(resumable{j: j})
 	require.Same(t, m, p, "a Resumer is recorded through the Mark")
@@ -81,7 +82,7 @@ func watched(t *testing.T) (context.Context, srebreaker.Promise, *journal) {
 }
 
 func TestMark_Watch_leavesOtherPromisesBe(t *testing.T) {
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	assert.Equal(t, plain{}, m.Watch(plain{}), "a promise that is no Resumer (a probe's) is recorded on as it is")
 	assert.Nil(t, chain.Leave(ctx), "nor does it make the request leave anything")
 	var none *chain.Mark

@@ -97,10 +97,3 @@ func TestAllowAt_asksAnotherBreakerWithTheLevelInItsContext(t *testing.T) {
 		t.Errorf("counted %d at CRITICAL_PLUS, want 1", got)
 	}
 }
-
-// WithLevel makes a context only for a level other than the default.
-func TestWithLevel(t *testing.T) {
-	ctx := context.Background()
-	assert.True(t, WithLevel(ctx, criticality.Default) == ctx, "the default needs no context")
-	assert.Equal(t, criticality.Sheddable, criticality.From(WithLevel(ctx, criticality.Sheddable)))
-}

@@ -171,7 +171,7 @@ func TestLimiter_fastPath_releaseWhileAway(t *testing.T) {
 	openFast(l, 10)
 	s := fill(t, l, 1)[0]
 	require.True(t, s.start.IsZero())
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	s.Hold(m)
 	away := chain.Leave(ctx)
 	assert.Equal(t, int64(0), l.inFlight.Load())
@@ -181,7 +181,7 @@ func TestLimiter_fastPath_releaseWhileAway(t *testing.T) {
 	assert.Equal(t, int64(0), l.inFlight.Load(), "a Return after the request was answered takes no room")
 
 	s = fill(t, l, 1)[0]
-	ctx, m = chain.With(context.Background())
+	ctx, m = chain.With(context.Background(), criticality.Default)
 	s.Hold(m)
 	chain.Leave(ctx).Return()
 	assert.Equal(t, int64(1), l.inFlight.Load(), "back from its guarded call, the request holds its room")

@@ -1586,7 +1586,7 @@ func TestLimiter_Leave_givesTheRoomOfARequestOnAGuardedCall(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.Force(1, false)
 	s := fill(t, l, 1)[0]
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	s.Hold(m)
 
 	waiter := acquireAsync(t, l, context.Background(), criticality.Default)
@@ -1619,7 +1619,7 @@ func TestLimiter_Release_whileAway(t *testing.T) {
 	l, mock := newMockLimiter()
 	l.Force(4, false)
 	s := fill(t, l, 1)[0]
-	ctx, m := chain.With(context.Background())
+	ctx, m := chain.With(context.Background(), criticality.Default)
 	s.Hold(m)
 	away := chain.Leave(ctx)
 	assert.Equal(t, 0, l.Stats().InFlight)
