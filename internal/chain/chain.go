@@ -74,6 +74,11 @@ type Mark struct {
 	watched bool
 	paused  bool // own is given up while calls are out; guarded by mu
 	settled bool // own is recorded or answered; guarded by mu
+	// level is the level the request is served at, which the Context
+	// holding the Mark carries (criticality.Default: none of its own);
+	// kept here, in the Mark's last spare byte, so that the Context is no
+	// larger for it. Set by Init, then read only.
+	level criticality.Level
 }
 
 // Room is a served request's room in its server's overload limit: told
@@ -149,8 +154,7 @@ type key struct{}
 // returns it.
 type Context struct {
 	context.Context
-	m     Mark
-	level criticality.Level // criticality.Default: none of its own
+	m Mark // its level too
 }
 
 // Value implements context.Context.
@@ -158,8 +162,8 @@ func (c *Context) Value(k any) any {
 	if _, ok := k.(key); ok {
 		return &c.m
 	}
-	if c.level != criticality.Default && k == any(levelkey.Key) {
-		return c.level
+	if c.m.level != criticality.Default && k == any(levelkey.Key) {
+		return c.m.level
 	}
 	return c.Context.Value(k)
 }
@@ -173,7 +177,7 @@ func (c *Context) Mark() *Mark { return &c.m }
 // Mark, as With does, and returns it and the Mark. It must be called once,
 // before c is used.
 func (c *Context) Init(parent context.Context, level criticality.Level) (context.Context, *Mark) {
-	c.Context, c.level = parent, level
+	c.Context, c.m.level = parent, level
 	return c, &c.m
 }
 
